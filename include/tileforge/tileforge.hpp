@@ -1,0 +1,130 @@
+// tileforge public C++ API: the GEMM description (Problem), a kernel choice (Config), Status, and gemm().
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace tileforge {
+
+// ---- element types and layouts ------------------------------------------------------------------
+
+enum class DType { f32, f16, bf16 };
+
+// Row (R) or column (C) major storage of A then B. C is always row-major.
+enum class Layout { RR, RC, CR, CC };
+
+std::string_view to_string(DType);
+std::string_view to_string(Layout);
+std::size_t size_of(DType);
+bool a_row_major(Layout);
+bool b_row_major(Layout);
+
+// ---- status -------------------------------------------------------------------------------------
+
+enum class Code {
+  ok = 0,
+  invalid_argument,   // the caller's description is wrong; the message names the argument and what is allowed
+  unsupported,        // valid, but no backend or kernel can run it
+  not_available,      // a library, device or file that is needed is missing
+  compile_failed,     // run-time code generation failed (the log path is in the message)
+  launch_failed,      // a kernel or vendor call failed at run time
+  io_error,           // a file could not be read or written
+  internal,
+};
+
+std::string_view to_string(Code);
+
+class Status {
+ public:
+  Status() = default;
+  Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+  static Status Ok() { return {}; }
+
+  bool ok() const { return code_ == Code::ok; }
+  explicit operator bool() const { return ok(); }
+  Code code() const { return code_; }
+  const std::string& message() const { return message_; }
+  // "invalid_argument: lda = 3 is smaller than the row length K = 4 (allowed: lda >= 4)".
+  std::string to_string() const;
+
+ private:
+  Code code_ = Code::ok;
+  std::string message_;
+};
+
+Status invalid_argument(std::string message);
+Status unsupported(std::string message);
+Status not_available(std::string message);
+
+// ---- the problem --------------------------------------------------------------------------------
+
+// The precision policy: input type of A and B, output type of C, accumulator type. The planner never changes it.
+struct Precision {
+  DType input = DType::f32;
+  DType output = DType::f32;
+  DType accum = DType::f32;
+};
+
+// C[b] = alpha * op(A[b]) * op(B[b]) + beta * C[b], for b in [0, batch). A is M x K, B is K x N, C is M x N.
+// Leading dimensions of 0 mean "tight" (the row length of the stored layout); batch strides of 0 mean
+// "tight" (one whole matrix after the other, using the leading dimension).
+struct Problem {
+  int64_t m = 0, n = 0, k = 0;
+  int64_t batch = 1;
+  Precision precision;
+  Layout layout = Layout::RR;
+  int64_t lda = 0, ldb = 0, ldc = 0;
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+  double alpha = 1.0, beta = 0.0;
+
+  // The smallest legal leading dimensions for this layout (max(1, row length)).
+  int64_t min_lda() const;
+  int64_t min_ldb() const;
+  int64_t min_ldc() const;
+  // Copy with leading dimensions and batch strides filled in where they were 0.
+  Problem normalized() const;
+  // Elements each operand spans for one batch entry (so a buffer of that many elements suffices).
+  int64_t span_a() const;
+  int64_t span_b() const;
+  int64_t span_c() const;
+  double flops() const { return 2.0 * double(m) * double(n) * double(k) * double(batch); }
+  // Checks sizes, leading dimensions, strides, overflow and the precision policy.
+  Status validate() const;
+  std::string describe() const;  // "4096x4096x4096 f16->f16 acc f32 RR ld 4096/4096/4096"
+};
+
+// ---- a kernel choice ----------------------------------------------------------------------------
+
+// A flat record: the kernel family plus named integer parameters (BLOCK_M, MR, KC, STAGES, ...).
+struct Config {
+  std::string family;
+  std::map<std::string, int64_t> params;
+
+  std::optional<int64_t> get(const std::string& name) const;
+  int64_t at(const std::string& name) const;  // throws std::out_of_range naming the parameter
+  std::string describe() const;                // "cpu-avx2 MR=6 NR=16 ..."
+  bool operator==(const Config&) const = default;
+};
+
+// ---- calling it ---------------------------------------------------------------------------------
+
+struct Options {
+  std::string device = "auto";  // cpu | cuda[:N] | auto
+  std::string profile;          // chip record for planning; empty = the running device's
+  std::vector<std::pair<std::string, int64_t>> set;  // pinned parameters (--set NAME=VALUE)
+  int threads = 0;              // CPU threads; 0 = all cores
+};
+
+// Runs one GEMM with tileforge's own kernels on host pointers (CPU). A, B, C hold `batch` matrices as the
+// Problem describes; C is written in place. Returns a Status naming the bad argument on invalid input.
+Status gemm(const Problem& problem, const void* a, const void* b, void* c, const Options& options = {});
+
+// The tool's version string ("0.1.0").
+std::string_view version();
+
+}  // namespace tileforge

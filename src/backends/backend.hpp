@@ -1,0 +1,104 @@
+// The backend interface every chip family and every vendor library implements, and their parameter spaces.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/expected.hpp"
+#include "hw/hw_profile.hpp"
+#include "tileforge/tileforge.hpp"
+
+namespace tileforge {
+
+// Where a GEMM runs and which chip record plans it.
+struct Device {
+  std::string kind = "cpu";   // "cpu" or "cuda"
+  int ordinal = 0;
+  std::string name = "cpu";   // what ran: "cpu" or the GPU's name as its driver reports it
+  hw::HwProfile profile;      // the profile used for planning and peaks (the running device's unless --profile)
+  int threads = 0;            // CPU threads to use; 0 = all cores
+};
+
+// Yes, or no with the reason.
+struct Support {
+  bool ok = true;
+  std::string reason;
+  static Support yes() { return {}; }
+  static Support no(std::string why) { return {false, std::move(why)}; }
+  explicit operator bool() const { return ok; }
+};
+
+// One tunable parameter: its legal values and the decision layer it belongs to (DESIGN.md's four layers).
+struct ParamDecl {
+  std::string name;
+  std::vector<int64_t> values;
+  std::string layer;  // "hardware mapping", "data scheduling", "compute pipeline", "parameter adaptation"
+  std::string doc;
+};
+
+// A small predicate over a whole Config, with the text a user sees when it fails.
+struct Constraint {
+  std::string text;  // "MC % MR == 0"
+  std::function<bool(const Config&)> holds;
+};
+
+struct ParamSpace {
+  std::string family;
+  std::vector<ParamDecl> params;
+  std::vector<Constraint> constraints;
+
+  const ParamDecl* find(std::string_view name) const;
+  // Every parameter declared and present, each value legal, every constraint holds; else names what failed.
+  Status check(const Config& config) const;
+  // `base` with the pins applied; an unknown name or illegal value is refused with the allowed values.
+  Expected<Config> pin(Config base, const std::vector<std::pair<std::string, int64_t>>& pins) const;
+  // Every legal combination (the Cartesian product filtered by the constraints), up to `limit`.
+  std::vector<Config> enumerate(std::size_t limit = 1u << 20) const;
+};
+
+// A prepared, runnable kernel: compiled or selected for one Problem and Config. Backends subclass it.
+class Kernel {
+ public:
+  explicit Kernel(Config config) : config_(std::move(config)) {}
+  virtual ~Kernel() = default;
+  const Config& config() const { return config_; }
+
+ private:
+  Config config_;
+};
+
+// The caller's buffers: host pointers on the CPU, device pointers on GPUs.
+struct GemmArgs {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* c = nullptr;
+  void* stream = nullptr;  // GPU stream; unused on the CPU
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;  // "cpu", "cuda", "openblas", "onednn", "cublas"
+  virtual bool native() const = 0;            // a vendor library: compared against, never tuned, never "ours"
+  virtual std::string_view device_kind() const = 0;  // "cpu" or "cuda"
+  // Whether the library or hardware this backend needs is present at run time (with the reason if not).
+  virtual Support available() const = 0;
+  virtual Support supports(const Problem& problem, const Device& device) const = 0;
+  // Legal parameter space for this problem on this device (empty for vendor libraries).
+  virtual ParamSpace space(const Problem& problem, const Device& device) const = 0;
+  // The backend's own choice without measurement: the analytic model (CPU) or a documented heuristic.
+  virtual Expected<Config> heuristic(const Problem& problem, const Device& device) const = 0;
+  virtual Expected<std::unique_ptr<Kernel>> prepare(const Problem& problem, const Config& config,
+                                                    const Device& device) = 0;
+  virtual Status run(const Kernel& kernel, const Problem& problem, const GemmArgs& args) = 0;
+};
+
+// All backends compiled into this build, in a fixed order (ours first, then vendor libraries).
+const std::vector<Backend*>& all_backends();
+Backend* find_backend(std::string_view name);
+
+}  // namespace tileforge

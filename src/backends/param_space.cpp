@@ -1,0 +1,93 @@
+// ParamSpace: checking, pinning and enumerating Configs against declared parameters and constraints.
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "backends/backend.hpp"
+
+namespace tileforge {
+
+const ParamDecl* ParamSpace::find(std::string_view name) const {
+  for (const auto& p : params)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+namespace {
+
+std::string names_of(const std::vector<ParamDecl>& params) {
+  std::vector<std::string> names;
+  for (const auto& p : params) names.push_back(p.name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+Status check_value(const ParamSpace& space, const ParamDecl& decl, int64_t value) {
+  if (std::find(decl.values.begin(), decl.values.end(), value) != decl.values.end()) return {};
+  return invalid_argument(fmt::format("{} = {} is not legal for family {} (allowed: {})", decl.name, value,
+                                      space.family, fmt::join(decl.values, ", ")));
+}
+
+}  // namespace
+
+Status ParamSpace::check(const Config& config) const {
+  if (config.family != family) {
+    return invalid_argument(fmt::format("config family '{}' does not match '{}'", config.family, family));
+  }
+  for (const auto& [name, value] : config.params) {
+    const ParamDecl* decl = find(name);
+    if (!decl) {
+      return invalid_argument(
+          fmt::format("'{}' is not a parameter of family {} (allowed: {})", name, family, names_of(params)));
+    }
+    if (Status s = check_value(*this, *decl, value); !s) return s;
+  }
+  for (const auto& decl : params) {
+    if (!config.get(decl.name)) {
+      return invalid_argument(fmt::format("config of family {} lacks parameter {}", family, decl.name));
+    }
+  }
+  for (const auto& c : constraints) {
+    if (!c.holds(config)) {
+      return invalid_argument(fmt::format("{} violates the constraint {}", config.describe(), c.text));
+    }
+  }
+  return {};
+}
+
+Expected<Config> ParamSpace::pin(Config base, const std::vector<std::pair<std::string, int64_t>>& pins) const {
+  for (const auto& [name, value] : pins) {
+    const ParamDecl* decl = find(name);
+    if (!decl) {
+      return invalid_argument(
+          fmt::format("--set {}: not a parameter of family {} (allowed: {})", name, family, names_of(params)));
+    }
+    if (Status s = check_value(*this, *decl, value); !s) return invalid_argument("--set " + s.message());
+    base.params[name] = value;
+  }
+  if (Status s = check(base); !s) return invalid_argument("with the pinned values, " + s.message());
+  return base;
+}
+
+std::vector<Config> ParamSpace::enumerate(std::size_t limit) const {
+  std::vector<Config> out;
+  if (params.empty()) return out;
+  for (const auto& p : params)
+    if (p.values.empty()) return out;
+  std::vector<std::size_t> index(params.size(), 0);
+  while (out.size() < limit) {
+    Config c{family, {}};
+    for (std::size_t i = 0; i < params.size(); ++i) c.params[params[i].name] = params[i].values[index[i]];
+    bool legal = std::all_of(constraints.begin(), constraints.end(), [&](const Constraint& k) { return k.holds(c); });
+    if (legal) out.push_back(std::move(c));
+    std::size_t i = 0;
+    for (; i < params.size(); ++i) {
+      if (++index[i] < params[i].values.size()) break;
+      index[i] = 0;
+    }
+    if (i == params.size()) break;
+  }
+  return out;
+}
+
+}  // namespace tileforge

@@ -1,0 +1,10 @@
+// Data files compiled into the library (chip profiles, kernel headers): (file name, contents) pairs.
+#pragma once
+
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace tileforge::embedded {
+const std::vector<std::pair<std::string_view, std::string_view>>& embedded_profiles();
+}  // namespace tileforge::embedded

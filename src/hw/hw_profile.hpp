@@ -1,0 +1,69 @@
+// HwProfile: a chip as a record of numbers (cores, caches, vector width, matrix units, peaks, bandwidth),
+// each with its source; loaded from profiles/*.json or detected on the running host.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/expected.hpp"
+#include "tileforge/tileforge.hpp"
+
+namespace tileforge::hw {
+
+struct CacheLevel {
+  int level = 0;                  // 1, 2, 3
+  std::string kind = "data";      // "data" or "unified" (L1 instruction caches are not recorded)
+  int64_t size_bytes = 0;         // per instance
+  int ways = 0;                   // associativity; 0 = unknown
+  int line_bytes = 64;
+  int shared_by = 1;              // cores (or SMs) sharing one instance
+};
+
+// One matrix instruction shape the chip offers (wgmma m64nNk16, mma.sync m16n8k16, AMX tile, ...).
+struct MatrixUnit {
+  std::string name;               // "mma.sync.m16n8k16", "wgmma.m64nNk16", "amx-bf16"
+  int m = 0, n = 0, k = 0;
+  DType input = DType::f16;
+  DType accum = DType::f32;
+};
+
+// Peak rate of the whole chip for one input precision and accumulator.
+struct PeakRate {
+  DType input = DType::f32;
+  DType accum = DType::f32;
+  double tflops = 0;
+  std::string source;             // "datasheet: ...", "measured: FMA loop, 2 threads, 2026-11-29"
+};
+
+struct HwProfile {
+  std::string name;               // "h200", "generic-avx2", "host-cpu"
+  std::string display_name;       // "NVIDIA H200 SXM"
+  std::string kind;               // "cpu" or "gpu"
+  std::string vendor;             // "nvidia", "amd", "intel", "huawei", ...
+  std::string arch;               // "sm_90a", "sm_80", "x86-64-v3", "gfx942", "davinci"
+  int cores = 0;                  // CPU cores or GPU SMs / CUs / AI cores
+  double boost_clock_ghz = 0;     // 0 when unknown (virtual machines expose none)
+  int vector_bits = 0;            // SIMD width (CPU) or 0 for GPUs
+  std::vector<std::string> features;   // "avx2", "fma", "avx512f", "amx-bf16", "tma", "wgmma", ...
+  int64_t smem_per_core_bytes = 0;     // GPU shared memory per SM (0 on CPUs)
+  int64_t smem_per_block_bytes = 0;    // largest per-block allocation (GPU)
+  int64_t registers_per_core = 0;      // 32-bit registers per SM, or architectural vector registers per core
+  int max_threads_per_core = 0;        // GPU resident threads per SM
+  std::vector<CacheLevel> caches;
+  std::vector<MatrixUnit> matrix_units;
+  std::vector<PeakRate> peaks;
+  double mem_bandwidth_gbps = 0;       // GB/s
+  bool measured = false;               // true when detected on this host rather than loaded from a record
+  std::map<std::string, std::string> sources;  // field name -> where its number comes from
+
+  bool has(const std::string& feature) const;
+  const CacheLevel* cache(int level) const;        // nullptr when the record has none
+  std::optional<double> peak_tflops(DType input, DType accum) const;
+  // Compute-bound above this many FLOPs per byte (peak / bandwidth), for the given precision.
+  std::optional<double> ridge_flops_per_byte(DType input, DType accum) const;
+};
+
+}  // namespace tileforge::hw

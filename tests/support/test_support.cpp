@@ -1,0 +1,38 @@
+// Helpers shared by the tests: random operands for a Problem, and checking a result against float64.
+#include "support/test_support.hpp"
+
+namespace tileforge::testing {
+
+Operands make_operands(const Problem& problem, uint64_t seed) {
+  Operands ops;
+  ops.problem = problem.normalized();
+  const Problem& p = ops.problem;
+  auto bytes = [&](int64_t stride, int64_t span, DType t) {
+    return std::size_t((p.batch - 1) * stride + span) * size_of(t);
+  };
+  ops.a.resize(bytes(p.stride_a, p.span_a(), p.precision.input));
+  ops.b.resize(bytes(p.stride_b, p.span_b(), p.precision.input));
+  ops.c.resize(bytes(p.stride_c, p.span_c(), p.precision.output));
+  verify::fill_random(ops.a.data(), p.precision.input, int64_t(ops.a.size() / size_of(p.precision.input)), seed);
+  verify::fill_random(ops.b.data(), p.precision.input, int64_t(ops.b.size() / size_of(p.precision.input)),
+                      seed * 7919 + 1);
+  verify::fill_random(ops.c.data(), p.precision.output, int64_t(ops.c.size() / size_of(p.precision.output)),
+                      seed * 104729 + 2);
+  return ops;
+}
+
+verify::Reference reference_for(const Operands& ops) {
+  return verify::reference_gemm(ops.problem, ops.a.data(), ops.b.data(), ops.c.data());
+}
+
+Problem make_problem(int64_t m, int64_t n, int64_t k, Layout layout, DType input, DType output) {
+  Problem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.layout = layout;
+  p.precision = {input, output, DType::f32};
+  return p;
+}
+
+}  // namespace tileforge::testing

@@ -1,0 +1,27 @@
+// Helpers shared by the tests: random operands for a Problem, and checking a result against float64.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "tileforge/tileforge.hpp"
+#include "verify/verify.hpp"
+
+namespace tileforge::testing {
+
+// Buffers for A, B and C of a (normalized) problem over all batch entries, filled with random values;
+// C is filled with random values too, so beta != 0 has something to scale.
+struct Operands {
+  Problem problem;  // normalized
+  std::vector<unsigned char> a, b, c;
+};
+Operands make_operands(const Problem& problem, uint64_t seed);
+
+// Reference for the operands as they are now (call before running the kernel, since C is overwritten).
+verify::Reference reference_for(const Operands& ops);
+
+// A problem with the given shape, layout and precision, tight leading dimensions.
+Problem make_problem(int64_t m, int64_t n, int64_t k, Layout layout = Layout::RR, DType input = DType::f32,
+                     DType output = DType::f32);
+
+}  // namespace tileforge::testing
