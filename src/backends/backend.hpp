@@ -100,5 +100,20 @@ class Backend {
 // All backends compiled into this build, in a fixed order (ours first, then vendor libraries).
 const std::vector<Backend*>& all_backends();
 Backend* find_backend(std::string_view name);
+// tileforge's own backend for a device kind ("cpu" -> "cpu", "cuda" -> "cuda"); nullptr when none is built.
+Backend* own_backend(std::string_view device_kind);
+// The vendor library a user of this device would call for this precision (DESIGN.md: OpenBLAS for FP32 on
+// x86, oneDNN for BF16/FP16, cuBLAS on NVIDIA), and the other vendor libraries measured as peers.
+struct NativeChoice {
+  Backend* native = nullptr;        // nullptr when none exists or none is loadable; `missing` says why
+  std::string missing;
+  std::vector<Backend*> peers;      // available peers that support the problem
+};
+NativeChoice native_for(const Problem& problem, const Device& device);
+
+// Opens the device named by `spec` ("cpu", "cuda", "cuda:N", "auto": the best device present) and attaches the
+// planning profile: `profile` (a builtin name or a JSON file) or, when empty, the running device's own.
+// Unknown specs are refused with the allowed values; "cuda" without a GPU says "no CUDA device".
+Expected<Device> open_device(std::string_view spec, std::string_view profile = {}, int threads = 0);
 
 }  // namespace tileforge
