@@ -1,6 +1,7 @@
 // Helpers the CPU vendor backends share: environment defaults, thread counts, and matching a prepared problem.
 #include "backends/native/native_common.hpp"
 
+#include <dlfcn.h>
 #include <sched.h>
 
 #include <climits>
@@ -15,6 +16,27 @@ std::string default_env(const char* name, const char* value) {
   if (const char* user = std::getenv(name)) return fmt::format("{}={} (set by the user)", name, user);
   setenv(name, value, 0);
   return fmt::format("{}={} (set by tileforge)", name, value);
+}
+
+bool already_loaded(const char* soname) {
+  void* h = dlopen(soname, RTLD_NOW | RTLD_NOLOAD);
+  if (h) dlclose(h);  // drops only the reference RTLD_NOLOAD just took
+  return h != nullptr;
+}
+
+OpenedLibrary open_first(std::initializer_list<const char*> names) {
+  OpenedLibrary lib;
+  for (const char* name : names) {
+    lib.handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (lib.handle) {
+      lib.name = name;
+      lib.error.clear();
+      return lib;
+    }
+    const char* e = dlerror();
+    lib.error += fmt::format("{}{}", lib.error.empty() ? "" : "; ", e ? e : name);
+  }
+  return lib;
 }
 
 int usable_cpus() {

@@ -1,6 +1,7 @@
 // Helpers the CPU vendor backends share: environment defaults, thread counts, and matching a prepared problem.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 
 #include "tileforge/tileforge.hpp"
@@ -10,6 +11,18 @@ namespace tileforge::native_detail {
 // Sets `name` to `value` unless the user already set it; returns a note for the bench environment
 // ("OPENBLAS_THREAD_TIMEOUT=4 (set by tileforge)" or "... (set by the user)").
 std::string default_env(const char* name, const char* value);
+
+// Whether a shared library is already in the process (so that environment set now comes too late for it).
+bool already_loaded(const char* soname);
+
+// The first of `names` that dlopen (RTLD_NOW | RTLD_LOCAL) opens; otherwise handle is null and error joins the
+// loader's messages for every name tried.
+struct OpenedLibrary {
+  void* handle = nullptr;
+  std::string name;
+  std::string error;
+};
+OpenedLibrary open_first(std::initializer_list<const char*> names);
 
 // CPUs this process may run on (the affinity mask), at least 1.
 int usable_cpus();

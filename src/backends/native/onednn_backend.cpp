@@ -92,32 +92,20 @@ const char* isa_name(dnnl_cpu_isa_t isa) {
 
 DnnlApi* load_dnnl() {
   auto* api = new DnnlApi();  // NOTE: never freed; engine and stream outlive every kernel
-  // oneDNN on Debian runs its threads through GNU OpenMP, whose idle workers spin (OMP_WAIT_POLICY=active
-  // behaviour) for a while after each parallel region and would steal the cores from the kernel measured next.
-  // libgomp reads the policy once, when it is loaded, so it is set before libdnnl (and with it libgomp) loads.
-  bool gomp_already = false;
-  if (void* h = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD)) {
-    gomp_already = true;
-    dlclose(h);
-  }
+  // oneDNN on Debian runs its threads through GNU OpenMP. Unless told otherwise, libgomp lets idle workers spin
+  // for a while after each parallel region (GOMP_SPINCOUNT) before they sleep, taking cores from the kernel
+  // measured next; PASSIVE makes them sleep at once. libgomp reads the policy once, when it is loaded, so it is
+  // set before libdnnl (and with it libgomp) loads.
+  const bool gomp_already = native_detail::already_loaded("libgomp.so.1");
   api->wait_note = native_detail::default_env("OMP_WAIT_POLICY", "PASSIVE");
   if (gomp_already) api->wait_note += " (but libgomp was loaded before tileforge set it: it may not apply)";
-
-  const char* names[] = {"libdnnl.so.2", "libdnnl.so"};
-  std::string errors;
-  for (const char* name : names) {
-    api->handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (api->handle) {
-      api->library = name;
-      break;
-    }
-    const char* e = dlerror();
-    errors += fmt::format("{}{}", errors.empty() ? "" : "; ", e ? e : name);
-  }
-  if (!api->handle) {
-    api->error = fmt::format("oneDNN not loadable ({})", errors);
+  native_detail::OpenedLibrary lib = native_detail::open_first({"libdnnl.so.2", "libdnnl.so"});
+  if (!lib.handle) {
+    api->error = fmt::format("oneDNN not loadable ({})", lib.error);
     return api;
   }
+  api->handle = lib.handle;
+  api->library = lib.name;
   std::string missing;
 #define TF_DNNL_RESOLVE(fn)                                                  \
   api->fn = reinterpret_cast<decltype(&::fn)>(dlsym(api->handle, #fn));      \

@@ -42,34 +42,19 @@ struct OpenBlasApi {
 
 OpenBlasApi* load_openblas() {
   auto* api = new OpenBlasApi();  // NOTE: never freed; the library stays loaded for the process's lifetime
-  const char* names[] = {"libopenblas.so.0", "libopenblas.so"};
   // OpenBLAS reads its environment once, when it is loaded. Its idle workers otherwise busy-wait about 2^28
   // cycles after each call and would steal the cores from whatever kernel is measured next; with a timeout of
   // 2^4 cycles they go to sleep at once (a wake-up costs microseconds, noise for a GEMM worth measuring).
-  bool already = false;
-  for (const char* name : names) {
-    if (void* h = dlopen(name, RTLD_NOW | RTLD_NOLOAD)) {
-      already = true;
-      dlclose(h);
-      break;
-    }
-  }
+  const bool already = native_detail::already_loaded("libopenblas.so.0");
   api->timeout_note = native_detail::default_env("OPENBLAS_THREAD_TIMEOUT", "4");
   if (already) api->timeout_note += " (but OpenBLAS was loaded before tileforge set it: it may not apply)";
-  std::string errors;
-  for (const char* name : names) {
-    api->handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (api->handle) {
-      api->library = name;
-      break;
-    }
-    const char* e = dlerror();
-    errors += fmt::format("{}{}", errors.empty() ? "" : "; ", e ? e : name);
-  }
-  if (!api->handle) {
-    api->error = fmt::format("OpenBLAS not loadable ({})", errors);
+  native_detail::OpenedLibrary lib = native_detail::open_first({"libopenblas.so.0", "libopenblas.so"});
+  if (!lib.handle) {
+    api->error = fmt::format("OpenBLAS not loadable ({})", lib.error);
     return api;
   }
+  api->handle = lib.handle;
+  api->library = lib.name;
   auto sym = [&](const char* name) { return dlsym(api->handle, name); };
   api->sgemm = reinterpret_cast<SgemmFn>(sym("cblas_sgemm"));
   api->sbgemm = reinterpret_cast<SbgemmFn>(sym("cblas_sbgemm"));
