@@ -1,48 +1,11 @@
 // Reads a CUDA device's properties through the run-time-loaded driver and turns them into a HwProfile.
 #include "hw/cuda_device.hpp"
 
-#include <cctype>
-
 #include <fmt/format.h>
 
 #include "hw/cuda_driver.hpp"
 
 namespace tileforge::cuda {
-namespace {
-
-// Lower-case words joined by '-': "NVIDIA GeForce RTX 4090" -> "nvidia-geforce-rtx-4090".
-std::string slug(std::string_view text) {
-  std::string s;
-  for (char c : text) {
-    if (std::isalnum(static_cast<unsigned char>(c))) {
-      s += char(std::tolower(static_cast<unsigned char>(c)));
-    } else if (!s.empty() && s.back() != '-') {
-      s += '-';
-    }
-  }
-  while (!s.empty() && s.back() == '-') s.pop_back();
-  return s;
-}
-
-bool contains(std::string_view haystack, std::string_view needle) {
-  return haystack.find(needle) != std::string_view::npos;
-}
-
-// Dense FLOPs per SM per clock. Only rates that are the same on every chip of the architecture are listed
-// (GeForce and workstation Ada halve FP32-accumulated tensor rates on some parts, so 8.6/8.9 have none).
-double fp32_flops_per_sm_clock(int major, int minor) {
-  if (major == 8 && minor == 0) return 128;  // 64 FP32 lanes x FMA
-  if (major == 7) return 128;
-  if (major >= 8) return 256;                // 128 FP32 lanes x FMA (8.6, 8.9, 9.0, 10.x, 12.x)
-  return 0;
-}
-double tensor_f16_flops_per_sm_clock(int major, int minor) {
-  if (major == 8 && minor == 0) return 2048;  // A100: 312 TFLOP/s = 108 SMs x 1.41 GHz x 2048
-  if (major == 9 && minor == 0) return 4096;  // H100 SXM: 989 TFLOP/s = 132 SMs x 1.83 GHz x 4096
-  return 0;
-}
-
-}  // namespace
 
 int cuda_device_count() { return device_count(); }
 
@@ -106,76 +69,34 @@ std::string nvrtc_arch(int cc_major, int cc_minor) {
 }
 
 std::string builtin_profile_for(std::string_view name, int cc_major, int cc_minor) {
-  // Matched on the names drivers print for these parts, and on the compute capability, so that a renamed
-  // variant with other silicon (a PCIe H100, an A100 40GB) is not taken for the part a profile describes.
-  int cc = cc_major * 10 + cc_minor;
-  if (cc == 90) {
-    if (name == "NVIDIA H200" || contains(name, "H200 SXM")) return "h200";
-    if (contains(name, "H100 80GB HBM3") || contains(name, "H100 SXM")) return "h100-sxm";
-  }
-  if (cc == 80 && contains(name, "A100-SXM4-80GB")) return "a100-sxm";
-  if (cc == 89) {
-    if (contains(name, "L40S")) return "l40s";
-    if (contains(name, "GeForce RTX 4090")) return "rtx-4090";
-  }
-  return {};
+  hw::GpuProperties gpu;
+  gpu.name = std::string(name);
+  gpu.cc_major = cc_major;
+  gpu.cc_minor = cc_minor;
+  return hw::gpu_profile_name(gpu).value_or("");
+}
+
+hw::GpuProperties to_gpu_properties(const DeviceProperties& p) {
+  hw::GpuProperties g;
+  g.name = p.name;
+  g.vendor = "nvidia";
+  g.cc_major = p.cc_major;
+  g.cc_minor = p.cc_minor;
+  g.sm_count = p.sm_count;
+  g.clock_ghz = p.clock_khz / 1e6;
+  g.smem_per_sm_bytes = p.smem_per_sm_bytes;
+  g.smem_per_block_bytes = p.smem_per_block_optin_bytes > 0 ? p.smem_per_block_optin_bytes : p.smem_per_block_bytes;
+  g.registers_per_sm = p.registers_per_sm;
+  g.max_threads_per_sm = p.max_threads_per_sm;
+  g.l2_bytes = p.l2_bytes;
+  // Double data rate: two transfers per reported memory clock across the whole bus.
+  if (p.memory_clock_khz > 0 && p.memory_bus_bits > 0)
+    g.mem_bandwidth_gbps = 2.0 * p.memory_clock_khz * 1e3 * (p.memory_bus_bits / 8.0) / 1e9;
+  return g;
 }
 
 hw::HwProfile profile_from_properties(const DeviceProperties& p) {
-  hw::HwProfile h;
-  const std::string origin = fmt::format("reported by the CUDA driver ({}.{}) for device {}", p.driver_version / 1000,
-                                         p.driver_version % 1000 / 10, p.ordinal);
-  h.name = "detected-" + slug(p.name);
-  h.display_name = p.name;
-  h.kind = "gpu";
-  h.vendor = "nvidia";
-  h.arch = nvrtc_arch(p.cc_major, p.cc_minor);
-  h.cores = p.sm_count;
-  h.boost_clock_ghz = p.clock_khz / 1e6;
-  h.vector_bits = 0;
-  h.smem_per_core_bytes = p.smem_per_sm_bytes;
-  h.smem_per_block_bytes = p.smem_per_block_optin_bytes > 0 ? p.smem_per_block_optin_bytes : p.smem_per_block_bytes;
-  h.registers_per_core = p.registers_per_sm;
-  h.max_threads_per_core = p.max_threads_per_sm;
-  h.measured = true;
-  h.sources["profile"] = "built from the device's reported properties (no compiled-in profile matches '" + p.name + "')";
-  for (const char* f : {"cores", "smem_per_core_bytes", "smem_per_block_bytes", "registers_per_core", "max_threads_per_core"})
-    h.sources[f] = origin;
-  h.sources["boost_clock_ghz"] = p.clock_khz > 0 ? origin + " (CU_DEVICE_ATTRIBUTE_CLOCK_RATE)" : "unknown: the driver reports no SM clock";
-
-  int cc = p.cc_major * 10 + p.cc_minor;
-  if (cc >= 80) {
-    for (const char* f : {"mma.sync", "ldmatrix", "cp.async", "bf16"}) h.features.push_back(f);
-    h.matrix_units.push_back({"mma.sync.m16n8k16", 16, 8, 16, DType::f16, DType::f32});
-    h.matrix_units.push_back({"mma.sync.m16n8k16", 16, 8, 16, DType::bf16, DType::f32});
-  }
-  if (p.cc_major == 9 && p.cc_minor == 0) {
-    for (const char* f : {"tma", "wgmma", "cluster", "setmaxnreg"}) h.features.push_back(f);
-    h.matrix_units.push_back({"wgmma.m64nNk16", 64, 256, 16, DType::f16, DType::f32});
-    h.matrix_units.push_back({"wgmma.m64nNk16", 64, 256, 16, DType::bf16, DType::f32});
-  }
-  if (p.l2_bytes > 0) {
-    h.caches.push_back({2, "unified", p.l2_bytes, 0, 128, p.sm_count > 0 ? p.sm_count : 1});
-    h.sources["caches"] = origin;
-  }
-  if (p.memory_clock_khz > 0 && p.memory_bus_bits > 0) {
-    // Double data rate: two transfers per reported memory clock across the whole bus.
-    h.mem_bandwidth_gbps = 2.0 * p.memory_clock_khz * 1e3 * (p.memory_bus_bits / 8.0) / 1e9;
-    h.sources["mem_bandwidth_gbps"] = fmt::format("estimated: 2 x memory clock {} MHz x {}-bit bus ({})",
-                                                  p.memory_clock_khz / 1000, p.memory_bus_bits, origin);
-  }
-  double ghz = p.clock_khz / 1e6;
-  if (ghz > 0 && p.sm_count > 0) {
-    if (double r = fp32_flops_per_sm_clock(p.cc_major, p.cc_minor); r > 0)
-      h.peaks.push_back({DType::f32, DType::f32, p.sm_count * ghz * r / 1e3,
-                         fmt::format("estimated: {} SMs x {:.3f} GHz x {} FLOP/clock/SM", p.sm_count, ghz, r)});
-    if (double r = tensor_f16_flops_per_sm_clock(p.cc_major, p.cc_minor); r > 0) {
-      for (DType in : {DType::f16, DType::bf16})
-        h.peaks.push_back({in, DType::f32, p.sm_count * ghz * r / 1e3,
-                           fmt::format("estimated: {} SMs x {:.3f} GHz x {} tensor FLOP/clock/SM (dense)", p.sm_count, ghz, r)});
-    }
-  }
-  return h;
+  return hw::gpu_profile_from_properties(to_gpu_properties(p));
 }
 
 Expected<hw::HwProfile> detect_profile(int ordinal) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/expected.hpp"
+#include "hw/hw.hpp"
 #include "hw/hw_profile.hpp"
 
 namespace tileforge::cuda {
@@ -44,11 +45,13 @@ Expected<DeviceProperties> query_device(int ordinal);
 // target), "sm_100a" for 10.0, "sm_80", "sm_86", "sm_89" for Ampere and Ada.
 std::string nvrtc_arch(int cc_major, int cc_minor);
 // The compiled-in profile for a device by its reported name and compute capability ("NVIDIA H200", 9, 0 ->
-// "h200"), or "" when there is none, in which case profile_from_properties builds one.
+// "h200"), or "" when no record's match list names it (hw::gpu_profile_name decides).
 std::string builtin_profile_for(std::string_view device_name, int cc_major, int cc_minor);
 
-// A HwProfile built from the reported properties alone, labelled as such in `sources` and `display_name`;
-// peaks are estimated from SM count x clock x the architecture's per-SM rate where that rate is known.
+// The properties as the hardware layer's GpuProperties (clock in GHz, bandwidth = 2 x memory clock x bus width).
+hw::GpuProperties to_gpu_properties(const DeviceProperties& props);
+// The profile to plan for: the matching compiled-in record with the device's own numbers where they differ, or,
+// for a GPU no record names, one built from the reported properties and labelled so (hw::gpu_profile_from_properties).
 hw::HwProfile profile_from_properties(const DeviceProperties& props);
 // query_device + profile_from_properties.
 Expected<hw::HwProfile> detect_profile(int ordinal);
