@@ -56,9 +56,10 @@ Status resolve_function(LoadedModule& m, std::string_view kernel, LoadedKernel& 
 }  // namespace
 
 std::string describe(const JitTiming& t) {
-  if (t.module_reused) return fmt::format("module already loaded ({:.4f} s)", t.total_seconds);
-  if (t.cache_hit) return fmt::format("cache hit ({:.4f} s), load {:.4f} s", t.lookup_seconds, t.load_seconds);
-  return fmt::format("compile {:.3f} s (cache miss), load {:.4f} s", t.compile_seconds, t.load_seconds);
+  std::string context = t.context_seconds >= 0.001 ? fmt::format(", context {:.3f} s", t.context_seconds) : "";
+  if (t.module_reused) return fmt::format("module already loaded ({:.4f} s){}", t.total_seconds, context);
+  if (t.cache_hit) return fmt::format("cache hit ({:.4f} s), load {:.4f} s{}", t.lookup_seconds, t.load_seconds, context);
+  return fmt::format("compile {:.3f} s (cache miss), load {:.4f} s{}", t.compile_seconds, t.load_seconds, context);
 }
 
 std::size_t loaded_module_count() {
@@ -72,10 +73,12 @@ Expected<LoadedKernel> load_kernel(const CompileRequest& request, std::string_vi
   if (!nv) return nv.status();
   auto drv = cuda::driver();
   if (!drv) return drv.status();
+  auto tc = Clock::now();
   if (auto ctx = cuda::activate(ordinal); !ctx) return ctx.status();
 
   LoadedKernel out;
   out.device = ordinal;
+  out.timing.context_seconds = seconds_since(tc);
   out.timing.key = cache_key(request, **nv);
   auto map_key = std::make_pair(out.timing.key, ordinal);
   {
