@@ -299,8 +299,9 @@ Expected<CompiledKernel> KernelCache::get(const CompileRequest& request) {
       // A damaged entry (a crash before fsync on an old kernel, a full disk, a foreign file) is removed and
       // rebuilt rather than trusted or reported as an error.
       ::unlink(path.c_str());
+      std::string key = std::move(k.key);
       k = CompiledKernel{};
-      k.key = cache_key(request, nvrtc);
+      k.key = std::move(key);
       k.note = fmt::format("replaced a damaged cache entry {} ({})", path, problem);
       std::lock_guard lock(mutex_);
       ++counters_.corrupt_entries;
