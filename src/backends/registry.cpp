@@ -6,6 +6,7 @@
 #if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
 #include "backends/cuda/cuda_backend.hpp"
 #include "hw/cuda_device.hpp"
+#include "hw/cuda_driver.hpp"
 #endif
 #include "backends/native/native_backends.hpp"
 #include "core/parse.hpp"

@@ -25,7 +25,11 @@ struct CublasApi {
   decltype(&::cublasCreate_v2) create = nullptr;
   decltype(&::cublasSetStream_v2) set_stream = nullptr;
   decltype(&::cublasGetVersion_v2) get_version = nullptr;
-  decltype(&::cublasGemmStridedBatchedEx) gemm_strided_batched = nullptr;
+  // Spelled out: the C++ headers overload cublasGemmStridedBatchedEx, so decltype cannot name one of them.
+  cublasStatus_t (*gemm_strided_batched)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                         const void*, const void*, cudaDataType, int, long long int, const void*,
+                                         cudaDataType, int, long long int, const void*, void*, cudaDataType, int,
+                                         long long int, int, cublasComputeType_t, cublasGemmAlgo_t) = nullptr;
   decltype(&::cublasGetStatusString) status_string = nullptr;
   decltype(&::cublasLtCreate) lt_create = nullptr;
   decltype(&::cublasLtMatmulDescCreate) lt_desc_create = nullptr;
