@@ -126,9 +126,15 @@ tfStatus_t gemm_impl(const char* fn, tfHandle_t handle, tfLayout layoutA, tfLayo
       p.stride_b = strideB;
       p.stride_c = strideC;
     }
-    if (!A && m > 0 && k > 0) return finish(handle, bad(fmt::format("{}: A is null with m = {}, k = {} (allowed: non-null when m, k > 0)", fn, m, k)));
-    if (!B && k > 0 && n > 0) return finish(handle, bad(fmt::format("{}: B is null with k = {}, n = {} (allowed: non-null when k, n > 0)", fn, k, n)));
-    if (!C && m > 0 && n > 0) return finish(handle, bad(fmt::format("{}: C is null with m = {}, n = {} (allowed: non-null when m, n > 0)", fn, m, n)));
+    // A and B are read only when there is a product to form; C only when it has elements.
+    const bool product = m > 0 && n > 0 && k > 0;
+    auto null_arg = [&](const char* name, const char* when) {
+      return finish(handle, bad(fmt::format("{}: {} is null with m = {}, n = {}, k = {} (allowed: non-null when {})", fn,
+                                            name, m, n, k, when)));
+    };
+    if (!A && product) return null_arg("A", "m, n, k > 0");
+    if (!B && product) return null_arg("B", "m, n, k > 0");
+    if (!C && m > 0 && n > 0) return null_arg("C", "m, n > 0");
     Status s = tileforge::gemm(p, A, B, C, handle->options);
     if (!s && s.code() == Code::invalid_argument) s = bad(fmt::format("{}: {}", fn, s.message()));
     return finish(handle, s);

@@ -12,10 +12,10 @@
 namespace tileforge {
 namespace {
 
-Status null_operand(const char* pointer, const char* matrix, const char* rows, int64_t r, const char* cols, int64_t c) {
-  return invalid_argument(fmt::format("{} is null but {} has {} x {} = {} x {} elements (allowed: a non-null pointer "
-                                      "when {} > 0 and {} > 0)",
-                                      pointer, matrix, rows, cols, r, c, rows, cols));
+// A and B are read only when there is a product to form (M, N, K > 0); C is touched only when M, N > 0.
+Status null_operand(const char* pointer, const Problem& p, bool c) {
+  return invalid_argument(fmt::format("{} is null with M, N, K = {}, {}, {} (allowed: a non-null pointer when {})", pointer,
+                                      p.m, p.n, p.k, c ? "M > 0 and N > 0" : "M, N and K are all > 0"));
 }
 
 // Opening a device reads its profile (and on a CPU measures its peak once); keep one per setting for the process.
@@ -37,9 +37,10 @@ Status gemm(const Problem& problem, const void* a, const void* b, void* c, const
   try {
     if (Status s = problem.validate(); !s) return s;
     const Problem p = problem.normalized();
-    if (!a && p.m > 0 && p.k > 0) return null_operand("a", "A", "M", p.m, "K", p.k);
-    if (!b && p.k > 0 && p.n > 0) return null_operand("b", "B", "K", p.k, "N", p.n);
-    if (!c && p.m > 0 && p.n > 0) return null_operand("c", "C", "M", p.m, "N", p.n);
+    const bool product = p.m > 0 && p.n > 0 && p.k > 0;
+    if (!a && product) return null_operand("a", p, false);
+    if (!b && product) return null_operand("b", p, false);
+    if (!c && p.m > 0 && p.n > 0) return null_operand("c", p, true);
     if (options.threads < 0) {
       return invalid_argument(fmt::format("options.threads = {} is negative (allowed: 0 for all cores, or >= 1)",
                                           options.threads));
