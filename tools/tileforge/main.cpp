@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string(tileforge::version()));
   app.require_subcommand(1);
   app.fallthrough(false);
+  // A repeated single-valued option takes the last value (as most tools do); repeatable ones opt out.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   const Command commands[] = {add_devices_command(app), add_bench_command(app), add_verify_command(app)};
   try {
     app.parse(argc, argv);

@@ -53,7 +53,8 @@ void add_problem_options(CLI::App& app, ProblemArgs& a, ProblemFlags which) {
   const bool bench = which == ProblemFlags::bench;
   auto* shape = app.add_option("--shape", a.shapes, bench ? "MxNxK (repeatable); default: the device's suite"
                                                           : "MxNxK, the one shape to verify")
-                    ->type_name("MxNxK");
+                    ->type_name("MxNxK")
+                    ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   if (bench) {
     auto* suite = app.add_option("--suite", a.suite, "suite JSON file, or a builtin suite name (cpu, public)")
                       ->type_name("NAME|FILE");
@@ -100,7 +101,9 @@ void add_output_options(CLI::App& app, OutputArgs& a, const std::vector<std::str
 }
 
 void add_run_options(CLI::App& app, RunArgs& a, bool with_timing) {
-  app.add_option("--set", a.sets, "pin a parameter of our kernel, NAME=VALUE (repeatable)")->type_name("NAME=VALUE");
+  app.add_option("--set", a.sets, "pin a parameter of our kernel, NAME=VALUE (repeatable)")
+      ->type_name("NAME=VALUE")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--seed", a.seed, "seed of the random operands (default: 42)")->type_name("N");
   if (with_timing) {
     app.add_option("--min-reps", a.min_reps, "timed reps per backend, at least (default: 30)")->type_name("N");
