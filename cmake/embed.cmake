@@ -1,11 +1,18 @@
-# tileforge_embed_files(OUT NAME files...): writes OUT, a C++ file defining
+# tileforge_embed_files(OUT NAME [BASE dir] files...): writes OUT, a C++ file defining
 #   const std::vector<std::pair<std::string_view, std::string_view>>& tileforge::embedded::NAME()
-# that returns (file name, contents) for each file, and re-runs configuration when one changes.
+# that returns (name, contents) for each file, and re-runs configuration when one changes. The name is the
+# file's path relative to BASE when given (so "sm80/gemm.cuh" can be #included by generated code), else its
+# file name.
 function(tileforge_embed_files out name)
+  cmake_parse_arguments(EMBED "" "BASE" "" ${ARGN})
   set(body "")
-  foreach(f IN LISTS ARGN)
+  foreach(f IN LISTS EMBED_UNPARSED_ARGUMENTS)
     file(READ ${f} text)
-    get_filename_component(base ${f} NAME)
+    if(EMBED_BASE)
+      file(RELATIVE_PATH base ${EMBED_BASE} ${f})
+    else()
+      get_filename_component(base ${f} NAME)
+    endif()
     string(APPEND body "      {\"${base}\", R\"tf_embed(${text})tf_embed\"},\n")
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${f})
   endforeach()

@@ -7,4 +7,6 @@
 
 namespace tileforge::embedded {
 const std::vector<std::pair<std::string_view, std::string_view>>& embedded_profiles();
+// CUDA kernel headers by their path under src/backends/cuda/kernels/ ("sm80/gemm.cuh").
+const std::vector<std::pair<std::string_view, std::string_view>>& embedded_kernel_headers();
 }  // namespace tileforge::embedded

@@ -1,4 +1,6 @@
 // Scalar FP16 and BF16 <-> FP32 conversion (round to nearest even), used by references, packing and tests.
+// NOTE: internal linkage (static) on purpose: per-ISA translation units include this header, and an inline
+// function with external linkage compiled there with -mavx512f could be the copy the linker keeps for all.
 #pragma once
 
 #include <cstdint>
@@ -6,27 +8,27 @@
 
 namespace tileforge {
 
-inline float bits_to_float(uint32_t u) {
+static inline float bits_to_float(uint32_t u) {
   float f;
   std::memcpy(&f, &u, 4);
   return f;
 }
-inline uint32_t float_to_bits(float f) {
+static inline uint32_t float_to_bits(float f) {
   uint32_t u;
   std::memcpy(&u, &f, 4);
   return u;
 }
 
-inline float bf16_to_float(uint16_t h) { return bits_to_float(uint32_t(h) << 16); }
+static inline float bf16_to_float(uint16_t h) { return bits_to_float(uint32_t(h) << 16); }
 
-inline uint16_t float_to_bf16(float f) {
+static inline uint16_t float_to_bf16(float f) {
   uint32_t u = float_to_bits(f);
   if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x0040u);  // quiet NaN, sign kept
   u += 0x7fffu + ((u >> 16) & 1u);                                            // round to nearest even
   return uint16_t(u >> 16);
 }
 
-inline float f16_to_float(uint16_t h) {
+static inline float f16_to_float(uint16_t h) {
   const uint32_t sign = uint32_t(h & 0x8000u) << 16;
   const uint32_t exp = (h >> 10) & 0x1fu;
   const uint32_t man = h & 0x3ffu;
@@ -38,7 +40,7 @@ inline float f16_to_float(uint16_t h) {
   return sign ? -v : v;
 }
 
-inline uint16_t float_to_f16(float f) {
+static inline uint16_t float_to_f16(float f) {
   const uint32_t u = float_to_bits(f);
   const uint16_t sign = uint16_t((u >> 16) & 0x8000u);
   const uint32_t a = u & 0x7fffffffu;

@@ -90,7 +90,8 @@ Status Problem::validate() const {
   int64_t dims_product = 0;
   for (auto [x, y] : {std::pair{m, k}, std::pair{k, n}, std::pair{m, n}}) {
     if (mul_overflows(x, y, &dims_product) || dims_product > limit) {
-      return invalid_argument(fmt::format("M, N, K = {}, {}, {} overflow 64-bit element offsets", m, n, k));
+      return invalid_argument(fmt::format(
+          "M, N, K = {}, {}, {} overflow 64-bit element offsets (allowed: each operand below 2^60 elements)", m, n, k));
     }
   }
   auto stride = [&](const char* name, int64_t v, int64_t sp) -> Status {
@@ -102,14 +103,18 @@ Status Problem::validate() const {
     }
     int64_t total = 0;
     if (mul_overflows(v ? v : sp, batch, &total) || total > limit) {
-      return invalid_argument(fmt::format("{} = {} times batch = {} overflows 64-bit element offsets", name, v, batch));
+      return invalid_argument(fmt::format(
+          "{} = {} times batch = {} overflows 64-bit element offsets (allowed: all batch entries below 2^60 elements)",
+          name, v, batch));
     }
     return {};
   };
   for (auto [name, v, sp] : {std::tuple{"lda", lda, span_a()}, std::tuple{"ldb", ldb, span_b()},
                              std::tuple{"ldc", ldc, span_c()}}) {
     if (sp > limit) {
-      return invalid_argument(fmt::format("{} = {} makes the operand overflow 64-bit element offsets", name, v));
+      return invalid_argument(fmt::format(
+          "{} = {} makes the operand overflow 64-bit element offsets (allowed: each operand below 2^60 elements)", name,
+          v));
     }
   }
   if (Status s = stride("stride_a", stride_a, span_a()); !s) return s;

@@ -35,18 +35,41 @@ struct ErrorReport {
   double rel_error = 0;          // ||C - Cref||_F / ||Cref||_F over the covered rows
   double max_scaled_error = 0;   // max |C - Cref| / bound
   int64_t nan_count = 0;         // elements that are NaN where the reference is not
+  int64_t nonfinite_mismatch = 0;  // reference NaN or Inf where C does not hold the same (NaN, or the same Inf)
+  int64_t over_bound = 0;        // elements whose error exceeds the worst case of any correct summation order
   int64_t checked = 0;           // elements compared
   bool full = true;              // every element of C compared (false when rows were sampled)
 };
+
+// Which rows of C (per batch entry) reference_gemm covers: all rows when M*N*K*batch <= full_limit, else a
+// deterministic sample in increasing order: row 0, row M-1 and evenly spaced rows between, at least
+// min(M, min_rows) of them and about full_limit / (N*K*batch) when that is more.
+std::vector<int64_t> covered_rows(const Problem& problem, double full_limit = 2.0e9, int64_t min_rows = 64);
 
 ErrorReport compare(const Problem& problem, const void* c_out, const Reference& ref);
 
 // The ceiling for the precision policy (docs/NUMERICS.md): with f32 accumulation, f32 output 1e-5 (times
 // sqrt(K/16384) when K is larger), f16 2e-3, bf16 1.6e-2; when a native error is known, also at most twice it.
 // With f16 accumulation only twice the native error applies (nullopt when no native error is known).
+// Unit roundoff of a type (half an ulp at 1): f32 2^-24, f16 2^-11, bf16 2^-8.
+double unit_roundoff(DType t);
+// The policy's ceiling alone (f32 accumulation): f32 1e-5 (times sqrt(K/16384) when K > 16384), f16 2e-3,
+// bf16 1.6e-2, by output type; nullopt for f16 accumulation, which has no ceiling.
+std::optional<double> ceiling(const Problem& problem);
+// The floor under twice the native error: one rounding of the output type (unit_roundoff of the output), so
+// that a native error of exactly 0 (K = 0, exactly representable results) does not make every kernel fail.
+double native_floor(const Problem& problem);
+
+// The worst-case error of one element, per unit of its bound, for any order of summation with the policy's
+// accumulator (Higham's gamma_{K+4} in the accumulator's unit roundoff, plus two roundings of the output type):
+// a correct kernel never exceeds it, so an element beyond it is wrong even when the Frobenius norm averages it
+// away. Infinite when K * u_accum approaches 1 (no bound is then meaningful).
+double worst_case_factor(const Problem& problem);
+
 std::optional<double> threshold(const Problem& problem, std::optional<double> native_rel_error = std::nullopt);
 
-// ok, or invalid result with the numbers: NaN fails always; rel_error over the threshold fails.
+// ok, or invalid result with the numbers: NaN fails always, so do non-finite mismatches and elements over the
+// worst-case bound; rel_error over the threshold fails.
 Status check(const Problem& problem, const ErrorReport& report, std::optional<double> native_rel_error = std::nullopt);
 
 }  // namespace tileforge::verify

@@ -1,0 +1,140 @@
+// Micro-kernel and packing templates over a SIMD traits type; included only by the per-ISA translation units.
+//
+// NOTE: everything here sits in an anonymous namespace on purpose. Each including file is compiled with
+// different ISA flags (-mavx512f, -mavx2, none); a template with external linkage instantiated in two of them
+// would be merged by the linker, and the AVX-512 copy could end up called on a machine without AVX-512.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "backends/cpu/microkernel.hpp"
+#include "core/half.hpp"
+
+namespace tileforge::cpu {
+namespace {
+
+#define TF_UNROLL _Pragma("GCC unroll 64")
+
+// How far ahead (in k iterations) the streaming kernel prefetches rows of B read in place.
+constexpr int kStreamPrefetchK = 8;
+
+// C micro-tile update: acc holds MR x NR sums in registers (NV vectors per row).
+template <class T, int MR, int NV>
+inline void store_tile(typename T::V (&acc)[MR][NV], float* c, int64_t ldc, float alpha, float beta) {
+  const typename T::V va = T::set1(alpha);
+  if (beta == 0.0f) {
+    TF_UNROLL for (int i = 0; i < MR; ++i) {
+      TF_UNROLL for (int j = 0; j < NV; ++j) T::store(c + i * ldc + j * T::L, T::mul(acc[i][j], va));
+    }
+  } else {
+    const typename T::V vb = T::set1(beta);
+    TF_UNROLL for (int i = 0; i < MR; ++i) {
+      TF_UNROLL for (int j = 0; j < NV; ++j) {
+        float* p = c + i * ldc + j * T::L;
+        T::store(p, T::fma(acc[i][j], va, T::mul(T::load(p), vb)));
+      }
+    }
+  }
+}
+
+// The register-blocked rank-1-update loop: per k, NV vector loads of B, MR broadcasts of A, MR*NV FMAs.
+template <class T, int MR, int NR, bool kStream>
+void compute(int64_t kc, const float* __restrict ap, const float* __restrict bp, int64_t b_stride,
+             float* __restrict c, int64_t ldc, float alpha, float beta) {
+  constexpr int NV = NR / T::L;
+  static_assert(NR % T::L == 0, "NR must be a whole number of vectors");
+  typename T::V acc[MR][NV];
+  TF_UNROLL for (int i = 0; i < MR; ++i) {
+    TF_UNROLL for (int j = 0; j < NV; ++j) acc[i][j] = T::zero();
+  }
+  // Touch the C tile early so that its lines are on their way while the k loop runs.
+  TF_UNROLL for (int i = 0; i < MR; ++i) T::prefetch_write(c + i * ldc);
+
+  int64_t k = 0;
+  for (; k < kc; ++k) {
+    if constexpr (kStream) {
+      // B rows are far apart in memory (one row of a large matrix per k): fetch them ahead of use, since the
+      // hardware prefetcher does not follow strides that cross pages.
+      constexpr int kVectorsPerLine = 64 / (T::L * 4) > 0 ? 64 / (T::L * 4) : 1;
+      TF_UNROLL for (int j = 0; j < NV; j += kVectorsPerLine)
+        T::prefetch_read(bp + kStreamPrefetchK * b_stride + j * T::L);
+    }
+    typename T::V b[NV];
+    TF_UNROLL for (int j = 0; j < NV; ++j) b[j] = T::load(bp + j * T::L);
+    TF_UNROLL for (int i = 0; i < MR; ++i) {
+      const typename T::V a = T::broadcast(ap + i);
+      TF_UNROLL for (int j = 0; j < NV; ++j) acc[i][j] = T::fma(a, b[j], acc[i][j]);
+    }
+    ap += MR;
+    bp += b_stride;
+  }
+  store_tile<T, MR, NV>(acc, c, ldc, alpha, beta);
+}
+
+// ---- packing -------------------------------------------------------------------------------------------------
+
+template <DType kType>
+inline float load_as_f32(const void* base, int64_t i) {
+  if constexpr (kType == DType::f32) {
+    return static_cast<const float*>(base)[i];
+  } else if constexpr (kType == DType::bf16) {
+    return bf16_to_float(static_cast<const uint16_t*>(base)[i]);
+  } else {
+    return f16_to_float(static_cast<const uint16_t*>(base)[i]);
+  }
+}
+
+// Panels of W: dst[p][k][0:W] = src(p*W + r, k). The two common strides get their own loops: the element
+// index is contiguous along k (s_k == 1) or along mn (s_mn == 1).
+template <class T, int W, DType kType>
+void pack_typed(int64_t mn, int64_t kc, const void* src, int64_t s_mn, int64_t s_k, float* __restrict dst) {
+  const int64_t panels = (mn + W - 1) / W;
+  for (int64_t p = 0; p < panels; ++p) {
+    const int64_t r0 = p * W;
+    const int64_t rows = mn - r0 < W ? mn - r0 : W;
+    float* __restrict out = dst + p * W * kc;
+    if (s_mn == 1 && rows == W) {
+      // Each k gives W contiguous source elements: a straight (converting) copy.
+      for (int64_t k = 0; k < kc; ++k) {
+        const int64_t base = r0 + k * s_k;
+        if constexpr (kType == DType::f32) {
+          std::memcpy(out + k * W, static_cast<const float*>(src) + base, W * sizeof(float));
+        } else {
+          TF_UNROLL for (int r = 0; r < W; ++r) out[k * W + r] = load_as_f32<kType>(src, base + r);
+        }
+      }
+    } else if (s_k == 1 && rows == W) {
+      // Each source row is contiguous along k: gather W rows into k-major order.
+      for (int64_t k = 0; k < kc; ++k) {
+        TF_UNROLL for (int r = 0; r < W; ++r) out[k * W + r] = load_as_f32<kType>(src, (r0 + r) * s_mn + k);
+      }
+    } else {
+      for (int64_t k = 0; k < kc; ++k) {
+        int r = 0;
+        for (; r < rows; ++r) out[k * W + r] = load_as_f32<kType>(src, (r0 + r) * s_mn + k * s_k);
+        for (; r < W; ++r) out[k * W + r] = 0.0f;
+      }
+    }
+  }
+}
+
+template <class T, int W>
+void pack(int64_t mn, int64_t kc, const void* src, int64_t s_mn, int64_t s_k, DType type, float* dst) {
+  switch (type) {
+    case DType::f32: return pack_typed<T, W, DType::f32>(mn, kc, src, s_mn, s_k, dst);
+    case DType::bf16: return pack_typed<T, W, DType::bf16>(mn, kc, src, s_mn, s_k, dst);
+    case DType::f16: return pack_typed<T, W, DType::f16>(mn, kc, src, s_mn, s_k, dst);
+  }
+}
+
+template <class T, int MR, int NR>
+constexpr MicroKernel make_microkernel(std::string_view isa) {
+  return MicroKernel{isa, MR, NR, &compute<T, MR, NR, false>, &compute<T, MR, NR, true>, &pack<T, MR>,
+                     &pack<T, NR>};
+}
+
+#undef TF_UNROLL
+
+}  // namespace
+}  // namespace tileforge::cpu

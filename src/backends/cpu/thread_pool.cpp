@@ -1,0 +1,124 @@
+// Fork-join thread pool and barrier for the CPU backend (see thread_pool.hpp for why it sleeps, not spins).
+#include "backends/cpu/thread_pool.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define TF_CPU_RELAX() _mm_pause()
+#else
+#define TF_CPU_RELAX() ((void)0)
+#endif
+
+namespace tileforge::cpu {
+namespace {
+
+// Spin this many pauses (a few microseconds) before sleeping: long enough to bridge the gap between the
+// phases of one GEMM, short enough that an idle pool costs nothing to the next library measured.
+constexpr int kSpinBeforeSleep = 4000;
+
+template <class A, class V>
+void wait_while_equal(const A& atom, V old) {
+  for (int i = 0; i < kSpinBeforeSleep; ++i) {
+    if (atom.load(std::memory_order_acquire) != old) return;
+    TF_CPU_RELAX();
+  }
+  while (atom.load(std::memory_order_acquire) == old) atom.wait(old, std::memory_order_acquire);
+}
+
+std::vector<int> usable_cpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  return cpus;
+}
+
+}  // namespace
+
+void Barrier::arrive_and_wait() {
+  if (count_ <= 1) return;
+  const uint32_t phase = phase_.load(std::memory_order_acquire);
+  if (waiting_.fetch_add(1, std::memory_order_acq_rel) == count_ - 1) {
+    waiting_.store(0, std::memory_order_relaxed);
+    phase_.store(phase + 1, std::memory_order_release);
+    phase_.notify_all();
+    return;
+  }
+  wait_while_equal(phase_, phase);
+}
+
+ThreadPool& ThreadPool::instance() {
+  static ThreadPool pool([] {
+    auto cpus = usable_cpus();
+    int n = cpus.empty() ? int(std::thread::hardware_concurrency()) : int(cpus.size());
+    return n > 0 ? n : 1;
+  }());
+  return pool;
+}
+
+ThreadPool::ThreadPool(int max_threads) {
+  const char* pin_env = std::getenv("TILEFORGE_PIN_THREADS");
+  const bool want_pin = !(pin_env && std::strcmp(pin_env, "0") == 0);
+  auto cpus = usable_cpus();
+  for (int tid = 1; tid < max_threads; ++tid) {
+    workers_.emplace_back([this, tid] { worker_loop(tid); });
+    if (want_pin && int(cpus.size()) >= max_threads) {
+      // The caller (thread 0) stays where the OS put it; workers take the other cores one each.
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(cpus[tid], &set);
+      pinned_ = pthread_setaffinity_np(workers_.back().native_handle(), sizeof(set), &set) == 0 || pinned_;
+    }
+  }
+}
+
+ThreadPool::~ThreadPool() {
+  stop_.store(true, std::memory_order_release);
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+  generation_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void ThreadPool::worker_loop(int tid) {
+  uint32_t seen = 0;
+  for (;;) {
+    wait_while_equal(generation_, seen);
+    seen = generation_.load(std::memory_order_acquire);
+    if (stop_.load(std::memory_order_acquire)) return;
+    if (tid < job_threads_) (*job_)(tid, job_threads_);
+    if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) remaining_.notify_one();
+  }
+}
+
+void ThreadPool::run(int nthreads, const std::function<void(int, int)>& fn) {
+  if (nthreads <= 1 || workers_.empty()) {
+    fn(0, 1);
+    return;
+  }
+  if (nthreads > max_threads()) nthreads = max_threads();
+  while (busy_.test_and_set(std::memory_order_acquire)) busy_.wait(true, std::memory_order_relaxed);
+  job_ = &fn;
+  job_threads_ = nthreads;
+  remaining_.store(int(workers_.size()), std::memory_order_release);
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+  generation_.notify_all();
+  fn(0, nthreads);
+  // Every worker checks in (idle ones too), so that job_ is never read after this call returns.
+  for (int left = remaining_.load(std::memory_order_acquire); left != 0;
+       left = remaining_.load(std::memory_order_acquire)) {
+    wait_while_equal(remaining_, left);
+  }
+  job_ = nullptr;
+  busy_.clear(std::memory_order_release);
+  busy_.notify_one();
+}
+
+}  // namespace tileforge::cpu

@@ -1,0 +1,183 @@
+// The sm80 kernel family on the host side: parameter space, resource estimates, heuristic and code generation.
+#include "backends/cuda/sm80_family.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace tileforge::cuda {
+namespace {
+
+constexpr int kMaxRegistersPerThread = 255;
+constexpr int kMaxThreadsPerBlock = 512;
+// Registers for indices, loop counters, the batch offset, alpha/beta and the epilogue's addresses.
+constexpr int kRegisterOverhead = 48;
+
+int tag_of(DType t) { return t == DType::f32 ? 0 : t == DType::f16 ? 1 : 2; }
+
+int widest_alignment(uint64_t bytes_ld, uintptr_t base) {
+  for (int w : {16, 8, 4}) {
+    if (bytes_ld % unsigned(w) == 0 && base % unsigned(w) == 0) return w;
+  }
+  return 2;
+}
+
+int64_t p(const Config& c, const char* name) { return c.params.at(name); }
+
+struct TileShape {
+  int bm, bn, warps_m, warps_n;
+};
+
+// The tile shapes the heuristic considers, largest first.
+constexpr TileShape kHeuristicTiles[] = {
+    {128, 256, 2, 4}, {256, 128, 4, 2}, {128, 128, 2, 2}, {128, 64, 2, 2}, {64, 128, 2, 2},
+    {64, 64, 2, 2},   {32, 128, 1, 4},  {32, 64, 1, 2},   {16, 128, 1, 4}, {16, 64, 1, 2},
+};
+
+}  // namespace
+
+int max_vec_bytes(const Problem& problem, const void* a, const void* b) {
+  const Problem q = problem.normalized();
+  const int wa = widest_alignment(uint64_t(q.lda) * 2, reinterpret_cast<uintptr_t>(a));
+  const int wb = widest_alignment(uint64_t(q.ldb) * 2, reinterpret_cast<uintptr_t>(b));
+  // Batch entries start at stride * 2 bytes from the first: they must keep the alignment too.
+  const int wsa = q.batch > 1 ? widest_alignment(uint64_t(q.stride_a) * 2, 0) : 16;
+  const int wsb = q.batch > 1 ? widest_alignment(uint64_t(q.stride_b) * 2, 0) : 16;
+  return std::min({wa, wb, wsa, wsb});
+}
+
+int epilogue_vec(const Problem& problem, const void* c) {
+  const Problem q = problem.normalized();
+  const uint64_t pair = 2 * size_of(q.precision.output);
+  const bool ok = q.ldc % 2 == 0 && reinterpret_cast<uintptr_t>(c) % pair == 0 && (q.batch == 1 || q.stride_c % 2 == 0);
+  return ok ? 2 : 1;
+}
+
+int sm80_threads(const Config& c) { return int(32 * p(c, "WARPS_M") * p(c, "WARPS_N")); }
+
+int64_t sm80_smem_bytes(const Config& c) {
+  return p(c, "STAGES") * (p(c, "BLOCK_M") * p(c, "BLOCK_K") + p(c, "BLOCK_K") * p(c, "BLOCK_N")) * 2;
+}
+
+int sm80_register_estimate(const Config& c) {
+  const int64_t wm = p(c, "BLOCK_M") / p(c, "WARPS_M"), wn = p(c, "BLOCK_N") / p(c, "WARPS_N");
+  const int64_t mi = wm / 16, ni = wn / 8, ksteps = p(c, "BLOCK_K") / 16;
+  const int64_t vec = p(c, "COPY_AB") ? 16 : p(c, "VEC_BYTES");
+  const int threads = sm80_threads(c);
+  const int64_t chunks = (p(c, "BLOCK_M") * p(c, "BLOCK_K") + p(c, "BLOCK_K") * p(c, "BLOCK_N")) * 2 / vec / threads;
+  // cp.async keeps a 64-bit source address and a byte count per chunk live; 2-byte copies go one at a time.
+  const int64_t copy_regs = vec >= 4 ? 3 * chunks : chunks;
+  const int64_t accumulators = mi * ni * 4;
+  const int64_t fragments = mi * 4 + ni * 2;
+  const int64_t fragment_addresses = (mi + ni / 2) * ksteps;
+  return int(accumulators + fragments + fragment_addresses + copy_regs + kRegisterOverhead);
+}
+
+ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile) {
+  ParamSpace s;
+  s.family = "sm80";
+  s.params = {
+      {"BLOCK_M", {16, 32, 64, 128, 256}, "data scheduling", "rows of C per block"},
+      {"BLOCK_N", {16, 32, 64, 128, 256}, "data scheduling", "columns of C per block"},
+      {"BLOCK_K", {16, 32, 64}, "data scheduling", "depth of one pipeline stage"},
+      {"WARPS_M", {1, 2, 4, 8}, "parameter adaptation", "warps along M"},
+      {"WARPS_N", {1, 2, 4, 8}, "parameter adaptation", "warps along N"},
+      {"STAGES", {2, 3, 4, 5, 6}, "compute pipeline", "cp.async stages in flight"},
+      {"GROUP_M", {1, 4, 8, 16}, "data scheduling", "row-blocks per L2-friendly group (rasterization)"},
+      {"VEC_BYTES", {2, 4, 8, 16}, "hardware mapping", "bytes per global load of A and B"},
+      {"COPY_AB", {0, 1}, "hardware mapping", "copy A and B into 16-byte-aligned buffers first (timed)"},
+  };
+  const int align = max_vec_bytes(problem);
+  const int64_t smem_limit = profile.smem_per_block_bytes > 0 ? profile.smem_per_block_bytes : 48 * 1024;
+  const int64_t regs_per_sm = profile.registers_per_core > 0 ? profile.registers_per_core : 65536;
+  s.constraints = {
+      {"BLOCK_M % (16 * WARPS_M) == 0 (whole 16-row fragments per warp)",
+       [](const Config& c) { return p(c, "BLOCK_M") % (16 * p(c, "WARPS_M")) == 0; }},
+      {"BLOCK_N % (16 * WARPS_N) == 0 (whole 16-column fragment pairs per warp)",
+       [](const Config& c) { return p(c, "BLOCK_N") % (16 * p(c, "WARPS_N")) == 0; }},
+      {fmt::format("32 * WARPS_M * WARPS_N <= {} threads", kMaxThreadsPerBlock),
+       [](const Config& c) { return sm80_threads(c) <= kMaxThreadsPerBlock; }},
+      {"each thread copies whole chunks: BLOCK_M*BLOCK_K*2/VEC and BLOCK_K*BLOCK_N*2/VEC divide by the threads",
+       [](const Config& c) {
+         const int64_t vec = p(c, "COPY_AB") ? 16 : p(c, "VEC_BYTES");
+         const int t = sm80_threads(c);
+         return (p(c, "BLOCK_M") * p(c, "BLOCK_K") * 2 / vec) % t == 0 &&
+                (p(c, "BLOCK_K") * p(c, "BLOCK_N") * 2 / vec) % t == 0;
+       }},
+      {fmt::format("VEC_BYTES <= {} (the alignment of A and B rows), unless COPY_AB = 1 with VEC_BYTES = 16", align),
+       [align](const Config& c) {
+         return p(c, "COPY_AB") ? p(c, "VEC_BYTES") == 16 : p(c, "VEC_BYTES") <= align;
+       }},
+      {fmt::format("shared memory STAGES * (BLOCK_M*BLOCK_K + BLOCK_K*BLOCK_N) * 2 <= {} bytes per block", smem_limit),
+       [smem_limit](const Config& c) { return sm80_smem_bytes(c) <= smem_limit; }},
+      {fmt::format("estimated registers <= {} per thread", kMaxRegistersPerThread),
+       [](const Config& c) { return sm80_register_estimate(c) <= kMaxRegistersPerThread; }},
+      {fmt::format("estimated registers * threads <= {} per SM", regs_per_sm),
+       [regs_per_sm](const Config& c) { return int64_t(sm80_register_estimate(c)) * sm80_threads(c) <= regs_per_sm; }},
+  };
+  return s;
+}
+
+Config sm80_heuristic(const Problem& problem, const hw::HwProfile& profile) {
+  const Problem q = problem.normalized();
+  const int sms = profile.cores > 0 ? profile.cores : 1;
+  const int64_t smem_sm = profile.smem_per_core_bytes > 0 ? profile.smem_per_core_bytes : 100 * 1024;
+  const int64_t regs_sm = profile.registers_per_core > 0 ? profile.registers_per_core : 65536;
+  const int align = max_vec_bytes(q);
+  // Copying A and B costs two passes over them; it pays when the GEMM has enough work per byte.
+  const bool copy = align < 16 && q.m >= 512 && q.n >= 512 && q.k >= 512;
+  const ParamSpace space = sm80_space(q, profile);
+
+  Config best;
+  double best_cost = 0;
+  for (const TileShape& t : kHeuristicTiles) {
+    Config c{"sm80",
+             {{"BLOCK_M", t.bm}, {"BLOCK_N", t.bn}, {"BLOCK_K", 32}, {"WARPS_M", t.warps_m}, {"WARPS_N", t.warps_n},
+              {"STAGES", 4}, {"GROUP_M", 8}, {"VEC_BYTES", copy ? 16 : align}, {"COPY_AB", copy ? 1 : 0}}};
+    while (c.params["STAGES"] > 2 && !space.check(c).ok()) --c.params["STAGES"];
+    if (!space.check(c).ok()) continue;
+    const int64_t tiles = ((q.m + t.bm - 1) / t.bm) * ((q.n + t.bn - 1) / t.bn) * q.batch;
+    const int64_t by_smem = smem_sm / (sm80_smem_bytes(c) + 1024);
+    const int64_t by_regs = regs_sm / (int64_t(sm80_register_estimate(c)) * sm80_threads(c));
+    const int64_t occupancy = std::max<int64_t>(1, std::min({by_smem, by_regs, int64_t(2048 / sm80_threads(c))}));
+    const double waves = std::ceil(double(tiles) / double(sms * occupancy));
+    // Smaller tiles load more bytes per FLOP from L2: full efficiency from 128x256's intensity (85 FLOP/B).
+    const double intensity = double(t.bm) * t.bn / (t.bm + t.bn);
+    const double efficiency = std::min(1.0, intensity / 85.3);
+    const double cost = waves * t.bm * t.bn / efficiency;
+    if (best.family.empty() || cost < best_cost) {
+      best = c;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
+GeneratedKernel sm80_source(const Problem& problem, const Config& c, int vec_bytes, int epi_vec) {
+  const Problem q = problem.normalized();
+  GeneratedKernel k;
+  k.threads = sm80_threads(c);
+  k.smem_bytes = sm80_smem_bytes(c);
+  k.entry = fmt::format("sm80_gemm_{}_{}_{}_{}x{}x{}_w{}x{}_s{}_g{}_v{}_e{}", to_string(q.precision.input),
+                        to_string(q.precision.output), to_string(q.layout), p(c, "BLOCK_M"), p(c, "BLOCK_N"),
+                        p(c, "BLOCK_K"), p(c, "WARPS_M"), p(c, "WARPS_N"), p(c, "STAGES"), p(c, "GROUP_M"), vec_bytes,
+                        epi_vec);
+  k.source = fmt::format(
+      "// Generated by tileforge for {config}\n"
+      "#include \"sm80/gemm.cuh\"\n"
+      "using Cfg = tf::sm80::Config<{bm}, {bn}, {bk}, {wm}, {wn}, {st}, {gm}, {vec}, {arow}, {brow}, {in}, {out}, "
+      "{epi}>;\n"
+      "extern \"C\" __global__ void __launch_bounds__(Cfg::THREADS) {entry}(tf::sm80::Params p) {{\n"
+      "  tf::sm80::gemm<Cfg>(p);\n"
+      "}}\n",
+      fmt::arg("config", c.describe()), fmt::arg("bm", p(c, "BLOCK_M")), fmt::arg("bn", p(c, "BLOCK_N")),
+      fmt::arg("bk", p(c, "BLOCK_K")), fmt::arg("wm", p(c, "WARPS_M")), fmt::arg("wn", p(c, "WARPS_N")),
+      fmt::arg("st", p(c, "STAGES")), fmt::arg("gm", p(c, "GROUP_M")), fmt::arg("vec", vec_bytes),
+      fmt::arg("arow", a_row_major(q.layout) ? "true" : "false"),
+      fmt::arg("brow", b_row_major(q.layout) ? "true" : "false"), fmt::arg("in", tag_of(q.precision.input)),
+      fmt::arg("out", tag_of(q.precision.output)), fmt::arg("epi", epi_vec), fmt::arg("entry", k.entry));
+  return k;
+}
+
+}  // namespace tileforge::cuda

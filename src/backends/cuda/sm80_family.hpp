@@ -1,0 +1,44 @@
+// The sm80 kernel family on the host side: its parameter space with the hardware's limits, resource estimates,
+// the small documented heuristic that picks a config, and the generated source of one instance.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "backends/backend.hpp"
+#include "hw/hw_profile.hpp"
+
+namespace tileforge::cuda {
+
+// The widest vector (16, 8, 4 or 2 bytes) every row of A and B can be read with, given their leading
+// dimensions and base pointers (nullptr: assume the 256-byte alignment of cudaMalloc/cuMemAlloc).
+int max_vec_bytes(const Problem& problem, const void* a = nullptr, const void* b = nullptr);
+// The widest C store (2 elements or 1) the epilogue may use.
+int epilogue_vec(const Problem& problem, const void* c = nullptr);
+
+// Dynamic shared memory of one block (the kernel has no static shared memory).
+int64_t sm80_smem_bytes(const Config& config);
+// Upper bound on registers per thread: accumulators, one k-step of A and B fragments, the copy addresses of
+// one stage, and a fixed allowance for indices and the epilogue. Checked against the compiler's report in CI.
+int sm80_register_estimate(const Config& config);
+int sm80_threads(const Config& config);
+
+// Every combination the hardware allows for this problem on this chip (limits from the profile).
+ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile);
+
+// The heuristic until the planner lands: the largest tile (by area) that still gives every SM a block,
+// 8 warps for 128x256 / 256x128, 4 warps otherwise; BLOCK_K 32; as many stages (up to 4) as shared memory
+// holds; GROUP_M 8; the widest legal vector; COPY_AB when the operands' alignment would otherwise force
+// loads narrower than 16 bytes on a problem large enough to repay the copy.
+Config sm80_heuristic(const Problem& problem, const hw::HwProfile& profile);
+
+struct GeneratedKernel {
+  std::string source;       // a few lines: include the family header, instantiate one template
+  std::string entry;        // extern "C" name of the __global__ function
+  int threads = 0;
+  int64_t smem_bytes = 0;
+};
+// The source of one instance. `vec_bytes` is the load width actually compiled (16 after COPY_AB).
+GeneratedKernel sm80_source(const Problem& problem, const Config& config, int vec_bytes, int epilogue_vec);
+
+}  // namespace tileforge::cuda

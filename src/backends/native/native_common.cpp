@@ -1,0 +1,70 @@
+// Helpers the CPU vendor backends share: environment defaults, thread counts, and matching a prepared problem.
+#include "backends/native/native_common.hpp"
+
+#include <dlfcn.h>
+#include <sched.h>
+
+#include <climits>
+#include <cstdlib>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace tileforge::native_detail {
+
+std::string default_env(const char* name, const char* value) {
+  if (const char* user = std::getenv(name)) return fmt::format("{}={} (set by the user)", name, user);
+  setenv(name, value, 0);
+  return fmt::format("{}={} (set by tileforge)", name, value);
+}
+
+bool already_loaded(const char* soname) {
+  void* h = dlopen(soname, RTLD_NOW | RTLD_NOLOAD);
+  if (h) dlclose(h);  // drops only the reference RTLD_NOLOAD just took
+  return h != nullptr;
+}
+
+OpenedLibrary open_first(std::initializer_list<const char*> names) {
+  OpenedLibrary lib;
+  for (const char* name : names) {
+    lib.handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (lib.handle) {
+      lib.name = name;
+      lib.error.clear();
+      return lib;
+    }
+    const char* e = dlerror();
+    lib.error += fmt::format("{}{}", lib.error.empty() ? "" : "; ", e ? e : name);
+  }
+  return lib;
+}
+
+int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw > 0 ? int(hw) : 1;
+}
+
+int resolve_threads(int requested) { return requested > 0 ? requested : usable_cpus(); }
+
+bool same_problem(const Problem& x, const Problem& y) {
+  const Problem a = x.normalized(), b = y.normalized();
+  return a.m == b.m && a.n == b.n && a.k == b.k && a.batch == b.batch && a.precision.input == b.precision.input &&
+         a.precision.output == b.precision.output && a.precision.accum == b.precision.accum &&
+         a.layout == b.layout && a.lda == b.lda && a.ldb == b.ldb && a.ldc == b.ldc && a.stride_a == b.stride_a &&
+         a.stride_b == b.stride_b && a.stride_c == b.stride_c && a.alpha == b.alpha && a.beta == b.beta;
+}
+
+bool fits_int32(const Problem& x) {
+  const Problem p = x.normalized();
+  for (int64_t v : {p.m, p.n, p.k, p.lda, p.ldb, p.ldc})
+    if (v > INT_MAX) return false;
+  return true;
+}
+
+}  // namespace tileforge::native_detail

@@ -1,0 +1,44 @@
+// ParamSpace: checking, pinning (with the messages users see) and enumeration under constraints.
+#include <gtest/gtest.h>
+
+#include "backends/backend.hpp"
+
+namespace tileforge {
+namespace {
+
+ParamSpace toy() {
+  ParamSpace s;
+  s.family = "toy";
+  s.params = {{"A", {1, 2, 4}, "data scheduling", ""}, {"B", {2, 3, 8}, "data scheduling", ""}};
+  s.constraints = {{"B % A == 0", [](const Config& c) { return c.params.at("B") % c.params.at("A") == 0; }}};
+  return s;
+}
+
+TEST(ParamSpace, EnumeratesOnlyLegalCombinations) {
+  auto all = toy().enumerate();
+  // (1,2) (1,3) (1,8) (2,2) (2,8) (4,8): 6 of the 9 combinations.
+  EXPECT_EQ(all.size(), 6u);
+  for (const auto& c : all) EXPECT_TRUE(toy().check(c).ok()) << c.describe();
+  EXPECT_EQ(toy().enumerate(2).size(), 2u);
+}
+
+TEST(ParamSpace, PinsAndRefusals) {
+  Config base{"toy", {{"A", 1}, {"B", 3}}};
+  auto ok = toy().pin(base, {{"B", 8}, {"A", 4}});
+  ASSERT_TRUE(ok.ok()) << ok.status().to_string();
+  EXPECT_EQ(ok->at("A"), 4);
+  auto unknown = toy().pin(base, {{"C", 1}});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("allowed: A, B"), std::string::npos);
+  auto illegal = toy().pin(base, {{"A", 3}});
+  ASSERT_FALSE(illegal.ok());
+  EXPECT_NE(illegal.status().message().find("allowed: 1, 2, 4"), std::string::npos);
+  auto violated = toy().pin(base, {{"A", 2}});
+  ASSERT_FALSE(violated.ok());
+  EXPECT_NE(violated.status().message().find("B % A == 0"), std::string::npos);
+  EXPECT_FALSE(toy().check(Config{"toy", {{"A", 1}}}).ok());  // B missing
+  EXPECT_FALSE(toy().check(Config{"other", {{"A", 1}, {"B", 2}}}).ok());
+}
+
+}  // namespace
+}  // namespace tileforge
