@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "backends/native/native_backends.hpp"
 #include "hw/hw.hpp"
 
 namespace tileforge::bench {
@@ -159,6 +160,15 @@ Environment collect_environment(const Device& device, std::string_view cache_sta
     env.backends.push_back(fmt::format("{} ({}{})", b->name(), b->native() ? "vendor" : "ours",
                                        ok ? "" : ", unavailable: " + ok.reason));
   }
+  if (device.kind == "cpu") {
+    auto add = [&](const VendorLibraryInfo& info) {
+      env.libraries.push_back({info.name, info.version, info.threads, info.library, info.why_not, info.loaded});
+    };
+    add(openblas_info());
+#ifdef TILEFORGE_HAVE_ONEDNN
+    add(onednn_info());
+#endif
+  }
   return env;
 }
 
@@ -178,6 +188,19 @@ std::string to_json(const Report& report) {
   env["threads"] = e.threads;
   env["seed"] = e.seed;
   env["backends"] = e.backends;
+  env["libraries"] = ojson::object();
+  for (const auto& lib : e.libraries) {
+    ojson l;
+    l["loaded"] = lib.loaded;
+    if (lib.loaded) {
+      l["version"] = lib.version;
+      l["file"] = lib.file;
+      l["threads"] = lib.threads;
+    } else {
+      l["why_not"] = lib.why_not;
+    }
+    env["libraries"][lib.name] = l;
+  }
   ojson doc;
   doc["environment"] = env;
   doc["rows"] = ojson::array();

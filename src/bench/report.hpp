@@ -25,7 +25,13 @@ struct Environment {
   std::string cache_state = "warm";
   int threads = 0;
   uint64_t seed = 0;
-  std::vector<std::string> backends;  // "cpu (ours)", "openblas (native, available)", ...
+  std::vector<std::string> backends;  // "cpu (ours)", "openblas (vendor)", ...
+  // The vendor libraries of this device kind: which build ran and its thread settings (so rows are comparable).
+  struct Library {
+    std::string name, version, threads, file, why_not;
+    bool loaded = false;
+  };
+  std::vector<Library> libraries;
 };
 
 Environment collect_environment(const Device& device, std::string_view cache_state, uint64_t seed);

@@ -88,9 +88,9 @@ int run_devices(const DevicesArgs& a) {
   }
 
   std::string out;
-  auto line = [&](std::string_view key, const std::string& value) { out += fmt::format("{:<17}{}\n", key, value); };
-  line("device", fmt::format("{}{} ({})", device->kind, device->kind == "cpu" ? "" : fmt::format(":{}", device->ordinal),
-                             device->name));
+  auto line = [&](std::string_view key, const std::string& value) { out += fmt::format("{:<19} {}\n", key, value); };
+  const std::string spec = device->kind == "cpu" ? device->kind : fmt::format("{}:{}", device->kind, device->ordinal);
+  line("device", device->name == spec ? spec : fmt::format("{} ({})", spec, device->name));
   line("host cpu", fmt::format("{} {}", isa.vendor, isa.brand));
   line("isa", fmt::format("{}", fmt::join(isa_features(isa), " ")));
   line("threads", fmt::format("{}", bench::effective_threads(*device)));
