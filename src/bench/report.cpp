@@ -271,6 +271,13 @@ std::string to_table(const Report& report) {
          "against float64";
   if (any_spread) out += "; ~ = spread: max/min over 1.10";
   out += "\n";
+  // Why rows have no native (once per distinct reason), so "none" in the table is never unexplained.
+  std::vector<std::string> reasons;
+  for (const CaseResult& r : report.rows) {
+    if (r.native || r.native_missing.empty()) continue;
+    if (std::find(reasons.begin(), reasons.end(), r.native_missing) == reasons.end()) reasons.push_back(r.native_missing);
+  }
+  for (const auto& why : reasons) out += fmt::format("no native: {}\n", why);
   return out;
 }
 

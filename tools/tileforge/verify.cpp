@@ -69,20 +69,28 @@ std::string to_json(const bench::Environment& e, const std::vector<bench::CaseRe
 std::string to_table(const bench::Environment& e, const std::vector<bench::CaseResult>& results) {
   std::string out;
   if (!results.empty()) {
-    out += fmt::format("tileforge {} verify {} | device {} | profile {} | seed {}\n", e.tool_version,
-                       results.front().plan.problem.describe(), e.device, e.profile, e.seed);
+    const Problem& p = results.front().plan.problem;
+    out += fmt::format("tileforge {} verify {}x{}x{}{} {}->{} acc {} alpha {} beta {} | device {} | profile {} | seed {}\n",
+                       e.tool_version, p.m, p.n, p.k, p.batch > 1 ? fmt::format(" batch {}", p.batch) : "",
+                       to_string(p.precision.input), to_string(p.precision.output), to_string(p.precision.accum),
+                       p.alpha, p.beta, e.device, e.profile, e.seed);
   }
-  out += fmt::format("{:<7} {:>15} {:>16}  {:<10} {:>16} {:>10}  {}\n", "layout", "ours rel_error", "ours max_scaled",
+  out += fmt::format("{:<20} {:>15} {:>16}  {:<10} {:>16} {:>10}  {}\n", "layout/ld", "ours rel_error", "ours max_scaled",
                      "native", "native rel_error", "threshold", "result");
   for (const auto& r : results) {
     const bool pass = r.ours.has_value() && r.check.ok();
     std::string result = pass ? "pass" : (r.ours ? "FAIL: " + r.check.message() : "FAIL: " + r.ours_failure);
-    out += fmt::format("{:<7} {:>15} {:>16}  {:<10} {:>16} {:>10}  {}\n", to_string(r.plan.problem.layout),
+    const Problem& q = r.plan.problem;
+    out += fmt::format("{:<20} {:>15} {:>16}  {:<10} {:>16} {:>10}  {}\n",
+                       fmt::format("{} {}/{}/{}", to_string(q.layout), q.lda, q.ldb, q.ldc),
                        r.ours ? fmt::format("{:.2e}", r.ours->error.rel_error) : "-",
                        r.ours ? fmt::format("{:.2e}", r.ours->error.max_scaled_error) : "-",
                        r.native ? r.native->backend : "none",
                        r.native ? fmt::format("{:.2e}", r.native->error.rel_error) : "-",
                        r.threshold ? fmt::format("{:.2e}", *r.threshold) : "-", result);
+  }
+  for (const auto& r : results) {
+    if (!r.native && !r.native_missing.empty()) out += fmt::format("no native ({}): {}\n", to_string(r.plan.problem.layout), r.native_missing);
   }
   return out;
 }
