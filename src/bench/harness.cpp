@@ -2,35 +2,19 @@
 #include "bench/harness.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <stdexcept>
 #include <thread>
 
 #include <fmt/format.h>
 
 namespace tileforge::bench {
 namespace {
-
-// A 64-byte aligned host buffer, so that every backend sees operands aligned as a real caller's would be.
-class Buffer {
- public:
-  explicit Buffer(std::size_t bytes) : bytes_(bytes) {
-    const std::size_t rounded = std::max<std::size_t>(64, (bytes + 63) / 64 * 64);
-    data_ = static_cast<unsigned char*>(std::aligned_alloc(64, rounded));
-    if (!data_) throw std::bad_alloc();
-  }
-  ~Buffer() { std::free(data_); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  unsigned char* data() { return data_; }
-  std::size_t bytes() const { return bytes_; }
-
- private:
-  unsigned char* data_ = nullptr;
-  std::size_t bytes_ = 0;
-};
 
 // Elements one operand spans over all batch entries.
 int64_t elements(int64_t stride, int64_t span, int64_t batch) { return span == 0 ? 0 : (batch - 1) * stride + span; }
@@ -39,7 +23,7 @@ int64_t elements(int64_t stride, int64_t span, int64_t batch) { return span == 0
 struct Entry {
   Backend* backend = nullptr;
   std::unique_ptr<Kernel> kernel;
-  std::unique_ptr<Buffer> c;
+  std::unique_ptr<OperandBuffer> c;
   std::vector<double> samples;
   double warm_ms = 0, timed_ms = 0;
   int warm_reps = 0;
@@ -133,6 +117,23 @@ std::optional<double> CaseResult::gbps() const {
   return bytes / (r->timing.median_ms * 1e-3) / 1e9;
 }
 
+double precompile(const Device& device, const std::vector<CasePlan>& plans) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < plans.size(); i = next++) {
+      const CasePlan& plan = plans[i];
+      if (plan.ours && plan.ours_unavailable.empty()) (void)plan.ours->prepare(plan.problem, plan.config, device);
+    }
+  };
+  const unsigned n = std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()), unsigned(plans.size()));
+  std::vector<std::thread> workers;
+  for (unsigned t = 1; t < n; ++t) workers.emplace_back(work);
+  work();
+  for (auto& w : workers) w.join();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 CaseResult run_case(const Device& device, const CasePlan& plan, const Settings& settings, RepTimer& timer) {
   CaseResult result;
   result.plan = plan;
@@ -143,22 +144,47 @@ CaseResult run_case(const Device& device, const CasePlan& plan, const Settings& 
   const DType in = p.precision.input, out = p.precision.output;
   const int64_t na = elements(p.stride_a, p.span_a(), p.batch), nb = elements(p.stride_b, p.span_b(), p.batch);
   const int64_t nc = elements(p.stride_c, p.span_c(), p.batch);
-  Buffer a(std::size_t(na) * size_of(in)), b(std::size_t(nb) * size_of(in)), c_init(std::size_t(nc) * size_of(out));
+  std::vector<unsigned char> a(std::size_t(na) * size_of(in)), b(std::size_t(nb) * size_of(in)),
+      c_init(std::size_t(nc) * size_of(out));
   verify::fill_random(a.data(), in, na, settings.seed);
   verify::fill_random(b.data(), in, nb, settings.seed * 7919 + 1);
   verify::fill_random(c_init.data(), out, nc, settings.seed * 104729 + 2);
+  // The same operands where the device reads them (the host itself on the CPU).
+  auto place = [&](const std::vector<unsigned char>& host) -> std::unique_ptr<OperandBuffer> {
+    auto buf = timer.allocate(host.size());
+    if (!buf) throw std::runtime_error(buf.status().to_string());
+    if (Status s = (*buf)->upload(host.data()); !s) throw std::runtime_error(s.to_string());
+    return std::move(*buf);
+  };
+  std::unique_ptr<OperandBuffer> a_dev, b_dev, c_init_dev;
+  try {
+    a_dev = place(a);
+    b_dev = place(b);
+    c_init_dev = place(c_init);
+  } catch (const std::runtime_error& e) {
+    result.ours_failure = fmt::format("operands could not be placed on the device: {}", e.what());
+    result.native_missing = result.ours_failure;
+    result.warnings.push_back(result.ours_failure);
+    return result;
+  }
+  const bool device_reference = timer.verifies_on_device();
   const verify::Reference reference =
-      verify::reference_gemm(p, a.data(), b.data(), c_init.data(), settings.reference_full_limit);
+      device_reference ? verify::Reference{}
+                       : verify::reference_gemm(p, a.data(), b.data(), c_init.data(), settings.reference_full_limit);
 
   // Runs one entry once, with C reset: the input C when beta reads it, poison otherwise (an unwritten element
-  // then shows up as NaN).
-  auto reset_c = [&](Entry& e) {
-    if (p.beta != 0.0) std::memcpy(e.c->data(), c_init.data(), c_init.bytes());
-    else verify::fill_poison(e.c->data(), out, nc);
-  };
+  // then shows up as NaN: 0xFF bytes are NaN in f32, f16 and bf16).
+  auto reset_c = [&](Entry& e) { return p.beta != 0.0 ? e.c->copy_from(*c_init_dev) : e.c->fill_bytes(0xFF); };
   auto call = [&](Entry& e) {
-    GemmArgs args{a.data(), b.data(), e.c->data(), nullptr};
+    GemmArgs args{a_dev->data(), b_dev->data(), e.c->data(), timer.stream()};
     return e.backend->run(*e.kernel, p, args);
+  };
+  auto measure_error = [&](Entry& e) -> Expected<verify::ErrorReport> {
+    if (device_reference) return timer.verify_on_device(p, *a_dev, *b_dev, *c_init_dev, *e.c);
+    if (const void* host = e.c->host_view()) return verify::compare(p, host, reference);
+    std::vector<unsigned char> c_host(e.c->bytes());
+    if (Status s = e.c->download(c_host.data()); !s) return s;
+    return verify::compare(p, c_host.data(), reference);
   };
   // Prepares and verifies one backend; returns its Measured or the reason it could not run.
   auto start = [&](Backend* backend, const Config& config, Entry& e) -> Expected<Measured> {
@@ -166,13 +192,17 @@ CaseResult run_case(const Device& device, const CasePlan& plan, const Settings& 
     auto kernel = backend->prepare(p, config, device);
     if (!kernel) return Status(kernel.status().code(), fmt::format("prepare failed: {}", kernel.status().message()));
     e.kernel = std::move(*kernel);
-    e.c = std::make_unique<Buffer>(c_init.bytes());
-    reset_c(e);
+    auto c = timer.allocate(c_init.size());
+    if (!c) return c.status();
+    e.c = std::move(*c);
+    if (Status s = reset_c(e); !s) return s;
     if (Status s = call(e); !s) return Status(s.code(), fmt::format("run failed: {}", s.message()));
+    auto error = measure_error(e);
+    if (!error) return Status(error.status().code(), fmt::format("run failed: {}", error.status().message()));
     Measured m;
     m.backend = std::string(backend->name());
     m.config = e.kernel->config();
-    m.error = verify::compare(p, e.c->data(), reference);
+    m.error = *error;
     return m;
   };
   auto vendor_config = [&](Backend* backend) {

@@ -82,6 +82,11 @@ struct CaseResult {
 // library or peers are recorded in the result (fallback, native_missing, warnings).
 CaseResult run_case(const Device& device, const CasePlan& plan, const Settings& settings, RepTimer& timer);
 
+// Prepares our kernel of every plan once, on all host cores at once, so that run-time compilation (NVRTC) of a
+// whole suite overlaps instead of adding up; the kernels land in the JIT's caches and each case's own prepare
+// then finds them. Failures are left for run_case to report. Returns the seconds it took.
+double precompile(const Device& device, const std::vector<CasePlan>& plans);
+
 // The thread count actually used on the device (the requested count, or all cores when 0).
 int effective_threads(const Device& device);
 

@@ -1,11 +1,61 @@
-// The CPU rep timer and the choice of timer per device kind.
+// The CPU rep timer, host operand memory, and the choice of timer per device kind.
 #include "bench/timer.hpp"
 
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <new>
 
 #include <fmt/format.h>
 
 namespace tileforge::bench {
+namespace {
+
+// A 64-byte aligned host buffer, so that every backend sees operands aligned as a real caller's would be.
+class HostBuffer final : public OperandBuffer {
+ public:
+  explicit HostBuffer(std::size_t bytes) : bytes_(bytes) {
+    const std::size_t rounded = std::max<std::size_t>(64, (bytes + 63) / 64 * 64);
+    data_ = static_cast<unsigned char*>(std::aligned_alloc(64, rounded));
+    if (!data_) throw std::bad_alloc();
+  }
+  ~HostBuffer() override { std::free(data_); }
+  void* data() override { return data_; }
+  std::size_t bytes() const override { return bytes_; }
+  const void* host_view() const override { return data_; }
+  Status upload(const void* host) override {
+    std::memcpy(data_, host, bytes_);
+    return {};
+  }
+  Status download(void* host) const override {
+    std::memcpy(host, data_, bytes_);
+    return {};
+  }
+  Status copy_from(const OperandBuffer& other) override {
+    if (other.bytes() != bytes_ || !other.host_view()) return invalid_argument("copy between buffers of another kind");
+    std::memcpy(data_, other.host_view(), bytes_);
+    return {};
+  }
+  Status fill_bytes(unsigned char value) override {
+    std::memset(data_, value, bytes_);
+    return {};
+  }
+
+ private:
+  unsigned char* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<OperandBuffer>> RepTimer::allocate(std::size_t bytes) {
+  return std::unique_ptr<OperandBuffer>(std::make_unique<HostBuffer>(bytes));
+}
+
+Expected<verify::ErrorReport> RepTimer::verify_on_device(const Problem&, const OperandBuffer&, const OperandBuffer&,
+                                                         const OperandBuffer&, const OperandBuffer&) {
+  return unsupported("this device has no device-side reference");
+}
 
 Expected<double> CpuTimer::time(const std::function<Status()>& call) {
   const auto start = std::chrono::steady_clock::now();
@@ -17,7 +67,16 @@ Expected<double> CpuTimer::time(const std::function<Status()>& call) {
 
 Expected<std::unique_ptr<RepTimer>> make_timer(const Device& device) {
   if (device.kind == "cpu") return std::unique_ptr<RepTimer>(new CpuTimer());
-  return not_available(fmt::format("no benchmark timer for device kind '{}' yet (allowed: cpu)", device.kind));
+#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
+  if (device.kind == "cuda") return make_cuda_timer(device);
+#endif
+  return not_available(fmt::format("no benchmark timer for device kind '{}' in this build (allowed: cpu{})", device.kind,
+#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
+                                   ", cuda"
+#else
+                                   ""
+#endif
+                                   ));
 }
 
 }  // namespace tileforge::bench

@@ -124,15 +124,17 @@ int run_verify(const VerifyArgs& a) {
     out.emplace(std::move(*file));
   }
 
-  bench::CpuTimer unused_timer;  // verify runs each backend once and times nothing
-  const bench::Environment env = bench::collect_environment(*device, "warm", settings->seed);
+  // verify runs each backend once and times nothing; the device's timer still owns the operands' memory.
+  auto timer = bench::make_timer(*device);
+  if (!timer) return fail(verb, timer.status());
+  const bench::Environment env = bench::collect_environment(*device, (*timer)->cache_state(), settings->seed);
   std::vector<bench::CaseResult> results;
   bool all_pass = true;
   for (const auto& plan : plans) {
     if (show_progress(a.output)) {
       std::fprintf(stderr, "verifying %s ...\n", plan.problem.describe().c_str());
     }
-    bench::CaseResult r = bench::run_case(*device, plan, *settings, unused_timer);
+    bench::CaseResult r = bench::run_case(*device, plan, *settings, **timer);
     all_pass = all_pass && r.ours.has_value() && r.check.ok();
     results.push_back(std::move(r));
   }

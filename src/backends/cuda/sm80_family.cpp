@@ -66,8 +66,9 @@ int sm80_register_estimate(const Config& c) {
   const int64_t vec = p(c, "COPY_AB") ? 16 : p(c, "VEC_BYTES");
   const int threads = sm80_threads(c);
   const int64_t chunks = (p(c, "BLOCK_M") * p(c, "BLOCK_K") + p(c, "BLOCK_K") * p(c, "BLOCK_N")) * 2 / vec / threads;
-  // cp.async keeps a 64-bit source address and a byte count per chunk live; 2-byte copies go one at a time.
-  const int64_t copy_regs = vec >= 4 ? 3 * chunks : chunks;
+  // cp.async keeps a 64-bit source address and a byte count per chunk live; 2-byte copies keep an address and
+  // the loaded value.
+  const int64_t copy_regs = vec >= 4 ? 3 * chunks : 2 * chunks;
   const int64_t accumulators = mi * ni * 4;
   const int64_t fragments = mi * 4 + ni * 2;
   const int64_t fragment_addresses = (mi + ni / 2) * ksteps;
@@ -142,9 +143,13 @@ Config sm80_heuristic(const Problem& problem, const hw::HwProfile& profile) {
     const int64_t by_regs = regs_sm / (int64_t(sm80_register_estimate(c)) * sm80_threads(c));
     const int64_t occupancy = std::max<int64_t>(1, std::min({by_smem, by_regs, int64_t(2048 / sm80_threads(c))}));
     const double waves = std::ceil(double(tiles) / double(sms * occupancy));
-    // Smaller tiles load more bytes per FLOP from L2: full efficiency from 128x256's intensity (85 FLOP/B).
-    const double intensity = double(t.bm) * t.bn / (t.bm + t.bn);
-    const double efficiency = std::min(1.0, intensity / 85.3);
+    // Smaller tiles move more bytes per FLOP: L2 -> shared memory per block (full speed from 128x256's 85 FLOP/B)
+    // and shared memory -> registers per warp (ldmatrix: full speed from a 64x64 warp tile's 32 FLOP/B, where
+    // 128 B/clock of shared memory keep mma.sync busy).
+    const double block_intensity = double(t.bm) * t.bn / (t.bm + t.bn);
+    const double wm = double(t.bm) / t.warps_m, wn = double(t.bn) / t.warps_n;
+    const double warp_intensity = wm * wn / (wm + wn);
+    const double efficiency = std::min(1.0, block_intensity / 85.3) * std::min(1.0, warp_intensity / 32.0);
     const double cost = waves * t.bm * t.bn / efficiency;
     if (best.family.empty() || cost < best_cost) {
       best = c;

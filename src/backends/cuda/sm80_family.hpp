@@ -26,10 +26,11 @@ int sm80_threads(const Config& config);
 // Every combination the hardware allows for this problem on this chip (limits from the profile).
 ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile);
 
-// The heuristic until the planner lands: the largest tile (by area) that still gives every SM a block,
-// 8 warps for 128x256 / 256x128, 4 warps otherwise; BLOCK_K 32; as many stages (up to 4) as shared memory
-// holds; GROUP_M 8; the widest legal vector; COPY_AB when the operands' alignment would otherwise force
-// loads narrower than 16 bytes on a problem large enough to repay the copy.
+// The heuristic until the planner lands: among a fixed list of tile shapes (128x256 down to 16x64), the one with
+// the least predicted time = waves x tile area / efficiency, where efficiency falls with the bytes each tile
+// and each warp tile moves per FLOP; BLOCK_K 32; as many stages (up to 4) as shared memory holds; GROUP_M 8;
+// the widest legal vector; COPY_AB when the operands' alignment would otherwise force loads narrower than
+// 16 bytes on a problem large enough to repay the copy.
 Config sm80_heuristic(const Problem& problem, const hw::HwProfile& profile);
 
 struct GeneratedKernel {

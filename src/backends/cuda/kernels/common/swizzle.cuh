@@ -10,14 +10,17 @@
 
 namespace tf {
 
-// XORs the 16-byte chunk index inside each 128-byte line (byte-offset bits 4..6) with the line index modulo 8
-// (bits 7..9). Eight rows of one 16-byte column, as one ldmatrix phase reads them, then land in eight
-// different chunk positions, i.e. eight disjoint groups of four banks, for any row length that is a multiple
-// of 32 bytes (the identity on rows of exactly 16 bytes would not be: such tiles are never used).
+// XORs the 16-byte chunk index inside each 128-byte line (byte-offset bits 4..6) with a 3-bit row index: the
+// row itself for rows of 128 bytes or more, the 128-byte line for shorter rows (two or four rows share a line).
+// Eight consecutive rows of one 16-byte column, as one ldmatrix phase reads them, then land in eight different
+// chunk positions, i.e. eight disjoint groups of four banks, for every row length of 32 to 512 bytes. (XORing
+// with the line index alone would fail for rows of 256 bytes: rows two lines apart would repeat patterns.)
 // The offset is relative to a tile base aligned to 128 bytes; only bits 4..6 change, so every 2-, 4-, 8- and
-// 16-byte access stays inside its chunk.
+// 16-byte access stays inside its chunk. kRowBytes must be a power of two.
+template <unsigned kRowBytes>
 TF_HOST_DEVICE unsigned swizzle_128b(unsigned byte_offset) {
-  return byte_offset ^ (((byte_offset >> 7) & 7u) << 4);
+  constexpr unsigned kUnit = kRowBytes >= 128 ? kRowBytes : 128;
+  return byte_offset ^ (((byte_offset / kUnit) & 7u) << 4);
 }
 
 }  // namespace tf

@@ -146,7 +146,7 @@ __device__ __forceinline__ void load_tile(unsigned smem_tile, const unsigned sho
     valid = valid < 0 ? 0 : (valid > EPC ? EPC : valid);
     if (gr >= rows) valid = 0;
     const unsigned short* src = valid > 0 ? g + gr * ld + gc : g;
-    const unsigned dst = smem_tile + swizzle_128b(static_cast<unsigned>((r * COLS + c) * 2));
+    const unsigned dst = smem_tile + swizzle_128b<COLS * 2>(static_cast<unsigned>((r * COLS + c) * 2));
     if constexpr (VEC >= 4) {
       cp_async_zfill<VEC>(dst, src, valid * 2);
     } else {
@@ -250,7 +250,7 @@ __device__ __forceinline__ void gemm(const Params& p) {
         const int r = Cfg::A_ROW ? mrow + a_row_off : kk + a_row_off;
         const int c = Cfg::A_ROW ? kk + a_col_off : mrow + a_col_off;
         constexpr int cols = Cfg::A_ROW ? BK : BM;
-        ldmatrix_x4<!Cfg::A_ROW>(af[i], sa + swizzle_128b(static_cast<unsigned>((r * cols + c) * 2)));
+        ldmatrix_x4<!Cfg::A_ROW>(af[i], sa + swizzle_128b<cols * 2>(static_cast<unsigned>((r * cols + c) * 2)));
       }
 #pragma unroll
       for (int j = 0; j < NI; j += 2) {
@@ -260,7 +260,7 @@ __device__ __forceinline__ void gemm(const Params& p) {
         const int c = Cfg::B_ROW ? ncol + b_col_off : kk + b_col_off;
         constexpr int cols = Cfg::B_ROW ? BN : BK;
         unsigned t[4];
-        ldmatrix_x4<Cfg::B_ROW>(t, sb + swizzle_128b(static_cast<unsigned>((r * cols + c) * 2)));
+        ldmatrix_x4<Cfg::B_ROW>(t, sb + swizzle_128b<cols * 2>(static_cast<unsigned>((r * cols + c) * 2)));
         bf[j][0] = t[0];
         bf[j][1] = t[1];
         bf[j + 1][0] = t[2];

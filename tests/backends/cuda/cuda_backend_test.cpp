@@ -1,0 +1,177 @@
+// The cuda backend (sm80 family) and the cuBLAS backends on a GPU, against the float64 reference computed on the
+// device: shapes with primes and tails, all layouts, f16/bf16 in, f16/bf16/f32 out, alpha/beta, batches,
+// misaligned pointers (narrower loads, never a fault), COPY_AB, and refused input. Skips visibly without a GPU.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "backends/backend.hpp"
+#include "bench/timer.hpp"
+#include "hw/cuda_driver.hpp"
+#include "support/test_support.hpp"
+
+namespace tileforge {
+namespace {
+
+class CudaBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto d = open_device("cuda");
+    if (!d.ok()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << d.status().message() << ")";
+    device_ = *d;
+    auto t = bench::make_timer(device_);
+    ASSERT_TRUE(t.ok()) << t.status().to_string();
+    timer_ = std::move(*t);
+  }
+
+  struct Run {
+    verify::ErrorReport error;
+    Status check;
+  };
+
+  // Uploads random operands (at `offset_elems` past an aligned base, to test misaligned pointers), runs
+  // `backend_name` with `config` (its heuristic when empty) and checks every element on the device.
+  Run run(const Problem& problem, const std::string& backend_name, const Config* config = nullptr,
+          int64_t offset_elems = 0, uint64_t seed = 1) {
+    Run r;
+    Backend* backend = find_backend(backend_name);
+    EXPECT_NE(backend, nullptr);
+    auto ops = testing::make_operands(problem, seed);
+    const Problem& p = ops.problem;
+    const std::size_t in = size_of(p.precision.input), off = std::size_t(offset_elems) * in;
+    auto place = [&](const std::vector<unsigned char>& host, std::size_t extra) {
+      std::vector<unsigned char> padded(host.size() + extra, 0);
+      std::memcpy(padded.data() + extra, host.data(), host.size());
+      auto buf = timer_->allocate(padded.size());
+      EXPECT_TRUE(buf.ok());
+      EXPECT_TRUE((*buf)->upload(padded.data()).ok());
+      return std::move(*buf);
+    };
+    auto a = place(ops.a, off), b = place(ops.b, off), c_in = place(ops.c, 0), c = place(ops.c, 0);
+    if (p.beta == 0.0) EXPECT_TRUE(c->fill_bytes(0xFF).ok());  // NaN everywhere: unwritten elements show
+    Config chosen;
+    if (config) {
+      chosen = *config;
+    } else {
+      auto h = backend->heuristic(p, device_);
+      EXPECT_TRUE(h.ok()) << h.status().to_string();
+      chosen = *h;
+    }
+    auto kernel = backend->prepare(p, chosen, device_);
+    EXPECT_TRUE(kernel.ok()) << kernel.status().to_string();
+    if (!kernel.ok()) return r;
+    GemmArgs args{static_cast<char*>(a->data()) + off, static_cast<char*>(b->data()) + off, c->data(), timer_->stream()};
+    Status s = backend->run(**kernel, p, args);
+    EXPECT_TRUE(s.ok()) << s.to_string();
+    // The device reference reads A and B from the start of its buffers: hand it views at the same offsets.
+    struct View final : bench::OperandBuffer {
+      View(bench::OperandBuffer& base, std::size_t off, std::size_t bytes) : base_(base), off_(off), bytes_(bytes) {}
+      void* data() override { return static_cast<char*>(base_.data()) + off_; }
+      std::size_t bytes() const override { return bytes_; }
+      const void* host_view() const override { return nullptr; }
+      Status upload(const void*) override { return {}; }
+      Status download(void*) const override { return {}; }
+      Status copy_from(const OperandBuffer&) override { return {}; }
+      Status fill_bytes(unsigned char) override { return {}; }
+      bench::OperandBuffer& base_;
+      std::size_t off_, bytes_;
+    };
+    View va(*a, off, ops.a.size()), vb(*b, off, ops.b.size());
+    auto e = timer_->verify_on_device(p, va, vb, *c_in, *c);
+    EXPECT_TRUE(e.ok()) << e.status().to_string();
+    if (!e.ok()) return r;
+    r.error = *e;
+    r.check = verify::check(p, r.error);
+    EXPECT_EQ(r.error.checked, p.m * p.n * p.batch);
+    EXPECT_TRUE(r.check.ok()) << backend_name << " " << p.describe() << " " << chosen.describe() << ": "
+                              << r.check.to_string();
+    return r;
+  }
+
+  Device device_;
+  std::unique_ptr<bench::RepTimer> timer_;
+};
+
+Problem half(int64_t m, int64_t n, int64_t k, Layout l, DType in = DType::f16, DType out = DType::f16) {
+  return testing::make_problem(m, n, k, l, in, out);
+}
+
+TEST_F(CudaBackendTest, ShapesLayoutsAndDtypes) {
+  const int64_t shapes[][3] = {{1, 1, 1}, {37, 53, 61}, {128, 128, 128}, {255, 129, 300}, {1000, 1000, 1000},
+                               {16, 4096, 4096}, {4095, 4097, 4093}, {512, 512, 8192}};
+  uint64_t seed = 10;
+  for (auto& s : shapes) {
+    for (Layout l : {Layout::RR, Layout::RC, Layout::CR, Layout::CC}) run(half(s[0], s[1], s[2], l), "cuda", nullptr, 0, ++seed);
+  }
+  for (DType in : {DType::f16, DType::bf16}) {
+    for (DType out : {in, DType::f32}) {
+      for (Layout l : {Layout::RR, Layout::CC}) run(half(333, 222, 111, l, in, out), "cuda", nullptr, 0, ++seed);
+    }
+  }
+}
+
+TEST_F(CudaBackendTest, AlphaBetaPaddedLeadingDimensionsAndBatch) {
+  Problem p = half(200, 150, 90, Layout::RC);
+  p.lda = p.min_lda() + 8;
+  p.ldb = p.min_ldb() + 3;
+  p.ldc = p.min_ldc() + 5;
+  p.alpha = -0.75;
+  p.beta = 1.5;
+  run(p, "cuda", nullptr, 0, 100);
+  Problem q = half(64, 96, 130, Layout::CR, DType::bf16, DType::f32);
+  q.batch = 4;
+  q.beta = 0.5;
+  run(q, "cuda", nullptr, 0, 101);
+}
+
+TEST_F(CudaBackendTest, EveryVectorWidthAndCopyMode) {
+  Problem p = half(300, 260, 520, Layout::RR);
+  auto heuristic = find_backend("cuda")->heuristic(p, device_);
+  ASSERT_TRUE(heuristic.ok());
+  for (int vec : {2, 4, 8, 16}) {
+    Config c = *heuristic;
+    c.params["VEC_BYTES"] = vec;
+    c.params["COPY_AB"] = 0;
+    c.params["BLOCK_K"] = 32;
+    run(p, "cuda", &c, 0, 200 + vec);
+  }
+  Config copy = *heuristic;
+  copy.params["VEC_BYTES"] = 16;
+  copy.params["COPY_AB"] = 1;
+  run(p, "cuda", &copy, 0, 210);
+  run(half(301, 263, 517, Layout::CC), "cuda", &copy, 0, 211);
+}
+
+TEST_F(CudaBackendTest, MisalignedPointersFallBackToNarrowerLoads) {
+  // A and B start 1 element (2 bytes) past an aligned base: the 16-byte config must not fault.
+  Problem p = half(256, 256, 256, Layout::RR);
+  auto c = find_backend("cuda")->heuristic(p, device_);
+  ASSERT_TRUE(c.ok());
+  ASSERT_EQ(c->at("VEC_BYTES"), 16);
+  run(p, "cuda", &*c, 1, 300);
+}
+
+TEST_F(CudaBackendTest, RefusesHostPointers) {
+  Problem p = half(64, 64, 64, Layout::RR).normalized();
+  Backend* cuda = find_backend("cuda");
+  auto k = cuda->prepare(p, *cuda->heuristic(p, device_), device_);
+  ASSERT_TRUE(k.ok());
+  std::vector<uint16_t> host(64 * 64, 0x3c00);
+  Status s = cuda->run(**k, p, GemmArgs{host.data(), host.data(), host.data(), nullptr});
+  EXPECT_EQ(s.code(), Code::invalid_argument);
+  EXPECT_NE(s.message().find("not device memory"), std::string::npos) << s.message();
+}
+
+TEST_F(CudaBackendTest, CublasAndCublasLtMatchTheReference) {
+  uint64_t seed = 400;
+  for (const char* name : {"cublas", "cublaslt"}) {
+    for (Layout l : {Layout::RR, Layout::RC, Layout::CR, Layout::CC}) run(half(257, 129, 65, l), name, nullptr, 0, ++seed);
+    Problem p = half(96, 80, 64, Layout::RR, DType::bf16, DType::f32);
+    p.batch = 3;
+    p.beta = -1.0;
+    run(p, name, nullptr, 0, ++seed);
+  }
+}
+
+}  // namespace
+}  // namespace tileforge

@@ -1,0 +1,169 @@
+// The sm80 family without a GPU: its parameter space on real profiles, the heuristic's picks, the generated
+// source, and NVRTC builds for sm_80 and sm_90a checked against the resource estimates (CI's compile check).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "backends/cuda/sm80_family.hpp"
+#include "bench/suite.hpp"
+#include "core/embedded.hpp"
+#include "core/parse.hpp"
+#include "hw/hw.hpp"
+#include "jit/kernel_cache.hpp"
+#include "jit/nvrtc.hpp"
+
+namespace tileforge::cuda {
+namespace {
+
+Problem fp16(int64_t m, int64_t n, int64_t k, Layout l = Layout::RR) {
+  Problem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.layout = l;
+  p.precision = {DType::f16, DType::f16, DType::f32};
+  return p.normalized();
+}
+
+hw::HwProfile profile(const char* name) {
+  auto p = hw::load_profile(name);
+  EXPECT_TRUE(p.ok()) << p.status().to_string();
+  return *p;
+}
+
+std::vector<std::array<int64_t, 3>> public_suite_shapes() {
+  auto suite = bench::load_suite("public");
+  EXPECT_TRUE(suite.ok()) << suite.status().to_string();
+  return suite.ok() ? suite->shapes : std::vector<std::array<int64_t, 3>>{};
+}
+
+TEST(Sm80Family, SpaceHasOverAHundredLegalConfigsAt4096OnH200) {
+  auto space = sm80_space(fp16(4096, 4096, 4096), profile("h200"));
+  const auto legal = space.enumerate();
+  EXPECT_GT(legal.size(), 100u);
+  for (const Config& c : legal) {
+    EXPECT_LE(sm80_smem_bytes(c), 232448) << c.describe();
+    EXPECT_LE(sm80_register_estimate(c), 255) << c.describe();
+  }
+}
+
+TEST(Sm80Family, RefusesWhatDoesNotFitAndNamesTheLimit) {
+  const Problem p = fp16(4096, 4096, 4096);
+  auto a100 = sm80_space(p, profile("a100-sxm"));
+  Config big{"sm80", {{"BLOCK_M", 256}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"WARPS_M", 4}, {"WARPS_N", 4},
+                      {"STAGES", 4}, {"GROUP_M", 8}, {"VEC_BYTES", 16}, {"COPY_AB", 0}}};
+  Status s = a100.check(big);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("shared memory"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("166912"), std::string::npos) << s.message();
+  // Alignment: an odd leading dimension allows only 2-byte loads, unless the operands are copied first.
+  const Problem odd = fp16(4095, 4097, 4093);
+  EXPECT_EQ(max_vec_bytes(odd), 2);
+  EXPECT_EQ(max_vec_bytes(fp16(64, 64, 68)), 8);
+  EXPECT_EQ(max_vec_bytes(fp16(64, 64, 64)), 16);
+  auto space = sm80_space(odd, profile("h200"));
+  Config c = sm80_heuristic(odd, profile("h200"));
+  EXPECT_EQ(c.at("COPY_AB"), 1);
+  EXPECT_TRUE(space.check(c).ok());
+  c.params["COPY_AB"] = 0;
+  Status v = space.check(c);
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.message().find("VEC_BYTES <= 2"), std::string::npos) << v.message();
+}
+
+TEST(Sm80Family, HeuristicPicksLegalConfigsForThePublicSuiteOnEveryNvidiaProfile) {
+  const auto shapes = public_suite_shapes();
+  ASSERT_EQ(shapes.size(), 18u);
+  for (const char* name : {"h200", "h100-sxm", "a100-sxm", "l40s", "rtx-4090"}) {
+    const auto prof = profile(name);
+    for (const auto& s : shapes) {
+      for (Layout l : {Layout::RR, Layout::CC}) {
+        const Problem p = fp16(s[0], s[1], s[2], l);
+        Config c = sm80_heuristic(p, prof);
+        ASSERT_FALSE(c.family.empty()) << name;
+        EXPECT_TRUE(sm80_space(p, prof).check(c).ok()) << name << " " << p.describe() << " " << c.describe();
+      }
+    }
+  }
+  // Large square problems get large tiles; a 16-row problem gets a tile of at most 32 rows.
+  EXPECT_GE(sm80_heuristic(fp16(4096, 4096, 4096), profile("h200")).at("BLOCK_M") *
+                sm80_heuristic(fp16(4096, 4096, 4096), profile("h200")).at("BLOCK_N"),
+            128 * 128);
+  EXPECT_LE(sm80_heuristic(fp16(16, 4096, 4096), profile("h200")).at("BLOCK_M"), 32);
+}
+
+TEST(Sm80Family, GeneratedSourceInstantiatesEveryParameter) {
+  const Problem p = fp16(1000, 1000, 1000, Layout::CR);
+  Config c = sm80_heuristic(p, profile("h200"));
+  GeneratedKernel g = sm80_source(p, c, 8, 2);
+  EXPECT_NE(g.source.find("#include \"sm80/gemm.cuh\""), std::string::npos);
+  EXPECT_NE(g.source.find(fmt::format("Config<{}, {}, {}, {}, {}, {}, {}, 8, false, true, 1, 1, 2>", c.at("BLOCK_M"),
+                                      c.at("BLOCK_N"), c.at("BLOCK_K"), c.at("WARPS_M"), c.at("WARPS_N"),
+                                      c.at("STAGES"), c.at("GROUP_M"))),
+            std::string::npos)
+      << g.source;
+  EXPECT_NE(g.source.find(g.entry), std::string::npos);
+  EXPECT_EQ(g.threads, 32 * c.at("WARPS_M") * c.at("WARPS_N"));
+  EXPECT_EQ(g.smem_bytes, sm80_smem_bytes(c));
+}
+
+// CI's compile check: NVRTC builds, for sm_80 and sm_90a, the configs the heuristic picks for the public suite
+// and the largest legal config; none spills, registers stay within the estimate, shared memory fits.
+TEST(Sm80Family, NvrtcBuildsStayWithinTheirEstimates) {
+  auto nvrtc = jit::Nvrtc::get();
+  if (!nvrtc.ok()) GTEST_SKIP() << "SKIPPED: NVRTC not available: " << nvrtc.status().message();
+  std::vector<jit::Header> headers;
+  for (const auto& [name, text] : embedded::embedded_kernel_headers()) headers.push_back({std::string(name), std::string(text)});
+  struct Case {
+    std::string arch;
+    const char* profile;
+    Problem problem;
+    Config config;
+  };
+  std::vector<Case> cases;
+  for (const auto& [arch, prof_name] : {std::pair{"sm_90a", "h200"}, std::pair{"sm_80", "a100-sxm"}}) {
+    const auto prof = profile(prof_name);
+    std::vector<std::string> seen;
+    for (const auto& s : public_suite_shapes()) {
+      const Problem p = fp16(s[0], s[1], s[2]);
+      Config c = sm80_heuristic(p, prof);
+      if (std::find(seen.begin(), seen.end(), c.describe()) != seen.end()) continue;
+      seen.push_back(c.describe());
+      cases.push_back({arch, prof_name, p, c});
+    }
+    // The largest legal config: most shared memory, then most threads.
+    const Problem big = fp16(4096, 4096, 4096);
+    auto legal = sm80_space(big, prof).enumerate();
+    ASSERT_FALSE(legal.empty());
+    auto largest = *std::max_element(legal.begin(), legal.end(), [](const Config& x, const Config& y) {
+      return std::pair{sm80_smem_bytes(x), sm80_threads(x)} < std::pair{sm80_smem_bytes(y), sm80_threads(y)};
+    });
+    cases.push_back({arch, prof_name, big, largest});
+  }
+  jit::KernelCache cache(::testing::TempDir() + "/tf-sm80-ci-cache");
+  for (const Case& k : cases) {
+    const int vec = k.config.at("COPY_AB") ? 16 : int(k.config.at("VEC_BYTES"));
+    GeneratedKernel g = sm80_source(k.problem, k.config, vec, epilogue_vec(k.problem));
+    jit::CompileRequest req;
+    req.name = g.entry;
+    req.source = g.source;
+    req.headers = headers;
+    req.arch = k.arch;
+    auto compiled = cache.get(req);
+    ASSERT_TRUE(compiled.ok()) << k.config.describe() << ": " << compiled.status().to_string();
+    const jit::FunctionResources* r = compiled->resources(g.entry);
+    ASSERT_NE(r, nullptr) << compiled->log;
+    EXPECT_FALSE(r->spills()) << k.arch << " " << k.config.describe() << ": " << r->spill_store_bytes << " bytes spilled";
+    EXPECT_LE(r->registers, sm80_register_estimate(k.config)) << k.arch << " " << k.config.describe();
+    const auto prof = profile(k.profile);
+    EXPECT_LE(r->smem_bytes + g.smem_bytes, prof.smem_per_block_bytes) << k.arch << " " << k.config.describe();
+    std::printf("[ info ] %s %s: %d registers (estimate %d), %lld B shared memory\n", k.arch.c_str(),
+                k.config.describe().c_str(), r->registers, sm80_register_estimate(k.config),
+                (long long)(r->smem_bytes + g.smem_bytes));
+  }
+}
+
+}  // namespace
+}  // namespace tileforge::cuda
