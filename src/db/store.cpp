@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <mutex>
+#include <thread>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -162,26 +164,67 @@ int Store::version() const { return impl_->version; }
 
 namespace {
 
+// What the file header and catalogue say about whose file this is.
+struct Header {
+  int version = 0;          // PRAGMA user_version
+  int64_t application = 0;  // PRAGMA application_id
+  int64_t tables = 0;       // entries in sqlite_master
+  // Another program's file: marked by another application id, or holding tables without any tileforge schema.
+  bool foreign() const {
+    return (application != 0 && application != kApplicationId) ||
+           (version == 0 && application != kApplicationId && tables > 0);
+  }
+};
+
+Header read_header(sqlite3* db) {
+  Header h;
+  h.version = int(sql::scalar_int(db, "PRAGMA user_version"));
+  h.application = sql::scalar_int(db, "PRAGMA application_id");
+  h.tables = sql::scalar_int(db, "SELECT count(*) FROM sqlite_master");
+  return h;
+}
+
+Status foreign_status(const std::string& path, const Header& h) {
+  return invalid_argument(fmt::format("{} is a SQLite database of another application ({}); it was left untouched: "
+                                      "pass --db with another file, or --no-db",
+                                      path,
+                                      h.application != 0 ? fmt::format("application_id {:#x}", h.application)
+                                                         : std::string("it has tables but no tileforge schema")));
+}
+
+// NOTE: SQLite answers SQLITE_BUSY to a journal-mode change at once, without the busy handler, while another
+// connection holds a lock; several tuners opening a new file together hit that. Retry until the busy timeout.
+std::string switch_to_wal(sqlite3* db, int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (int attempt = 0;; ++attempt) {
+    try {
+      sql::Stmt s(db, "PRAGMA journal_mode = WAL");
+      return s.step() ? s.text(0) : std::string();
+    } catch (const sql::Error& e) {
+      if ((e.code != SQLITE_BUSY && e.code != SQLITE_LOCKED) || std::chrono::steady_clock::now() >= deadline) throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1 + attempt % 10));
+  }
+}
+
 void migrate(sqlite3* db, const std::string& path, const std::vector<Migration>& steps, int* version) {
   for (const Migration& m : steps) {
     if (m.to_version <= *version) continue;
     sql::WriteTxn txn(db);
     // Another process may have migrated while this one waited for the lock: read again under it.
-    const int now = int(sql::scalar_int(db, "PRAGMA user_version"));
-    if (now >= m.to_version) {
+    const Header head = read_header(db);
+    if (head.version >= m.to_version) {
       txn.commit();
-      *version = now;
+      *version = head.version;
       continue;
     }
-    if (now == 0 && sql::scalar_int(db, "PRAGMA application_id") != kApplicationId &&
-        sql::scalar_int(db, "SELECT count(*) FROM sqlite_master") > 0) {
-      throw Status{Code::invalid_argument,
-                   fmt::format("{} is a SQLite database of another application (it has tables but no tileforge "
-                               "schema); pass --db with another file, or --no-db",
-                               path)};
-    }
+    if (head.foreign()) throw foreign_status(path, head);
     SqlExec exec = [db](std::string_view text) -> Status {
-      sql::exec(db, text);
+      try {
+        sql::exec(db, text);
+      } catch (const sql::Error& e) {
+        return {Code::io_error, e.message};
+      }
       return {};
     };
     if (Status s = m.apply(exec); !s) {
@@ -226,14 +269,16 @@ Expected<Store> Store::open(const std::string& path, const OpenOptions& options)
 
   try {
     sqlite3* db = impl->db;
-    // The first read of the header: a file that is not a database fails here.
-    int version = int(sql::scalar_int(db, "PRAGMA user_version"));
-    const int64_t app = sql::scalar_int(db, "PRAGMA application_id");
-    if (app != 0 && app != kApplicationId) {
-      return invalid_argument(fmt::format("{} is a SQLite database of another application (application_id {:#x}); "
-                                          "pass --db with another file, or --no-db",
-                                          path, app));
+    // The first read of the header: a file that is not a database fails here. One snapshot, so that a tuner
+    // creating the schema meanwhile is seen either not at all or whole.
+    Header head;
+    {
+      sql::ReadTxn snapshot(db);
+      head = read_header(db);
     }
+    int version = head.version;
+    // Refused before anything is written: switching to WAL alone would rewrite another program's header.
+    if (head.foreign()) return foreign_status(path, head);
     if (version > known) {
       return Status{Code::unsupported,
                     fmt::format("tuning DB {} has schema v{}, newer than this tileforge knows (v{}): it was written "
@@ -254,10 +299,7 @@ Expected<Store> Store::open(const std::string& path, const OpenOptions& options)
     if (rw) {
       // WAL: readers never block the writer and one writer at a time commits; NORMAL sync is durable across
       // process crashes in WAL mode (a power cut may lose the last commits, never the file).
-      const std::string mode = [&] {
-        sql::Stmt s(db, "PRAGMA journal_mode = WAL");
-        return s.step() ? s.text(0) : std::string();
-      }();
+      const std::string mode = switch_to_wal(db, options.busy_timeout_ms);
       if (mode != "wal") {
         return Status{Code::io_error, fmt::format("tuning DB {}: cannot switch to WAL journal mode (got '{}'); "
                                                   "the file system may not support it: pass --db on a local disk",
