@@ -214,7 +214,8 @@ Expected<std::vector<Record>> parse_export(std::string_view text, std::string_vi
     try {
       out.push_back(record_from_json((*recs)[i]));
     } catch (const Bad& b) {
-      return invalid_argument(fmt::format("{}: records[{}].{}: {}", origin, i, b.field, b.why));
+      return invalid_argument(
+          fmt::format("{}: records[{}]{}{}: {}", origin, i, b.field.empty() ? "" : ".", b.field, b.why));
     }
   }
   return out;

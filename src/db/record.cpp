@@ -93,6 +93,18 @@ std::optional<FieldError> check_record(const Record& r) {
   return std::nullopt;
 }
 
+std::string describe(const Record& r) {
+  std::string params;
+  for (const auto& [name, value] : r.config.params) {
+    params += fmt::format("{}{}={}", params.empty() ? "" : " ", name, value);
+  }
+  return fmt::format("#{} {} {} v{} {} on {}: {}; median {:.4g} ms (min {:.4g}, max {:.4g}, {} reps), {:.1f} TFLOP/s, "
+                     "rel error {:.1e}, {} {}",
+                     r.id, r.backend, r.config.family, r.family_version, r.problem.key(), r.device.describe(), params,
+                     r.time.median_ms, r.time.min_ms, r.time.max_ms, r.time.reps, r.tflops, r.rel_error,
+                     to_string(r.source), r.created_at);
+}
+
 std::string config_to_json(const Config& config) {
   // ordered_json keeps "family" first, then the parameters in the map's (alphabetical) order: stable text.
   nlohmann::ordered_json j;

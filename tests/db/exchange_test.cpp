@@ -131,9 +131,12 @@ void expect_refused(const std::string& valid, std::size_t index,
   auto r = parse_export(j.dump(), "team.json");
   ASSERT_FALSE(r) << "accepted an edit of " << field;
   const std::string msg = r.status().message();
-  const std::string where = "team.json: records[" + std::to_string(index) + "]." + field + ":";
+  const std::string where =
+      "team.json: records[" + std::to_string(index) + "]" + (field.empty() ? "" : "." + field) + ":";
   EXPECT_NE(msg.find(where), std::string::npos) << msg << "\n(expected " << where << ")";
-  if (!also.empty()) EXPECT_NE(msg.find(also), std::string::npos) << msg;
+  if (!also.empty()) {
+    EXPECT_NE(msg.find(also), std::string::npos) << msg;
+  }
 }
 
 TEST(DbExchange, MalformedRecordsAreRefusedWithIndexAndField) {

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "db/db_fixtures.hpp"
 #include "db/store.hpp"
 
@@ -349,6 +351,17 @@ TEST(DbList, FiltersAndShow) {
     expect_same(**shown, r);
   }
   EXPECT_FALSE(store->get(123456)->has_value());
+
+  // The one-line form names the id, key and measurement.
+  const Record& first = listed->front();
+  const std::string line = describe(first);
+  EXPECT_EQ(line.rfind(fmt::format("#{} {} {} v{} {} on {}: ", first.id, first.backend, first.family(),
+                                   first.family_version, first.problem.key(), first.device.describe()),
+                       0),
+            0u)
+      << line;
+  EXPECT_NE(line.find(fmt::format("BLOCK_M={}", first.config.at("BLOCK_M"))), std::string::npos) << line;
+  EXPECT_NE(line.find(fmt::format("{} reps", first.time.reps)), std::string::npos) << line;
 
   auto devices = store->devices();
   ASSERT_TRUE(devices);
