@@ -1,6 +1,7 @@
 // Chip records: the profiles compiled in from profiles/*.json, loading one from a file, and detecting the host.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,10 @@ namespace tileforge::hw {
 // ("profile h200: field 'peaks[0].tflops' must be a positive number"). `origin` names the file in messages.
 Expected<HwProfile> parse_profile(std::string_view json_text, std::string_view origin);
 std::string to_json(const HwProfile& profile);  // the same format parse_profile reads
+
+// load_profile("host") (or "host-cpu", the detected profile's own name) returns host_cpu_profile().
+inline constexpr std::string_view kHostProfileName = "host";
+inline constexpr std::string_view host_cpu_profile_name() { return "host-cpu"; }
 
 // Names of the compiled-in profiles ("a100-sxm", "h200", ...).
 std::vector<std::string> builtin_profile_names();
@@ -30,17 +35,74 @@ struct CpuIsa {
   bool avx512_bf16 = false, avx512_fp16 = false;
   bool amx_tile = false, amx_bf16 = false, amx_int8 = false;  // usable only when the OS enabled the tile state
   bool os_avx = false, os_avx512 = false, os_amx = false;     // XCR0 (and arch_prctl for AMX) allow the state
+  bool xcr0_amx = false;         // XCR0 enables the tile state (XTILECFG, XTILEDATA)
+  bool amx_permission = false;   // Linux granted this process XTILEDATA (arch_prctl ARCH_REQ_XCOMP_PERM succeeded)
+  int x86_64_level = 0;          // psABI micro-architecture level: 1 (baseline) .. 4 (AVX-512); 0 off x86-64
+
+  // Capability gates: the CPU has the instructions and the OS saves their state, so code may use them.
+  bool has_avx2() const { return avx && avx2 && fma && os_avx; }
+  // All of F/BW/DQ/VL, because the *_avx512.cpp files are compiled with all four enabled.
+  bool has_avx512() const { return avx512f && avx512bw && avx512dq && avx512vl && os_avx512 && has_avx2(); }
+  bool has_amx_bf16() const { return amx_tile && amx_bf16 && os_amx; }
 };
 const CpuIsa& cpu_isa();  // detected once
 
 // The host CPU as a profile: ISA from CPUID, caches from sysfs (CPUID leaf 4 / 0x8000001D as fallback),
 // usable core count, and the FP32 peak measured by a short FMA loop on all cores (virtual machines expose no
-// clock), recorded with measured = true and its source. The FMA loop runs once per process (~50 ms).
+// clock), recorded with measured = true and its source. The FMA loop (~60 ms) and a read of a buffer larger than
+// the last-level cache (memory bandwidth, ~0.1-0.2 s) run once per process, on first use; thread-safe.
 const HwProfile& host_cpu_profile();
 // The compiled-in generic profile closest to the host ("generic-avx512" or "generic-avx2").
 std::string nearest_cpu_profile_name();
 
 // Measures the peak FP32 FMA rate (GFLOP/s) with `threads` threads (0 = all) for about `seconds`.
 double measure_fma_peak_gflops(int threads, double seconds);
+
+// The FMA loop of one vector ISA; measure_fma_peak_gflops uses the widest the host can run.
+enum class FmaIsa { scalar, avx2, avx512 };
+std::string_view to_string(FmaIsa isa);
+// The widest FMA loop the host can run.
+FmaIsa best_fma_isa();
+// As measure_fma_peak_gflops, with the given ISA; refused (unsupported) when the host cannot run it.
+Expected<double> measure_fma_peak_gflops(FmaIsa isa, int threads, double seconds);
+
+// Measures the rate of reading `bytes` of memory (GB/s) with `threads` threads (0 = all); the best of a few passes.
+double measure_read_bandwidth_gbps(int threads, int64_t bytes);
+
+// CPUs this process may run on (sched_getaffinity; hardware_concurrency where that fails).
+int usable_cpu_count();
+
+// Caches of one CPU as Linux describes them under `cpu_dir` (".../cpu/cpu0"): data and unified caches, sorted by
+// level; instruction caches are left out. `shared_by` counts cores, not hardware threads. Empty when absent.
+std::vector<CacheLevel> read_sysfs_caches(const std::string& cpu_dir = "/sys/devices/system/cpu/cpu0");
+// The same from CPUID (leaf 4 on Intel, 0x8000001D on AMD); empty where the CPU offers neither.
+std::vector<CacheLevel> cpuid_caches();
+
+// ---- GPUs: a detected device mapped to its record --------------------------------------------------------------
+
+// What a GPU's driver reports (cuDeviceGetAttribute and friends); 0 or empty where unknown.
+struct GpuProperties {
+  std::string name;                 // "NVIDIA H200"
+  std::string vendor = "nvidia";
+  int cc_major = 0, cc_minor = 0;   // compute capability (NVIDIA)
+  int sm_count = 0;
+  double clock_ghz = 0;             // largest SM clock
+  int64_t smem_per_sm_bytes = 0;
+  int64_t smem_per_block_bytes = 0;  // the opt-in maximum per block
+  int64_t registers_per_sm = 0;
+  int max_threads_per_sm = 0;
+  int64_t l2_bytes = 0;
+  double mem_bandwidth_gbps = 0;    // 2 x memory clock x bus width / 8
+};
+
+// The compiled-in profile a detected GPU maps to: its reported name is in the record's "match" list (case and
+// spacing ignored) and, for NVIDIA, its compute capability equals the record's arch. Nothing when none matches.
+std::optional<std::string> gpu_profile_name(const GpuProperties& gpu);
+// The profile to plan for a detected GPU. A matched record is returned with the device's reported SM count,
+// clock, shared memory, registers and L2 replacing the record's where they differ (peaks scaled by SMs x clock;
+// a MIG slice reports fewer SMs). An unmatched GPU gets a profile built from its properties, named
+// "detected-<name>", with peaks scaled per SM and clock from a record of the same architecture, or only the
+// FP32 rate estimated where none exists; every such number's source says so.
+HwProfile gpu_profile_from_properties(const GpuProperties& gpu);
 
 }  // namespace tileforge::hw

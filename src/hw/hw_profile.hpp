@@ -20,6 +20,7 @@ struct CacheLevel {
   int ways = 0;                   // associativity; 0 = unknown
   int line_bytes = 64;
   int shared_by = 1;              // cores (or SMs) sharing one instance
+  bool operator==(const CacheLevel&) const = default;
 };
 
 // One matrix instruction shape the chip offers (wgmma m64nNk16, mma.sync m16n8k16, AMX tile, ...).
@@ -28,6 +29,8 @@ struct MatrixUnit {
   int m = 0, n = 0, k = 0;
   DType input = DType::f16;
   DType accum = DType::f32;
+  int n_step = 0;                 // when > 0, n is the largest N and any multiple of n_step up to it is legal
+  bool operator==(const MatrixUnit&) const = default;
 };
 
 // Peak rate of the whole chip for one input precision and accumulator.
@@ -36,6 +39,7 @@ struct PeakRate {
   DType accum = DType::f32;
   double tflops = 0;
   std::string source;             // "datasheet: ...", "measured: FMA loop, 2 threads, 2026-11-29"
+  bool operator==(const PeakRate&) const = default;
 };
 
 struct HwProfile {
@@ -57,13 +61,18 @@ struct HwProfile {
   std::vector<PeakRate> peaks;
   double mem_bandwidth_gbps = 0;       // GB/s
   bool measured = false;               // true when detected on this host rather than loaded from a record
+  bool representative = false;         // numbers describe a class of parts (one reference SKU), not one chip
+  std::string notes;                   // free text: the reference part, caveats
+  std::vector<std::string> match_names;  // device names a detected GPU reports for this record ("NVIDIA H200")
   std::map<std::string, std::string> sources;  // field name -> where its number comes from
 
+  // Feature names compare case-insensitively with '-' and '_' equal ("avx512_bf16" finds "avx512-bf16").
   bool has(const std::string& feature) const;
   const CacheLevel* cache(int level) const;        // nullptr when the record has none
   std::optional<double> peak_tflops(DType input, DType accum) const;
   // Compute-bound above this many FLOPs per byte (peak / bandwidth), for the given precision.
   std::optional<double> ridge_flops_per_byte(DType input, DType accum) const;
+  bool operator==(const HwProfile&) const = default;
 };
 
 }  // namespace tileforge::hw

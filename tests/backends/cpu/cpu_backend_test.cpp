@@ -8,6 +8,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/cpu/cpu_backend.hpp"
+#include "backends/cpu/microkernel.hpp"
 #include "support/test_support.hpp"
 
 namespace tileforge {

@@ -81,7 +81,7 @@ TEST_P(MicroKernelTest, PackingConvertsPadsAndFollowsBothStrides) {
             const int64_t s_mn = contiguous_k ? kc + 2 : 1, s_k = contiguous_k ? 1 : mn + 3;
             const int64_t count = (mn - 1) * s_mn + (kc - 1) * s_k + 1;
             auto src32 = random_floats(std::size_t(count), uint32_t(mn * 31 + kc));
-            std::vector<uint16_t> src16(std::size_t(count));
+            std::vector<uint16_t> src16(static_cast<std::size_t>(count));
             for (int64_t i = 0; i < count; ++i)
               src16[i] = t == DType::bf16 ? float_to_bf16(src32[i]) : float_to_f16(src32[i]);
             const void* src = t == DType::f32 ? static_cast<const void*>(src32.data()) : src16.data();
