@@ -61,7 +61,9 @@ class Fields {
     if (it == j_.end()) throw Bad{path(name), "is missing"};
     return *it;
   }
-  std::string path(std::string_view name) const { return at_.empty() ? std::string(name) : at_ + "." + std::string(name); }
+  std::string path(std::string_view name) const {
+    return at_.empty() ? std::string(name) : at_ + "." + std::string(name);
+  }
   std::string str(const char* name, bool may_be_empty = false) {
     const json& v = get(name);
     if (!v.is_string()) throw Bad{path(name), "must be a string"};

@@ -71,7 +71,9 @@ std::optional<FieldError> check_record(const Record& r) {
 
   const Timing& t = r.time;
   auto positive = [](double v) { return std::isfinite(v) && v > 0; };
-  if (!positive(t.median_ms)) return bad("time_ms.median", fmt::format("is {}; must be a positive number", t.median_ms));
+  if (!positive(t.median_ms)) {
+    return bad("time_ms.median", fmt::format("is {}; must be a positive number", t.median_ms));
+  }
   if (!positive(t.min_ms)) return bad("time_ms.min", fmt::format("is {}; must be a positive number", t.min_ms));
   if (!positive(t.max_ms)) return bad("time_ms.max", fmt::format("is {}; must be a positive number", t.max_ms));
   if (t.min_ms > t.median_ms || t.median_ms > t.max_ms) {

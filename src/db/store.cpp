@@ -599,7 +599,8 @@ Expected<LookupResult> Store::lookup(const LookupRequest& req) const {
   auto tail = [&](const Candidate& c) {
     return std::tuple(c.r->time.median_ms, shape_key(*c.r), c.r->device.hash(), c.r->family(), c.r->id);
   };
-  std::sort(tiers[0].begin(), tiers[0].end(), [&](const Candidate& a, const Candidate& b) { return tail(a) < tail(b); });
+  std::sort(tiers[0].begin(), tiers[0].end(),
+            [&](const Candidate& a, const Candidate& b) { return tail(a) < tail(b); });
   std::sort(tiers[1].begin(), tiers[1].end(), [&](const Candidate& a, const Candidate& b) {
     return std::tuple(a.distance, tail(a)) < std::tuple(b.distance, tail(b));
   });
@@ -664,6 +665,13 @@ DispatchDb open_for_dispatch(const std::string& path, bool enabled) {
   }
   out.store = std::move(store).value();
   return out;
+}
+
+std::function<Support(const Record&)> legal_in(ParamSpace space) {
+  return [space = std::move(space)](const Record& r) {
+    if (Status s = space.check(r.config); !s) return Support::no(s.message());
+    return Support::yes();
+  };
 }
 
 LookupResult lookup_or_plan(const DispatchDb& db, const LookupRequest& request) {

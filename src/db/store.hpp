@@ -160,6 +160,10 @@ struct DispatchDb {
 };
 DispatchDb open_for_dispatch(const std::string& path, bool enabled = true);
 
+// An `accept` for LookupRequest: a record is usable when its config passes the backend's parameter space for
+// this problem here (the family matches, every parameter is declared and legal, every constraint holds).
+std::function<Support(const Record&)> legal_in(ParamSpace space);
+
 // The lookup, or "planner" with the reason when there is no store or the lookup failed.
 LookupResult lookup_or_plan(const DispatchDb& db, const LookupRequest& request);
 

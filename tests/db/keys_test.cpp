@@ -56,12 +56,12 @@ TEST(DbKeys, FingerprintOfDeviceUsesProfileFields) {
 // The alignment class written out the slow way: every byte count that must be divisible, then the widest class.
 int alignment_by_hand(const Problem& p) {
   const Problem q = p.normalized();
-  std::vector<int64_t> bytes = {q.lda * int64_t(size_of(q.precision.input)), q.ldb * int64_t(size_of(q.precision.input)),
-                                q.ldc * int64_t(size_of(q.precision.output))};
+  const int64_t in = int64_t(size_of(q.precision.input)), out = int64_t(size_of(q.precision.output));
+  std::vector<int64_t> bytes = {q.lda * in, q.ldb * in, q.ldc * out};
   if (q.batch > 1) {
-    bytes.push_back(q.stride_a * int64_t(size_of(q.precision.input)));
-    bytes.push_back(q.stride_b * int64_t(size_of(q.precision.input)));
-    bytes.push_back(q.stride_c * int64_t(size_of(q.precision.output)));
+    bytes.push_back(q.stride_a * in);
+    bytes.push_back(q.stride_b * in);
+    bytes.push_back(q.stride_c * out);
   }
   for (int w = 16; w >= 2; w /= 2) {
     bool all = true;

@@ -262,6 +262,32 @@ TEST_F(DbLookup, BackendVetoSkipsToTheNextCandidate) {
   EXPECT_NE(r.reason.find("2 refused by the backend"), std::string::npos) << r.reason;
 }
 
+TEST_F(DbLookup, LegalInUsesTheBackendsParameterSpace) {
+  // A space where BLOCK_M may only be 64 or 128 and STAGES * BLOCK_M is bounded, as a shared-memory limit would.
+  ParamSpace space;
+  space.family = "sm80";
+  space.params = {{"BLOCK_M", {64, 128}, "data scheduling", ""}, {"STAGES", {2, 3, 4}, "compute pipeline", ""}};
+  space.constraints = {
+      {"STAGES * BLOCK_M <= 384", [](const Config& c) { return c.at("STAGES") * c.at("BLOCK_M") <= 384; }}};
+  const Signature want = sig(1024, 1024, 1024);
+  Record fits = random_record(rng_, h200(), sig(1000, 1024, 1024));
+  fits.config.params = {{"BLOCK_M", 128}, {"STAGES", 3}};
+  fits.time.median_ms = 9;  // slower than the others, but the only legal one
+  fits.time.min_ms = 8;
+  fits.time.max_ms = 10;
+  Record too_deep = random_record(rng_, h200(), want);
+  too_deep.config.params = {{"BLOCK_M", 128}, {"STAGES", 4}};
+  Record unknown = random_record(rng_, h200(), sig(1020, 1024, 1024));
+  unknown.config.params = {{"BLOCK_M", 256}, {"STAGES", 2}};
+  ASSERT_TRUE(store_->upsert_all({fits, too_deep, unknown}));
+  LookupResult r = find(h200(), want, {{"sm80", 1}}, legal_in(space));
+  EXPECT_EQ(r.source, Hit::bucket) << r.reason;
+  expect_record(r, fits);
+  ASSERT_EQ(r.rejected.size(), 2u);
+  EXPECT_NE(r.rejected[0].find("STAGES * BLOCK_M <= 384"), std::string::npos) << r.rejected[0];
+  EXPECT_NE(r.rejected[1].find("BLOCK_M"), std::string::npos) << r.rejected[1];
+}
+
 TEST_F(DbLookup, InvalidProblemIsRefused) {
   Problem p = problem_of(sig(64, 64, 64));
   p.lda = 3;
