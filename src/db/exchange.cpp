@@ -1,0 +1,290 @@
+// JSON export/import of tuning records (validated field by field) and the Triton config export.
+#include "db/exchange.hpp"
+
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/parse.hpp"
+
+namespace tileforge::db {
+
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+ordered_json record_to_json(const Record& r) {
+  ordered_json j;
+  j["device"] = {{"kind", r.device.kind},       {"name", r.device.name},   {"arch", r.device.arch},
+                 {"cores", r.device.cores},     {"clock_mhz", r.device.clock_mhz},
+                 {"driver", r.device.driver},   {"toolkit", r.device.toolkit}};
+  j["backend"] = r.backend;
+  j["family_version"] = r.family_version;
+  const Signature& p = r.problem;
+  j["problem"] = {{"m", p.m},
+                  {"n", p.n},
+                  {"k", p.k},
+                  {"batch", p.batch},
+                  {"input", to_string(p.input)},
+                  {"output", to_string(p.output)},
+                  {"accum", to_string(p.accum)},
+                  {"layout", to_string(p.layout)},
+                  {"align", p.align}};
+  j["config"] = ordered_json::parse(config_to_json(r.config));
+  j["time_ms"] = {{"median", r.time.median_ms}, {"min", r.time.min_ms}, {"max", r.time.max_ms}, {"reps", r.time.reps}};
+  j["tflops"] = r.tflops;
+  j["rel_error"] = r.rel_error;
+  j["max_scaled_error"] = r.max_scaled_error;
+  j["tool_version"] = r.tool_version;
+  j["created_at"] = r.created_at;
+  j["source"] = to_string(r.source);
+  return j;
+}
+
+// A malformed field: where (relative to the record) and why. Thrown while reading one record.
+struct Bad {
+  std::string field;
+  std::string why;
+};
+
+// Reads the members of one JSON object, naming each by its path; refuses members it does not know.
+class Fields {
+ public:
+  Fields(const json& j, std::string at) : j_(j), at_(std::move(at)) {
+    if (!j_.is_object()) throw Bad{at_, "must be an object"};
+  }
+  const json& get(const char* name) {
+    seen_.insert(name);
+    auto it = j_.find(name);
+    if (it == j_.end()) throw Bad{path(name), "is missing"};
+    return *it;
+  }
+  std::string path(std::string_view name) const {
+    return at_.empty() ? std::string(name) : at_ + "." + std::string(name);
+  }
+  std::string str(const char* name, bool may_be_empty = false) {
+    const json& v = get(name);
+    if (!v.is_string()) throw Bad{path(name), "must be a string"};
+    std::string s = v.get<std::string>();
+    if (s.empty() && !may_be_empty) throw Bad{path(name), "must not be empty"};
+    return s;
+  }
+  int64_t integer(const char* name) {
+    const json& v = get(name);
+    if (!v.is_number_integer()) throw Bad{path(name), fmt::format("must be an integer, not {}", v.dump())};
+    return v.get<int64_t>();
+  }
+  double number(const char* name) {
+    const json& v = get(name);
+    if (!v.is_number()) throw Bad{path(name), fmt::format("must be a number, not {}", v.dump())};
+    return v.get<double>();
+  }
+  template <class T>
+  T parsed(const char* name, Expected<T> (*parse)(std::string_view, std::string_view)) {
+    auto v = parse(str(name), path(name));
+    if (!v) throw Bad{path(name), v.status().message()};
+    return *v;
+  }
+  // Unknown members are refused: a typo must not silently drop a value.
+  void done() const {
+    for (const auto& [name, value] : j_.items())
+      if (!seen_.count(name)) throw Bad{path(name), "is not a known field"};
+  }
+
+ private:
+  const json& j_;
+  std::string at_;
+  std::set<std::string> seen_;
+};
+
+Record record_from_json(const json& j) {
+  Record r;
+  Fields f(j, "");
+  {
+    Fields d(f.get("device"), "device");
+    r.device.kind = d.str("kind");
+    r.device.name = d.str("name");
+    r.device.arch = d.str("arch");
+    r.device.cores = int(d.integer("cores"));
+    r.device.clock_mhz = int(d.integer("clock_mhz"));
+    r.device.driver = d.str("driver", true);
+    r.device.toolkit = d.str("toolkit", true);
+    d.done();
+  }
+  r.backend = f.str("backend");
+  r.family_version = f.integer("family_version");
+  {
+    Fields p(f.get("problem"), "problem");
+    r.problem.m = p.integer("m");
+    r.problem.n = p.integer("n");
+    r.problem.k = p.integer("k");
+    r.problem.batch = p.integer("batch");
+    r.problem.input = p.parsed<DType>("input", parse_dtype);
+    r.problem.output = p.parsed<DType>("output", parse_dtype);
+    r.problem.accum = p.parsed<DType>("accum", parse_dtype);
+    r.problem.layout = p.parsed<Layout>("layout", parse_layout);
+    r.problem.align = int(p.integer("align"));
+    p.done();
+  }
+  {
+    const json& c = f.get("config");
+    if (!c.is_object()) throw Bad{"config", "must be an object"};
+    auto config = config_from_json(c.dump(), "config");
+    if (!config) throw Bad{"config", config.status().message()};
+    r.config = std::move(config).value();
+  }
+  {
+    Fields t(f.get("time_ms"), "time_ms");
+    r.time.median_ms = t.number("median");
+    r.time.min_ms = t.number("min");
+    r.time.max_ms = t.number("max");
+    r.time.reps = t.integer("reps");
+    t.done();
+  }
+  r.tflops = f.number("tflops");
+  r.rel_error = f.number("rel_error");
+  r.max_scaled_error = f.number("max_scaled_error");
+  r.tool_version = f.str("tool_version");
+  r.created_at = f.str("created_at");
+  {
+    auto s = parse_source(f.str("source"));
+    if (!s) throw Bad{"source", s.status().message()};
+    r.source = *s;
+  }
+  f.done();
+  if (auto e = check_record(r)) throw Bad{e->field, e->why};
+  return r;
+}
+
+// One line of a Python comment: no line breaks from device names or shapes.
+std::string one_line(std::string s) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  return s;
+}
+
+}  // namespace
+
+std::string export_json(const std::vector<Record>& records) {
+  ordered_json j;
+  j["format"] = kExportFormat;
+  j["format_version"] = kExportFormatVersion;
+  j["tool_version"] = std::string(version());
+  j["exported_at"] = iso_now();
+  j["records"] = ordered_json::array();
+  for (const Record& r : records) j["records"].push_back(record_to_json(r));
+  return j.dump(2) + "\n";
+}
+
+Expected<std::vector<Record>> parse_export(std::string_view text, std::string_view origin) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    return invalid_argument(fmt::format("{}: not valid JSON ({})", origin, e.what()));
+  }
+  if (!j.is_object()) return invalid_argument(fmt::format("{}: must be a JSON object with \"records\"", origin));
+  auto format = j.find("format");
+  if (format == j.end() || !format->is_string() || *format != kExportFormat) {
+    return invalid_argument(fmt::format("{}: field format must be \"{}\" (is this a tileforge tuning DB export?)",
+                                        origin, kExportFormat));
+  }
+  auto fv = j.find("format_version");
+  if (fv == j.end() || !fv->is_number_integer()) {
+    return invalid_argument(fmt::format("{}: field format_version must be an integer", origin));
+  }
+  if (fv->get<int64_t>() != kExportFormatVersion) {
+    return invalid_argument(fmt::format("{}: format_version {} is not supported (this tileforge reads {}); export it "
+                                        "again with this version or import it with a newer one",
+                                        origin, fv->get<int64_t>(), kExportFormatVersion));
+  }
+  for (const auto& [name, value] : j.items()) {
+    if (name != "format" && name != "format_version" && name != "tool_version" && name != "exported_at" &&
+        name != "records") {
+      return invalid_argument(fmt::format("{}: field {} is not a known field", origin, name));
+    }
+  }
+  auto recs = j.find("records");
+  if (recs == j.end() || !recs->is_array()) {
+    return invalid_argument(fmt::format("{}: field records must be an array", origin));
+  }
+  std::vector<Record> out;
+  out.reserve(recs->size());
+  for (std::size_t i = 0; i < recs->size(); ++i) {
+    try {
+      out.push_back(record_from_json((*recs)[i]));
+    } catch (const Bad& b) {
+      return invalid_argument(
+          fmt::format("{}: records[{}]{}{}: {}", origin, i, b.field.empty() ? "" : ".", b.field, b.why));
+    }
+  }
+  return out;
+}
+
+Expected<ImportSummary> import_json(Store& store, std::string_view text, std::string_view origin, bool force) {
+  auto records = parse_export(text, origin);
+  if (!records) return records.status();
+  for (Record& r : *records) {
+    r.id = 0;
+    r.source = Source::imported;
+  }
+  auto outcomes = store.upsert_all(*records, force);
+  if (!outcomes) return outcomes.status();
+  ImportSummary s;
+  for (Upsert u : *outcomes) {
+    if (u == Upsert::inserted) ++s.inserted;
+    if (u == Upsert::replaced) ++s.replaced;
+    if (u == Upsert::kept) ++s.kept;
+  }
+  return s;
+}
+
+std::string export_triton(const std::vector<Record>& records) {
+  std::string out = fmt::format(
+      "# Triton configs from a tileforge tuning DB (tileforge {}, {} records).\n"
+      "# One entry per record whose kernel family maps to Triton's GEMM parameters; the comment above each names\n"
+      "# the shape it was tuned for and the speed measured there.\n"
+      "import triton\n\nconfigs = [\n",
+      version(), records.size());
+  std::set<std::string> emitted;
+  for (const Record& r : records) {
+    const std::string where = one_line(fmt::format("{} on {}", r.problem.key(), r.device.describe()));
+    const std::string& fam = r.family();
+    if (fam.rfind("sm80", 0) != 0 && fam.rfind("sm90", 0) != 0) {
+      out += fmt::format("    # skipped: {}: family {} has no Triton equivalent\n", where, one_line(fam));
+      continue;
+    }
+    std::string missing;
+    for (const char* name : {"BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "STAGES", "WARPS_M", "WARPS_N"})
+      if (!r.config.get(name)) missing += missing.empty() ? name : fmt::format(", {}", name);
+    if (!missing.empty()) {
+      out += fmt::format("    # skipped: {}: {} config lacks {}\n", where, one_line(fam), missing);
+      continue;
+    }
+    // Triton's GEMM kernel has no split-K: a record that needs it would not be reproduced.
+    if (auto split = r.config.get("SPLIT_K"); split && *split != 1) {
+      out += fmt::format("    # skipped: {}: uses SPLIT_K={}, which the Triton GEMM has no parameter for\n", where,
+                         *split);
+      continue;
+    }
+    const Config& c = r.config;
+    const std::string entry = fmt::format(
+        "triton.Config({{'BLOCK_SIZE_M': {}, 'BLOCK_SIZE_N': {}, 'BLOCK_SIZE_K': {}, 'GROUP_SIZE_M': {}}}, "
+        "num_warps={}, num_stages={})",
+        c.at("BLOCK_M"), c.at("BLOCK_N"), c.at("BLOCK_K"), c.at("GROUP_M"), c.at("WARPS_M") * c.at("WARPS_N"),
+        c.at("STAGES"));
+    const std::string speed = fmt::format("{} v{}, {:.1f} TFLOP/s measured", one_line(fam), r.family_version, r.tflops);
+    // A config tuned best for several shapes is listed once: Triton's autotuner would time duplicates again.
+    if (!emitted.insert(entry).second) {
+      out += fmt::format("    # {}: {}; same config as an entry above\n", where, speed);
+      continue;
+    }
+    out += fmt::format("    # {}: {}\n    {},\n", where, speed, entry);
+  }
+  out += "]\n";
+  return out;
+}
+
+}  // namespace tileforge::db

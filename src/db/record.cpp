@@ -1,0 +1,164 @@
+// Record values: checking them, the config's JSON text, ISO time stamps.
+#include "db/record.hpp"
+
+#include <cmath>
+#include <ctime>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace tileforge::db {
+
+std::string_view to_string(Source s) { return s == Source::tuned ? "tuned" : "imported"; }
+
+Expected<Source> parse_source(std::string_view text) {
+  if (text == "tuned") return Source::tuned;
+  if (text == "imported") return Source::imported;
+  return invalid_argument(fmt::format("source '{}' is not known (allowed: tuned, imported)", text));
+}
+
+namespace {
+
+bool is_identifier(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    if (!ok) return false;
+  }
+  return !(s[0] >= '0' && s[0] <= '9');
+}
+
+}  // namespace
+
+std::optional<FieldError> check_record(const Record& r) {
+  auto bad = [](std::string field, std::string why) { return std::optional<FieldError>(FieldError{field, why}); };
+  if (r.device.kind.empty()) return bad("device.kind", "must not be empty (cpu or gpu)");
+  if (r.device.name.empty()) return bad("device.name", "must not be empty");
+  if (r.device.arch.empty()) return bad("device.arch", "must not be empty");
+  if (r.device.cores < 0) return bad("device.cores", fmt::format("is {}; must be >= 0", r.device.cores));
+  if (r.device.clock_mhz < 0) return bad("device.clock_mhz", fmt::format("is {}; must be >= 0", r.device.clock_mhz));
+  if (r.backend.empty()) return bad("backend", "must not be empty");
+  if (r.family_version < 0) return bad("family_version", fmt::format("is {}; must be >= 0", r.family_version));
+
+  const Signature& s = r.problem;
+  for (auto [name, v] : {std::pair{"problem.m", s.m}, std::pair{"problem.n", s.n}, std::pair{"problem.k", s.k},
+                         std::pair{"problem.batch", s.batch}}) {
+    if (v < 1) return bad(name, fmt::format("is {}; must be >= 1", v));
+  }
+  Problem p;
+  p.m = s.m;
+  p.n = s.n;
+  p.k = s.k;
+  p.batch = s.batch;
+  p.precision = {s.input, s.output, s.accum};
+  p.layout = s.layout;
+  if (Status st = p.validate(); !st) return bad("problem", st.message());
+  const int narrowest = int(std::min(size_of(s.input), size_of(s.output)));
+  if (s.align != 2 && s.align != 4 && s.align != 8 && s.align != 16) {
+    return bad("problem.align", fmt::format("is {}; must be 2, 4, 8 or 16", s.align));
+  }
+  if (s.align < narrowest) {
+    return bad("problem.align", fmt::format("is {}, below the {}-byte elements of {}->{} (must be >= {})", s.align,
+                                            narrowest, to_string(s.input), to_string(s.output), narrowest));
+  }
+
+  if (r.config.family.empty()) return bad("config.family", "must not be empty");
+  for (const auto& [name, value] : r.config.params) {
+    if (!is_identifier(name) || name == "family") {
+      return bad("config", fmt::format("parameter name '{}' is not an identifier (letters, digits, _)", name));
+    }
+  }
+
+  const Timing& t = r.time;
+  auto positive = [](double v) { return std::isfinite(v) && v > 0; };
+  if (!positive(t.median_ms)) {
+    return bad("time_ms.median", fmt::format("is {}; must be a positive number", t.median_ms));
+  }
+  if (!positive(t.min_ms)) return bad("time_ms.min", fmt::format("is {}; must be a positive number", t.min_ms));
+  if (!positive(t.max_ms)) return bad("time_ms.max", fmt::format("is {}; must be a positive number", t.max_ms));
+  if (t.min_ms > t.median_ms || t.median_ms > t.max_ms) {
+    return bad("time_ms", fmt::format("min {} <= median {} <= max {} does not hold", t.min_ms, t.median_ms, t.max_ms));
+  }
+  if (t.reps < 1) return bad("time_ms.reps", fmt::format("is {}; must be >= 1", t.reps));
+  auto non_negative = [](double v) { return std::isfinite(v) && v >= 0; };
+  if (!non_negative(r.tflops)) return bad("tflops", fmt::format("is {}; must be a finite number >= 0", r.tflops));
+  if (!non_negative(r.rel_error)) {
+    return bad("rel_error", fmt::format("is {}; must be a finite number >= 0", r.rel_error));
+  }
+  if (!non_negative(r.max_scaled_error)) {
+    return bad("max_scaled_error", fmt::format("is {}; must be a finite number >= 0", r.max_scaled_error));
+  }
+  if (r.tool_version.empty()) return bad("tool_version", "must not be empty");
+  if (!r.created_at.empty() && !is_iso_time(r.created_at)) {
+    return bad("created_at", fmt::format("'{}' is not YYYY-MM-DDTHH:MM:SSZ (UTC)", r.created_at));
+  }
+  return std::nullopt;
+}
+
+std::string describe(const Record& r) {
+  std::string params;
+  for (const auto& [name, value] : r.config.params) {
+    params += fmt::format("{}{}={}", params.empty() ? "" : " ", name, value);
+  }
+  return fmt::format("#{} {} {} v{} {} on {}: {}; median {:.4g} ms (min {:.4g}, max {:.4g}, {} reps), {:.1f} TFLOP/s, "
+                     "rel error {:.1e}, {} {}",
+                     r.id, r.backend, r.config.family, r.family_version, r.problem.key(), r.device.describe(), params,
+                     r.time.median_ms, r.time.min_ms, r.time.max_ms, r.time.reps, r.tflops, r.rel_error,
+                     to_string(r.source), r.created_at);
+}
+
+std::string config_to_json(const Config& config) {
+  // ordered_json keeps "family" first, then the parameters in the map's (alphabetical) order: stable text.
+  nlohmann::ordered_json j;
+  j["family"] = config.family;
+  for (const auto& [name, value] : config.params) j[name] = value;
+  return j.dump();
+}
+
+Expected<Config> config_from_json(std::string_view text, std::string_view what) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return invalid_argument(fmt::format("{}: not valid JSON", what));
+  if (!j.is_object()) return invalid_argument(fmt::format("{}: must be an object", what));
+  Config c;
+  for (const auto& [name, value] : j.items()) {
+    if (name == "family") {
+      if (!value.is_string()) return invalid_argument(fmt::format("{}.family: must be a string", what));
+      c.family = value.get<std::string>();
+    } else {
+      if (!value.is_number_integer()) {
+        return invalid_argument(fmt::format("{}.{}: must be an integer, not {}", what, name, value.dump()));
+      }
+      c.params[name] = value.get<int64_t>();
+    }
+  }
+  if (c.family.empty()) return invalid_argument(fmt::format("{}.family: missing or empty", what));
+  return c;
+}
+
+std::string iso_time(int64_t unix_seconds) {
+  std::time_t t = std::time_t(unix_seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                     tm.tm_min, tm.tm_sec);
+}
+
+std::string iso_now() { return iso_time(int64_t(std::time(nullptr))); }
+
+bool is_iso_time(std::string_view s) {
+  // NOTE: one fixed form so that text order is time order (prune compares the strings in SQL).
+  if (s.size() != 20) return false;
+  static constexpr std::string_view pattern = "dddd-dd-ddTdd:dd:ddZ";
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (pattern[i] == 'd' ? !(s[i] >= '0' && s[i] <= '9') : s[i] != pattern[i]) return false;
+  }
+  auto num = [&](std::size_t at, std::size_t len) {
+    int v = 0;
+    for (std::size_t i = at; i < at + len; ++i) v = v * 10 + (s[i] - '0');
+    return v;
+  };
+  const int month = num(5, 2), day = num(8, 2), hour = num(11, 2), minute = num(14, 2), second = num(17, 2);
+  return month >= 1 && month <= 12 && day >= 1 && day <= 31 && hour <= 23 && minute <= 59 && second <= 60;
+}
+
+}  // namespace tileforge::db

@@ -1,0 +1,57 @@
+// The tuning DB's schema, as an ordered list of migrations (v1 now); a new version is one more entry.
+#include "db/store.hpp"
+
+namespace tileforge::db {
+
+namespace {
+
+// v1: fingerprints in their own table (listed and pruned by hash); one row per best record. The bucket columns
+// are stored so that a lookup reads one bucket through an index instead of scanning the table.
+constexpr std::string_view kV1 = R"sql(
+CREATE TABLE devices (
+  hash      TEXT PRIMARY KEY,   -- Fingerprint::hash(): FNV-1a 64 of key, 16 hex digits
+  key       TEXT NOT NULL,      -- Fingerprint::key(): JSON array of the fields below
+  kind      TEXT NOT NULL,
+  name      TEXT NOT NULL,
+  arch      TEXT NOT NULL,
+  cores     INTEGER NOT NULL,
+  clock_mhz INTEGER NOT NULL,
+  driver    TEXT NOT NULL,
+  toolkit   TEXT NOT NULL
+);
+CREATE INDEX devices_by_arch ON devices(arch);
+CREATE TABLE records (
+  id               INTEGER PRIMARY KEY,
+  device           TEXT NOT NULL REFERENCES devices(hash),
+  backend          TEXT NOT NULL,
+  family           TEXT NOT NULL,
+  family_version   INTEGER NOT NULL,
+  m INTEGER NOT NULL, n INTEGER NOT NULL, k INTEGER NOT NULL, batch INTEGER NOT NULL,
+  input TEXT NOT NULL, output TEXT NOT NULL, accum TEXT NOT NULL, layout TEXT NOT NULL,
+  align            INTEGER NOT NULL,
+  bucket_m INTEGER NOT NULL, bucket_n INTEGER NOT NULL, bucket_k INTEGER NOT NULL, bucket_batch INTEGER NOT NULL,
+  config           TEXT NOT NULL,  -- {"family": ..., "BLOCK_M": ..., ...}
+  median_ms REAL NOT NULL, min_ms REAL NOT NULL, max_ms REAL NOT NULL, reps INTEGER NOT NULL,
+  tflops REAL NOT NULL, rel_error REAL NOT NULL, max_scaled_error REAL NOT NULL,
+  tool_version     TEXT NOT NULL,
+  created_at       TEXT NOT NULL,  -- YYYY-MM-DDTHH:MM:SSZ: text order is time order
+  source           TEXT NOT NULL CHECK (source IN ('tuned', 'imported')),
+  UNIQUE (device, backend, family, family_version, m, n, k, batch, input, output, accum, layout, align)
+);
+CREATE INDEX records_by_bucket ON records(backend, input, output, accum, layout, align,
+                                          bucket_m, bucket_n, bucket_k, bucket_batch);
+CREATE INDEX records_by_time ON records(created_at);
+)sql";
+
+}  // namespace
+
+const std::vector<Migration>& migrations() {
+  static const std::vector<Migration> list = {
+      {1, "v1: devices and records tables", [](const SqlExec& exec) { return exec(kV1); }},
+  };
+  return list;
+}
+
+int schema_version() { return migrations().back().to_version; }
+
+}  // namespace tileforge::db

@@ -1,0 +1,691 @@
+// The Store: opening with checks and migrations, best-median upsert, list/show/prune, and the lookup chain.
+#include "db/store.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "core/parse.hpp"
+#include "db/location.hpp"
+#include "db/sqlite.hpp"
+
+namespace tileforge::db {
+
+namespace {
+
+// 'TFDB': marks the file as ours, so that another application's SQLite file is never taken over.
+constexpr int64_t kApplicationId = 0x54464442;
+
+constexpr std::string_view kAdvice = "move it away or pass --no-db (tileforge then plans without it)";
+
+bool is_corruption(int code) { return code == SQLITE_CORRUPT || code == SQLITE_NOTADB; }
+
+// A Status for an SQLite failure on the DB at `path`, with what to do about it.
+Status sql_status(const std::string& path, const sql::Error& e, int busy_timeout_ms) {
+  if (is_corruption(e.code)) {
+    return {Code::io_error, fmt::format("tuning DB {} is corrupted or not a SQLite database ({}); {}", path, e.message,
+                                        kAdvice)};
+  }
+  if (e.code == SQLITE_BUSY || e.code == SQLITE_LOCKED) {
+    return {Code::io_error, fmt::format("tuning DB {} stayed locked by another process for more than {} ms ({}); "
+                                        "try again, or pass --db with another file",
+                                        path, busy_timeout_ms, e.message)};
+  }
+  if (e.code == SQLITE_READONLY || e.code == SQLITE_CANTOPEN || e.code == SQLITE_PERM) {
+    return {Code::io_error, fmt::format("tuning DB {} cannot be opened for this use ({}); check its permissions, or "
+                                        "pass --db with another file or --no-db",
+                                        path, e.message)};
+  }
+  return {Code::io_error, fmt::format("tuning DB {}: {}", path, e.message)};
+}
+
+// The columns every record query reads, in the order read_record expects.
+constexpr std::string_view kSelect = R"sql(
+SELECT r.id, d.kind, d.name, d.arch, d.cores, d.clock_mhz, d.driver, d.toolkit,
+       r.backend, r.family_version, r.m, r.n, r.k, r.batch, r.input, r.output, r.accum, r.layout, r.align,
+       r.config, r.median_ms, r.min_ms, r.max_ms, r.reps, r.tflops, r.rel_error, r.max_scaled_error,
+       r.tool_version, r.created_at, r.source, r.device
+FROM records r JOIN devices d ON d.hash = r.device
+)sql";
+
+template <class T>
+T must(Expected<T> v, std::string_view what) {
+  // A row that no longer parses was written by hand or by a broken tool: report it as corruption.
+  if (!v) throw sql::Error{SQLITE_CORRUPT, fmt::format("{}: {}", what, v.status().message())};
+  return std::move(v).value();
+}
+
+Record read_record(const sql::Stmt& s) {
+  Record r;
+  r.id = s.i64(0);
+  r.device.kind = s.text(1);
+  r.device.name = s.text(2);
+  r.device.arch = s.text(3);
+  r.device.cores = int(s.i64(4));
+  r.device.clock_mhz = int(s.i64(5));
+  r.device.driver = s.text(6);
+  r.device.toolkit = s.text(7);
+  r.backend = s.text(8);
+  r.family_version = s.i64(9);
+  const std::string what = fmt::format("record {}", r.id);
+  r.problem.m = s.i64(10);
+  r.problem.n = s.i64(11);
+  r.problem.k = s.i64(12);
+  r.problem.batch = s.i64(13);
+  r.problem.input = must(parse_dtype(s.text(14)), what);
+  r.problem.output = must(parse_dtype(s.text(15)), what);
+  r.problem.accum = must(parse_dtype(s.text(16)), what);
+  r.problem.layout = must(parse_layout(s.text(17)), what);
+  r.problem.align = int(s.i64(18));
+  r.config = must(config_from_json(s.text(19), what + " config"), what);
+  r.time = {s.f64(20), s.f64(21), s.f64(22), s.i64(23)};
+  r.tflops = s.f64(24);
+  r.rel_error = s.f64(25);
+  r.max_scaled_error = s.f64(26);
+  r.tool_version = s.text(27);
+  r.created_at = s.text(28);
+  r.source = must(parse_source(s.text(29)), what);
+  return r;
+}
+
+// Binds the unique key's signature columns at ?first .. ?first+8 (m, n, k, batch, input, output, accum, layout,
+// align).
+void bind_signature(sql::Stmt& s, int first, const Signature& p) {
+  s.bind_int(first, p.m).bind_int(first + 1, p.n).bind_int(first + 2, p.k).bind_int(first + 3, p.batch);
+  s.bind_text(first + 4, to_string(p.input)).bind_text(first + 5, to_string(p.output));
+  s.bind_text(first + 6, to_string(p.accum)).bind_text(first + 7, to_string(p.layout));
+  s.bind_int(first + 8, p.align);
+}
+
+std::string where_here(const Fingerprint& f) {
+  if (f.kind == "gpu") return "this GPU";
+  if (f.kind == "cpu") return "this CPU";
+  return "this device";
+}
+
+std::string summary(const Record& r) {
+  return fmt::format("{} v{}, median {:.4g} ms, {:.4g} TFLOP/s, {}", r.family(), r.family_version, r.time.median_ms,
+                     r.tflops, r.source == Source::tuned ? "tuned " + r.created_at : "imported");
+}
+
+}  // namespace
+
+std::string_view to_string(Upsert u) {
+  switch (u) {
+    case Upsert::inserted: return "inserted";
+    case Upsert::replaced: return "replaced";
+    case Upsert::kept: return "kept";
+  }
+  return "?";
+}
+
+std::string_view to_string(Hit h) {
+  switch (h) {
+    case Hit::exact: return "db-exact";
+    case Hit::bucket: return "db-bucket";
+    case Hit::arch: return "db-arch";
+    case Hit::planner: return "planner";
+  }
+  return "?";
+}
+
+struct Store::Impl {
+  sqlite3* db = nullptr;
+  std::string path;
+  int version = 0;
+  int busy_timeout_ms = 10000;
+  // NOTE: one connection is shared by the threads of a process; statements are prepared per call, and this lock
+  // keeps one call's statements and transaction from interleaving with another's.
+  mutable std::mutex mu;
+
+  ~Impl() {
+    if (db) sqlite3_close_v2(db);
+  }
+  Status error(const sql::Error& e) const { return sql_status(path, e, busy_timeout_ms); }
+};
+
+Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Store::Store(Store&&) noexcept = default;
+Store& Store::operator=(Store&&) noexcept = default;
+Store::~Store() = default;
+
+const std::string& Store::path() const { return impl_->path; }
+int Store::version() const { return impl_->version; }
+
+// ---- opening ---------------------------------------------------------------------------------------------------
+
+namespace {
+
+// What the file header and catalogue say about whose file this is.
+struct Header {
+  int version = 0;          // PRAGMA user_version
+  int64_t application = 0;  // PRAGMA application_id
+  int64_t tables = 0;       // entries in sqlite_master
+  // Another program's file: marked by another application id, or holding tables without any tileforge schema.
+  bool foreign() const {
+    return (application != 0 && application != kApplicationId) ||
+           (version == 0 && application != kApplicationId && tables > 0);
+  }
+};
+
+Header read_header(sqlite3* db) {
+  Header h;
+  h.version = int(sql::scalar_int(db, "PRAGMA user_version"));
+  h.application = sql::scalar_int(db, "PRAGMA application_id");
+  h.tables = sql::scalar_int(db, "SELECT count(*) FROM sqlite_master");
+  return h;
+}
+
+Status foreign_status(const std::string& path, const Header& h) {
+  return invalid_argument(fmt::format("{} is a SQLite database of another application ({}); it was left untouched: "
+                                      "pass --db with another file, or --no-db",
+                                      path,
+                                      h.application != 0 ? fmt::format("application_id {:#x}", h.application)
+                                                         : std::string("it has tables but no tileforge schema")));
+}
+
+// NOTE: SQLite answers SQLITE_BUSY to a journal-mode change at once, without the busy handler, while another
+// connection holds a lock; several tuners opening a new file together hit that. Retry until the busy timeout.
+std::string switch_to_wal(sqlite3* db, int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (int attempt = 0;; ++attempt) {
+    try {
+      sql::Stmt s(db, "PRAGMA journal_mode = WAL");
+      return s.step() ? s.text(0) : std::string();
+    } catch (const sql::Error& e) {
+      if ((e.code != SQLITE_BUSY && e.code != SQLITE_LOCKED) || std::chrono::steady_clock::now() >= deadline) throw;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1 + attempt % 10));
+  }
+}
+
+void migrate(sqlite3* db, const std::string& path, const std::vector<Migration>& steps, int* version) {
+  for (const Migration& m : steps) {
+    if (m.to_version <= *version) continue;
+    sql::WriteTxn txn(db);
+    // Another process may have migrated while this one waited for the lock: read again under it.
+    const Header head = read_header(db);
+    if (head.version >= m.to_version) {
+      txn.commit();
+      *version = head.version;
+      continue;
+    }
+    if (head.foreign()) throw foreign_status(path, head);
+    SqlExec exec = [db](std::string_view text) -> Status {
+      try {
+        sql::exec(db, text);
+      } catch (const sql::Error& e) {
+        return {Code::io_error, e.message};
+      }
+      return {};
+    };
+    if (Status s = m.apply(exec); !s) {
+      throw Status{s.code(), fmt::format("tuning DB {}: migration to schema v{} ({}) failed: {}", path, m.to_version,
+                                         m.what, s.message())};
+    }
+    sql::exec(db, fmt::format("PRAGMA user_version = {}; PRAGMA application_id = {};", m.to_version, kApplicationId));
+    txn.commit();
+    *version = m.to_version;
+  }
+}
+
+}  // namespace
+
+Expected<Store> Store::open(const std::string& path, const OpenOptions& options) {
+  const std::vector<Migration>& steps = options.migrations ? *options.migrations : migrations();
+  const int known = steps.empty() ? 0 : steps.back().to_version;
+  const bool rw = options.access == Access::read_write;
+  auto impl = std::make_unique<Impl>();
+  impl->path = path;
+  impl->busy_timeout_ms = options.busy_timeout_ms;
+
+  if (path.empty()) return invalid_argument("tuning DB path is empty (pass --db PATH, or --no-db)");
+  struct stat st {};
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) {
+    return Status{Code::io_error, fmt::format("tuning DB {} is a directory; pass --db with a file path", path)};
+  }
+  if (!exists && !rw) {
+    return Status{Code::not_available, fmt::format("no tuning DB at {} yet (tune writes one)", path)};
+  }
+  if (rw) {
+    if (Status s = create_parent_dirs(path); !s) return s;
+  }
+
+  const int flags = rw ? (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) : SQLITE_OPEN_READONLY;
+  if (int rc = sqlite3_open_v2(path.c_str(), &impl->db, flags, nullptr); rc != SQLITE_OK) {
+    return impl->error(sql::Error{rc & 0xff, impl->db ? sqlite3_errmsg(impl->db) : sqlite3_errstr(rc)});
+  }
+  sqlite3_busy_timeout(impl->db, options.busy_timeout_ms);
+  sqlite3_extended_result_codes(impl->db, 0);
+
+  try {
+    sqlite3* db = impl->db;
+    // The first read of the header: a file that is not a database fails here. One snapshot, so that a tuner
+    // creating the schema meanwhile is seen either not at all or whole.
+    Header head;
+    {
+      sql::ReadTxn snapshot(db);
+      head = read_header(db);
+    }
+    int version = head.version;
+    // Refused before anything is written: switching to WAL alone would rewrite another program's header.
+    if (head.foreign()) return foreign_status(path, head);
+    if (version > known) {
+      return Status{Code::unsupported,
+                    fmt::format("tuning DB {} has schema v{}, newer than this tileforge knows (v{}): it was written "
+                                "by a newer version. Use that version, or pass --db with another file, or --no-db",
+                                path, version, known)};
+    }
+    {
+      // quick_check reads every page (without the costlier index cross-checks): a truncated or overwritten file
+      // is refused here instead of failing halfway through a tuning run.
+      sql::Stmt check(db, "PRAGMA quick_check");
+      std::string first;
+      if (check.step()) first = check.text(0);
+      if (first != "ok") {
+        return Status{Code::io_error, fmt::format("tuning DB {} is corrupted (integrity check: {}); {}", path,
+                                                  first.empty() ? "no answer" : first, kAdvice)};
+      }
+    }
+    if (rw) {
+      // WAL: readers never block the writer and one writer at a time commits; NORMAL sync is durable across
+      // process crashes in WAL mode (a power cut may lose the last commits, never the file).
+      const std::string mode = switch_to_wal(db, options.busy_timeout_ms);
+      if (mode != "wal") {
+        return Status{Code::io_error, fmt::format("tuning DB {}: cannot switch to WAL journal mode (got '{}'); "
+                                                  "the file system may not support it: pass --db on a local disk",
+                                                  path, mode)};
+      }
+      sql::exec(db, "PRAGMA synchronous = NORMAL");
+      migrate(db, path, steps, &version);
+    } else if (version == 0) {
+      return Status{Code::not_available, fmt::format("tuning DB {} is empty (tune writes one)", path)};
+    } else if (version < known) {
+      return Status{Code::unsupported,
+                    fmt::format("tuning DB {} has schema v{}, older than this tileforge's v{}; open it once for "
+                                "writing (any `tileforge db` command or a tune) to migrate it",
+                                path, version, known)};
+    }
+    impl->version = version;
+  } catch (const sql::Error& e) {
+    return impl->error(e);
+  } catch (const Status& s) {
+    return s;
+  }
+  return Store(std::move(impl));
+}
+
+// ---- writing ---------------------------------------------------------------------------------------------------
+
+namespace {
+
+Upsert upsert_one(sqlite3* db, const Record& in, bool force) {
+  Record r = in;
+  if (r.created_at.empty()) r.created_at = iso_now();
+  const std::string hash = r.device.hash();
+  {
+    sql::Stmt s(db, "INSERT OR IGNORE INTO devices (hash, key, kind, name, arch, cores, clock_mhz, driver, toolkit) "
+                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+    s.bind_text(1, hash).bind_text(2, r.device.key()).bind_text(3, r.device.kind).bind_text(4, r.device.name);
+    s.bind_text(5, r.device.arch).bind_int(6, r.device.cores).bind_int(7, r.device.clock_mhz);
+    s.bind_text(8, r.device.driver).bind_text(9, r.device.toolkit);
+    s.run();
+  }
+  int64_t old_id = 0;
+  double old_median = 0;
+  {
+    sql::Stmt s(db, "SELECT id, median_ms FROM records WHERE device = ?1 AND backend = ?2 AND family = ?3 AND "
+                    "family_version = ?4 AND m = ?5 AND n = ?6 AND k = ?7 AND batch = ?8 AND input = ?9 AND "
+                    "output = ?10 AND accum = ?11 AND layout = ?12 AND align = ?13");
+    s.bind_text(1, hash).bind_text(2, r.backend).bind_text(3, r.family()).bind_int(4, r.family_version);
+    bind_signature(s, 5, r.problem);
+    if (s.step()) {
+      old_id = s.i64(0);
+      old_median = s.f64(1);
+    }
+  }
+  if (old_id != 0 && !force && !(r.time.median_ms < old_median)) return Upsert::kept;
+
+  const Signature b = r.problem.bucket();
+  auto bind_value = [&](sql::Stmt& s) {
+    // ?1..?13 key, ?14..?17 bucket, ?18.. value
+    s.bind_text(1, hash).bind_text(2, r.backend).bind_text(3, r.family()).bind_int(4, r.family_version);
+    bind_signature(s, 5, r.problem);
+    s.bind_int(14, b.m).bind_int(15, b.n).bind_int(16, b.k).bind_int(17, b.batch);
+    s.bind_text(18, config_to_json(r.config));
+    s.bind_double(19, r.time.median_ms).bind_double(20, r.time.min_ms).bind_double(21, r.time.max_ms);
+    s.bind_int(22, r.time.reps).bind_double(23, r.tflops).bind_double(24, r.rel_error);
+    s.bind_double(25, r.max_scaled_error).bind_text(26, r.tool_version).bind_text(27, r.created_at);
+    s.bind_text(28, to_string(r.source));
+  };
+  if (old_id == 0) {
+    sql::Stmt s(db, "INSERT INTO records (device, backend, family, family_version, m, n, k, batch, input, output, "
+                    "accum, layout, align, bucket_m, bucket_n, bucket_k, bucket_batch, config, median_ms, min_ms, "
+                    "max_ms, reps, tflops, rel_error, max_scaled_error, tool_version, created_at, source) VALUES "
+                    "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
+                    "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)");
+    bind_value(s);
+    s.run();
+    return Upsert::inserted;
+  }
+  sql::Stmt s(db, "UPDATE records SET config = ?18, median_ms = ?19, min_ms = ?20, max_ms = ?21, reps = ?22, "
+                  "tflops = ?23, rel_error = ?24, max_scaled_error = ?25, tool_version = ?26, created_at = ?27, "
+                  "source = ?28 WHERE id = ?29 AND device = ?1 AND backend = ?2 AND family = ?3 AND "
+                  "family_version = ?4 AND m = ?5 AND n = ?6 AND k = ?7 AND batch = ?8 AND input = ?9 AND "
+                  "output = ?10 AND accum = ?11 AND layout = ?12 AND align = ?13 AND bucket_m = ?14 AND "
+                  "bucket_n = ?15 AND bucket_k = ?16 AND bucket_batch = ?17");
+  bind_value(s);
+  s.bind_int(29, old_id);
+  s.run();
+  return Upsert::replaced;
+}
+
+Status checked(const Record& r, std::string_view what) {
+  if (auto e = check_record(r)) {
+    return invalid_argument(fmt::format("{} ({} on {}): field {} {}", what, r.problem.key(), r.backend, e->field,
+                                        e->why));
+  }
+  return {};
+}
+
+}  // namespace
+
+Expected<Upsert> Store::upsert(const Record& record, bool force) {
+  if (Status s = checked(record, "record"); !s) return s;
+  std::lock_guard lock(impl_->mu);
+  try {
+    sql::WriteTxn txn(impl_->db);
+    const Upsert u = upsert_one(impl_->db, record, force);
+    txn.commit();
+    return u;
+  } catch (const sql::Error& e) {
+    return impl_->error(e);
+  }
+}
+
+Expected<std::vector<Upsert>> Store::upsert_all(const std::vector<Record>& records, bool force) {
+  for (std::size_t i = 0; i < records.size(); ++i)
+    if (Status s = checked(records[i], fmt::format("record {}", i)); !s) return s;
+  std::lock_guard lock(impl_->mu);
+  try {
+    std::vector<Upsert> out;
+    out.reserve(records.size());
+    sql::WriteTxn txn(impl_->db);
+    for (const Record& r : records) out.push_back(upsert_one(impl_->db, r, force));
+    txn.commit();
+    return out;
+  } catch (const sql::Error& e) {
+    return impl_->error(e);
+  }
+}
+
+Expected<int64_t> Store::prune(const PruneFilter& f) {
+  if (f.older_than.empty() && f.device.empty() && f.current.empty()) {
+    return invalid_argument("prune needs at least one criterion (older than a time, a device, or current family "
+                            "versions); nothing was deleted");
+  }
+  if (!f.older_than.empty() && !is_iso_time(f.older_than)) {
+    return invalid_argument(fmt::format("prune: time '{}' is not YYYY-MM-DDTHH:MM:SSZ (UTC)", f.older_than));
+  }
+  std::string where = "1";
+  int next = 1;
+  if (!f.older_than.empty()) where += fmt::format(" AND created_at < ?{}", next++);
+  if (!f.device.empty()) where += fmt::format(" AND device = ?{}", next++);
+  if (!f.current.empty()) {
+    std::string any;
+    for (std::size_t i = 0; i < f.current.size(); ++i) {
+      any += fmt::format("{}(family = ?{} AND family_version < ?{})", i ? " OR " : "", next, next + 1);
+      next += 2;
+    }
+    where += " AND (" + any + ")";
+  }
+  std::lock_guard lock(impl_->mu);
+  try {
+    sql::WriteTxn txn(impl_->db);
+    sql::Stmt s(impl_->db, "DELETE FROM records WHERE " + where);
+    int i = 1;
+    if (!f.older_than.empty()) s.bind_text(i++, f.older_than);
+    if (!f.device.empty()) s.bind_text(i++, f.device);
+    for (const auto& [family, version] : f.current) {
+      s.bind_text(i++, family);
+      s.bind_int(i++, version);
+    }
+    s.run();
+    const int64_t deleted = sqlite3_changes(impl_->db);
+    sql::exec(impl_->db, "DELETE FROM devices WHERE hash NOT IN (SELECT DISTINCT device FROM records)");
+    txn.commit();
+    return deleted;
+  } catch (const sql::Error& e) {
+    return impl_->error(e);
+  }
+}
+
+// ---- reading ---------------------------------------------------------------------------------------------------
+
+Expected<std::vector<Record>> Store::list(const ListFilter& f) const {
+  std::string where = " WHERE 1";
+  if (!f.device.empty()) where += " AND substr(r.device, 1, length(?1)) = ?1";
+  if (!f.backend.empty()) where += " AND r.backend = ?2";
+  if (!f.family.empty()) where += " AND r.family = ?3";
+  if (!f.arch.empty()) where += " AND d.arch = ?4";
+  std::lock_guard lock(impl_->mu);
+  try {
+    sql::Stmt s(impl_->db, std::string(kSelect) + where +
+                               " ORDER BY r.device, r.backend, r.family, r.m, r.n, r.k, r.batch, r.id");
+    if (!f.device.empty()) s.bind_text(1, f.device);
+    if (!f.backend.empty()) s.bind_text(2, f.backend);
+    if (!f.family.empty()) s.bind_text(3, f.family);
+    if (!f.arch.empty()) s.bind_text(4, f.arch);
+    std::vector<Record> out;
+    while (s.step()) out.push_back(read_record(s));
+    return out;
+  } catch (const sql::Error& e) {
+    return impl_->error(e);
+  }
+}
+
+Expected<std::optional<Record>> Store::get(int64_t id) const {
+  std::lock_guard lock(impl_->mu);
+  try {
+    sql::Stmt s(impl_->db, std::string(kSelect) + " WHERE r.id = ?1");
+    s.bind_int(1, id);
+    if (!s.step()) return std::optional<Record>();
+    return std::optional<Record>(read_record(s));
+  } catch (const sql::Error& e) {
+    return impl_->error(e);
+  }
+}
+
+Expected<std::vector<DeviceSummary>> Store::devices() const {
+  std::lock_guard lock(impl_->mu);
+  try {
+    sql::Stmt s(impl_->db, "SELECT d.hash, d.kind, d.name, d.arch, d.cores, d.clock_mhz, d.driver, d.toolkit, "
+                           "(SELECT count(*) FROM records r WHERE r.device = d.hash) FROM devices d "
+                           "ORDER BY d.arch, d.name, d.hash");
+    std::vector<DeviceSummary> out;
+    while (s.step()) {
+      DeviceSummary d;
+      d.hash = s.text(0);
+      d.device = {s.text(1), s.text(2), s.text(3), int(s.i64(4)), int(s.i64(5)), s.text(6), s.text(7)};
+      d.records = s.i64(8);
+      out.push_back(std::move(d));
+    }
+    return out;
+  } catch (const sql::Error& e) {
+    return impl_->error(e);
+  }
+}
+
+// ---- lookup ----------------------------------------------------------------------------------------------------
+
+Expected<LookupResult> Store::lookup(const LookupRequest& req) const {
+  if (req.families.empty()) {
+    return invalid_argument("lookup needs the kernel families the backend runs, with their current versions");
+  }
+  if (Status s = req.problem.validate(); !s) return s;
+  const Signature want = signature_of(req.problem);
+  const Signature bucket = want.bucket();
+  const std::string mine = req.device.hash();
+
+  std::vector<Record> all;
+  std::vector<std::string> hashes;
+  {
+    std::lock_guard lock(impl_->mu);
+    try {
+      // Every record of this backend in the problem's bucket, on any device; the architecture rule is applied below
+      // so that the reason can say how many records of other architectures were left out.
+      sql::Stmt s(impl_->db, std::string(kSelect) +
+                                 " WHERE r.backend = ?1 AND r.input = ?2 AND r.output = ?3 AND r.accum = ?4 AND "
+                                 "r.layout = ?5 AND r.align = ?6 AND r.bucket_m = ?7 AND r.bucket_n = ?8 AND "
+                                 "r.bucket_k = ?9 AND r.bucket_batch = ?10");
+      s.bind_text(1, req.backend).bind_text(2, to_string(want.input)).bind_text(3, to_string(want.output));
+      s.bind_text(4, to_string(want.accum)).bind_text(5, to_string(want.layout)).bind_int(6, want.align);
+      s.bind_int(7, bucket.m).bind_int(8, bucket.n).bind_int(9, bucket.k).bind_int(10, bucket.batch);
+      while (s.step()) {
+        all.push_back(read_record(s));
+        hashes.push_back(s.text(30));
+      }
+    } catch (const sql::Error& e) {
+      return impl_->error(e);
+    }
+  }
+
+  // Partition: the four tiers in fallback order; other architectures and other family versions are counted only.
+  struct Candidate {
+    const Record* r;
+    bool here;
+    double distance;
+  };
+  std::vector<Candidate> tiers[4];  // exact here, bucket here, exact on arch, bucket on arch
+  int other_arch = 0, other_version = 0, other_family = 0;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const Record& r = all[i];
+    if (r.device.arch != req.device.arch) {
+      ++other_arch;
+      continue;
+    }
+    auto fam = req.families.find(r.family());
+    if (fam == req.families.end()) {
+      ++other_family;
+      continue;
+    }
+    if (fam->second != r.family_version) {
+      ++other_version;
+      continue;
+    }
+    const bool here = hashes[i] == mine;
+    const bool exact = r.problem == want;
+    tiers[(here ? 0 : 2) + (exact ? 0 : 1)].push_back({&r, here, log_distance(r.problem, want)});
+  }
+
+  // Deterministic orders (docs/TUNING-DB.md): nearest shape, then the device most like this one, then the faster
+  // record, then plain keys so that equal records still sort one way.
+  auto shape_key = [](const Record& r) {
+    return std::tuple(r.problem.m, r.problem.n, r.problem.k, r.problem.batch);
+  };
+  auto likeness = [&](const Record& r) {
+    return std::tuple(r.device.name == req.device.name ? 0 : 1, std::abs(r.device.cores - req.device.cores),
+                      std::abs(r.device.clock_mhz - req.device.clock_mhz));
+  };
+  auto tail = [&](const Candidate& c) {
+    return std::tuple(c.r->time.median_ms, shape_key(*c.r), c.r->device.hash(), c.r->family(), c.r->id);
+  };
+  std::sort(tiers[0].begin(), tiers[0].end(),
+            [&](const Candidate& a, const Candidate& b) { return tail(a) < tail(b); });
+  std::sort(tiers[1].begin(), tiers[1].end(), [&](const Candidate& a, const Candidate& b) {
+    return std::tuple(a.distance, tail(a)) < std::tuple(b.distance, tail(b));
+  });
+  std::sort(tiers[2].begin(), tiers[2].end(), [&](const Candidate& a, const Candidate& b) {
+    return std::tuple(likeness(*a.r), tail(a)) < std::tuple(likeness(*b.r), tail(b));
+  });
+  std::sort(tiers[3].begin(), tiers[3].end(), [&](const Candidate& a, const Candidate& b) {
+    return std::tuple(a.distance, likeness(*a.r), tail(a)) < std::tuple(b.distance, likeness(*b.r), tail(b));
+  });
+
+  LookupResult out;
+  const Hit hits[4] = {Hit::exact, Hit::bucket, Hit::arch, Hit::arch};
+  for (int t = 0; t < 4; ++t) {
+    for (const Candidate& c : tiers[t]) {
+      if (req.accept) {
+        if (Support s = req.accept(*c.r); !s) {
+          out.rejected.push_back(
+              fmt::format("record {} ({} {}): {}", c.r->id, c.r->problem.shape(), c.r->config.describe(), s.reason));
+          continue;
+        }
+      }
+      const Record& r = *c.r;
+      out.source = hits[t];
+      const std::string where =
+          c.here ? where_here(req.device)
+                 : fmt::format("{}, another fingerprint of {}", r.device.describe(), req.device.arch);
+      const std::string for_shape = r.problem == want ? "" : fmt::format(" for {}", want.shape());
+      out.reason = fmt::format("{}: {} tuned on {}{} ({})", to_string(out.source), r.problem.shape(), where, for_shape,
+                               summary(r));
+      out.record = r;
+      return out;
+    }
+  }
+  out.source = Hit::planner;
+  std::string skipped;
+  auto note = [&](int count, std::string_view what) {
+    if (count > 0) skipped += fmt::format("{}{} {}", skipped.empty() ? "; left out: " : ", ", count, what);
+  };
+  note(other_arch, "of another architecture");
+  note(other_family, "of a family this backend does not run here");
+  note(other_version, "of another family version");
+  note(int(out.rejected.size()), "refused by the backend");
+  out.reason = fmt::format("planner: no record for {} on {} ({} or another {} device) in the tuning DB{}", want.key(),
+                           req.backend, where_here(req.device), req.device.arch, skipped);
+  return out;
+}
+
+// ---- dispatch --------------------------------------------------------------------------------------------------
+
+DispatchDb open_for_dispatch(const std::string& path, bool enabled) {
+  DispatchDb out;
+  if (!enabled) {
+    out.note = "tuning DB disabled (--no-db)";
+    return out;
+  }
+  OpenOptions o;
+  o.access = Access::read_only;
+  auto store = Store::open(path, o);
+  if (!store) {
+    out.note = store.status().message();
+    return out;
+  }
+  out.store = std::move(store).value();
+  return out;
+}
+
+std::function<Support(const Record&)> legal_in(ParamSpace space) {
+  return [space = std::move(space)](const Record& r) {
+    if (Status s = space.check(r.config); !s) return Support::no(s.message());
+    return Support::yes();
+  };
+}
+
+LookupResult lookup_or_plan(const DispatchDb& db, const LookupRequest& request) {
+  LookupResult out;
+  if (!db.store) {
+    out.reason = fmt::format("planner: {}", db.note.empty() ? "no tuning DB" : db.note);
+    return out;
+  }
+  auto r = db.store->lookup(request);
+  if (!r) {
+    out.reason = fmt::format("planner: tuning DB lookup failed: {}", r.status().message());
+    return out;
+  }
+  return std::move(r).value();
+}
+
+}  // namespace tileforge::db

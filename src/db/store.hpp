@@ -1,0 +1,170 @@
+// The tuning DB: a SQLite file of best records per key, safe for several writers, with lookup and fallback.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backends/backend.hpp"
+#include "core/expected.hpp"
+#include "db/keys.hpp"
+#include "db/record.hpp"
+
+namespace tileforge::db {
+
+// ---- schema ---------------------------------------------------------------------------------------------------
+
+// Runs one SQL text (several statements allowed) inside the migration's transaction.
+using SqlExec = std::function<Status(std::string_view sql)>;
+
+// One step of the schema: brings a file at version to_version - 1 to to_version. Steps run in order, each in its
+// own write transaction that also sets PRAGMA user_version, so a crash leaves a file at one whole version.
+struct Migration {
+  int to_version = 0;
+  std::string what;  // one line for logs: "v1: devices and records tables"
+  std::function<Status(const SqlExec&)> apply;
+};
+
+// The steps this build knows (v1 ..). A new schema version is one more entry at the end.
+const std::vector<Migration>& migrations();
+// The version this build writes: the last entry's to_version.
+int schema_version();
+
+// ---- opening --------------------------------------------------------------------------------------------------
+
+enum class Access {
+  read_write,  // create the file (and its directories) when missing, migrate an older schema
+  read_only,   // never create or migrate: a missing file or an older schema is refused (dispatch reads only)
+};
+
+struct OpenOptions {
+  Access access = Access::read_write;
+  int busy_timeout_ms = 10000;  // how long a writer waits for another one before giving up
+  // Tests replace the list to exercise migrations; nullptr = migrations().
+  const std::vector<Migration>* migrations = nullptr;
+};
+
+// ---- queries --------------------------------------------------------------------------------------------------
+
+enum class Upsert { inserted, replaced, kept };
+std::string_view to_string(Upsert);
+
+// Empty fields match everything.
+struct ListFilter {
+  std::string device;   // fingerprint hash, or a prefix of it
+  std::string backend;
+  std::string family;
+  std::string arch;
+};
+
+// Which records to delete: all given criteria must hold (an empty filter is refused, so nothing is deleted by
+// accident).
+struct PruneFilter {
+  std::string older_than;                   // ISO time: records created before it
+  std::string device;                       // fingerprint hash (whole)
+  std::map<std::string, int64_t> current;   // family -> its current version: records of older versions
+};
+
+struct DeviceSummary {
+  Fingerprint device;
+  std::string hash;
+  int64_t records = 0;
+};
+
+// ---- lookup ---------------------------------------------------------------------------------------------------
+
+// How a config was chosen, as bench rows name it in `config_source`.
+enum class Hit {
+  exact,    // "db-exact": this fingerprint, this signature
+  bucket,   // "db-bucket": this fingerprint, the nearest shape of the same bucket
+  arch,     // "db-arch": another fingerprint of the same architecture (exact signature first, then bucket)
+  planner,  // "planner": no usable record; the caller plans
+};
+std::string_view to_string(Hit);
+
+struct LookupRequest {
+  Fingerprint device;
+  std::string backend;
+  Problem problem;
+  // The kernel families the backend runs here, each with its current version. Records of other families or of
+  // another version are never returned (a new family version may change what its parameters mean).
+  std::map<std::string, int64_t> families;
+  // Optional: whether the record's config is legal for this problem here (the backend's ParamSpace::check).
+  // A record it refuses is skipped, and the reason is kept in LookupResult::rejected.
+  std::function<Support(const Record&)> accept;
+};
+
+struct LookupResult {
+  Hit source = Hit::planner;
+  std::optional<Record> record;      // set unless source is planner
+  std::string reason;                // one line for the decision log
+  std::vector<std::string> rejected; // records `accept` refused, each with its reason
+
+  const Config* config() const { return record ? &record->config : nullptr; }
+  std::string_view config_source() const { return to_string(source); }
+};
+
+// ---- the store ------------------------------------------------------------------------------------------------
+
+class Store {
+ public:
+  // Opens (or creates) the DB. Refused with a message naming the path and what to do: a file that is not a
+  // SQLite database or fails PRAGMA quick_check ("move it away or pass --no-db"), another application's
+  // database, a schema newer than this build knows, a directory that cannot be created.
+  static Expected<Store> open(const std::string& path, const OpenOptions& options = {});
+
+  Store(Store&&) noexcept;
+  Store& operator=(Store&&) noexcept;
+  ~Store();
+
+  const std::string& path() const;
+  int version() const;  // the file's schema version (after migration)
+
+  // Keeps the best record per (device, backend, family, family version, signature): the new record replaces the
+  // stored one when its median time is lower (ties keep the stored one), or always with `force`. An empty
+  // created_at becomes now. Each call is one write transaction.
+  Expected<Upsert> upsert(const Record& record, bool force = false);
+  // The same for many records in one transaction (all or nothing).
+  Expected<std::vector<Upsert>> upsert_all(const std::vector<Record>& records, bool force = false);
+
+  // Records in a stable order: device hash, backend, family, shape, id.
+  Expected<std::vector<Record>> list(const ListFilter& filter = {}) const;
+  // One record by its id (`db show ID`); nullopt when there is none.
+  Expected<std::optional<Record>> get(int64_t id) const;
+  Expected<std::vector<DeviceSummary>> devices() const;
+  // Deletes the records the filter selects (and devices left without records); returns how many records.
+  Expected<int64_t> prune(const PruneFilter& filter);
+
+  // The fallback chain: db-exact, db-bucket, db-arch, planner. A record of another architecture is never
+  // returned. Ties are broken deterministically (see docs/TUNING-DB.md).
+  Expected<LookupResult> lookup(const LookupRequest& request) const;
+
+ private:
+  struct Impl;
+  explicit Store(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---- dispatch -------------------------------------------------------------------------------------------------
+
+// What dispatch holds: a store when the DB is enabled and usable, else none and a note saying why (disabled,
+// not created yet, corrupted, newer schema). Never fails: without a DB the caller plans.
+struct DispatchDb {
+  std::optional<Store> store;
+  std::string note;  // empty when the store is open
+};
+DispatchDb open_for_dispatch(const std::string& path, bool enabled = true);
+
+// An `accept` for LookupRequest: a record is usable when its config passes the backend's parameter space for
+// this problem here (the family matches, every parameter is declared and legal, every constraint holds).
+std::function<Support(const Record&)> legal_in(ParamSpace space);
+
+// The lookup, or "planner" with the reason when there is no store or the lookup failed.
+LookupResult lookup_or_plan(const DispatchDb& db, const LookupRequest& request);
+
+}  // namespace tileforge::db
