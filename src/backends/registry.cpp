@@ -3,6 +3,11 @@
 
 #include "backends/backend.hpp"
 #include "backends/cpu/cpu_backend.hpp"
+#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
+#include "backends/cuda/cuda_backend.hpp"
+#include "hw/cuda_device.hpp"
+#include "hw/cuda_driver.hpp"
+#endif
 #include "backends/native/native_backends.hpp"
 #include "core/parse.hpp"
 #include "hw/hw.hpp"
@@ -13,9 +18,16 @@ namespace {
 std::vector<std::unique_ptr<Backend>> make_all() {
   std::vector<std::unique_ptr<Backend>> v;
   v.push_back(cpu::make_cpu_backend());
+#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
+  v.push_back(cuda::make_cuda_backend());
+#endif
   v.push_back(make_openblas_backend());
 #if defined(TILEFORGE_HAVE_ONEDNN)
   v.push_back(make_onednn_backend());
+#endif
+#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
+  v.push_back(make_cublas_backend());
+  v.push_back(make_cublaslt_backend());
 #endif
   return v;
 }
@@ -54,6 +66,8 @@ NativeChoice native_for(const Problem& problem, const Device& device) {
     } else {
       order = {"onednn", "openblas"};
     }
+  } else if (device.kind == "cuda") {
+    order = {"cublas", "cublaslt"};
   }
   if (order.empty()) {
     choice.missing = fmt::format("no vendor library is known for device kind {}", device.kind);
@@ -83,27 +97,88 @@ NativeChoice native_for(const Problem& problem, const Device& device) {
   return choice;
 }
 
+namespace {
+
+#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
+Expected<Device> open_cuda(int ordinal, int threads) {
+  const int count = cuda::cuda_device_count();
+  if (count == 0) {
+    auto d = cuda::driver();
+    return not_available(fmt::format("no CUDA device ({})", d ? "the driver reports none" : d.status().message()));
+  }
+  if (ordinal >= count) {
+    return invalid_argument(fmt::format("--device cuda:{}: only {} CUDA device(s) (allowed: cuda:0 .. cuda:{})", ordinal,
+                                        count, count - 1));
+  }
+  auto props = cuda::query_device(ordinal);
+  if (!props) return props.status();
+  hw::GpuProperties gpu;
+  gpu.name = props->name;
+  gpu.cc_major = props->cc_major;
+  gpu.cc_minor = props->cc_minor;
+  gpu.sm_count = props->sm_count;
+  gpu.clock_ghz = props->clock_khz / 1e6;
+  gpu.smem_per_sm_bytes = props->smem_per_sm_bytes;
+  gpu.smem_per_block_bytes = props->smem_per_block_optin_bytes;
+  gpu.registers_per_sm = props->registers_per_sm;
+  gpu.max_threads_per_sm = props->max_threads_per_sm;
+  gpu.l2_bytes = props->l2_bytes;
+  gpu.mem_bandwidth_gbps = 2.0 * props->memory_clock_khz * 1e3 * props->memory_bus_bits / 8 / 1e9;
+  Device d;
+  d.kind = "cuda";
+  d.ordinal = ordinal;
+  d.name = props->name;
+  d.threads = threads;
+  d.profile = hw::gpu_profile_from_properties(gpu);
+  return d;
+}
+#endif
+
+Expected<Device> open_cpu(int threads) {
+  Device d;
+  d.kind = "cpu";
+  d.name = "cpu";
+  d.threads = threads;
+  d.profile = hw::host_cpu_profile();
+  return d;
+}
+
+}  // namespace
+
 Expected<Device> open_device(std::string_view spec, std::string_view profile, int threads) {
   if (threads < 0) return invalid_argument(fmt::format("--threads {} is negative (allowed: 0 for all cores, or >= 1)", threads));
-  Device d;
-  if (spec == "cpu" || spec == "auto") {
-    d.kind = "cpu";
-    d.name = "cpu";
-    d.threads = threads;
-    d.profile = hw::host_cpu_profile();
+  Expected<Device> d = invalid_argument("");
+  if (spec == "cpu") {
+    d = open_cpu(threads);
+  } else if (spec == "auto") {
+#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
+    Backend* cuda = own_backend("cuda");
+    d = (cuda && cuda->available()) ? open_cuda(0, threads) : open_cpu(threads);
+#else
+    d = open_cpu(threads);
+#endif
   } else if (spec == "cuda" || spec.starts_with("cuda:")) {
+    int ordinal = 0;
     if (spec.starts_with("cuda:")) {
       auto n = parse_int(spec.substr(5), "--device cuda:N ordinal");
-      if (!n || *n < 0) return invalid_argument(fmt::format("--device '{}': N must be a non-negative integer", spec));
+      if (!n || *n < 0 || *n > 1024) {
+        return invalid_argument(fmt::format("--device '{}': N must be a non-negative integer (allowed: cpu, cuda, cuda:N, auto)", spec));
+      }
+      ordinal = int(*n);
     }
-    return not_available(fmt::format("--device '{}': no CUDA device (this build has no CUDA backend yet)", spec));
+#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
+    d = open_cuda(ordinal, threads);
+#else
+    return not_available(fmt::format("--device '{}': no CUDA device (this build has no CUDA backend)", spec));
+#endif
   } else {
     return invalid_argument(fmt::format("--device '{}' is not a known device (allowed: cpu, cuda, cuda:N, auto)", spec));
   }
+  if (!d) return d.status();
   if (!profile.empty()) {
     auto p = hw::load_profile(profile);
     if (!p) return p.status();
-    d.profile = std::move(*p);
+    d->profile = std::move(*p);
   }
   return d;
 }

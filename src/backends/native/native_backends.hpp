@@ -31,4 +31,13 @@ std::unique_ptr<Backend> make_onednn_backend();
 VendorLibraryInfo onednn_info();  // loads the library if that has not happened yet
 #endif
 
+#ifdef TILEFORGE_HAVE_CUDA_TOOLKIT
+// cuBLAS (libcublas.so.13): cublasGemmStridedBatchedEx with its default heuristic, the native GEMM on NVIDIA GPUs.
+std::unique_ptr<Backend> make_cublas_backend();
+// cuBLASLt (libcublasLt.so.13): the fastest of its top 8 heuristic algorithms, timed on the first call's operands.
+std::unique_ptr<Backend> make_cublaslt_backend();
+// "libcublas.so.13 / libcublasLt.so.13", or why they could not be opened.
+std::string cublas_library_description();
+#endif
+
 }  // namespace tileforge

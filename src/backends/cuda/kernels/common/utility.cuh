@@ -8,21 +8,22 @@
 namespace tf::util {
 
 // dst (rows x cols, leading dimension ld_dst, 16-byte aligned rows) = src (leading dimension ld_src, any
-// alignment), for `batch` matrices. 16-bit elements moved as raw bits; one thread per element pair keeps the
-// reads coalesced even when src rows start at odd addresses.
+// alignment), for gridDim.z matrices. 16-bit elements move as raw bits, two per thread, so that the reads stay
+// coalesced even when source rows start at odd addresses; a column past `cols` is written as zero padding.
 __device__ __forceinline__ void copy_rows_u16(const unsigned short* src, long long ld_src, long long stride_src,
                                               unsigned short* dst, long long ld_dst, long long stride_dst, int rows,
                                               int cols) {
   const long long batch = blockIdx.z;
   src += batch * stride_src;
   dst += batch * stride_dst;
-  const int row = blockIdx.y;
-  for (int col = (blockIdx.x * blockDim.x + threadIdx.x) * 2; col < cols; col += gridDim.x * blockDim.x * 2) {
-    const unsigned short* s = src + row * ld_src + col;
-    unsigned short* d = dst + row * ld_dst + col;
-    const unsigned short v0 = s[0];
-    const unsigned short v1 = col + 1 < cols ? s[1] : static_cast<unsigned short>(0);
-    *reinterpret_cast<unsigned*>(d) = unsigned(v0) | (unsigned(v1) << 16);
+  for (int row = blockIdx.y; row < rows; row += gridDim.y) {
+    for (int col = (blockIdx.x * blockDim.x + threadIdx.x) * 2; col < cols; col += gridDim.x * blockDim.x * 2) {
+      const unsigned short* s = src + row * ld_src + col;
+      unsigned short* d = dst + row * ld_dst + col;
+      const unsigned short v0 = s[0];
+      const unsigned short v1 = col + 1 < cols ? s[1] : static_cast<unsigned short>(0);
+      *reinterpret_cast<unsigned*>(d) = unsigned(v0) | (unsigned(v1) << 16);
+    }
   }
 }
 

@@ -1,0 +1,78 @@
+// tileforge::gemm(): validates the call, opens the device once per setting, and runs our own kernel with the
+// backend's heuristic config (or the pinned one).
+#include <map>
+#include <mutex>
+#include <new>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "backends/backend.hpp"
+
+namespace tileforge {
+namespace {
+
+// A and B are read only when there is a product to form (M, N, K > 0); C is touched only when M, N > 0.
+Status null_operand(const char* pointer, const Problem& p, bool c) {
+  return invalid_argument(fmt::format("{} is null with M, N, K = {}, {}, {} (allowed: a non-null pointer when {})", pointer,
+                                      p.m, p.n, p.k, c ? "M > 0 and N > 0" : "M, N and K are all > 0"));
+}
+
+// Opening a device reads its profile (and on a CPU measures its peak once); keep one per setting for the process.
+Expected<Device> cached_device(const std::string& spec, const std::string& profile, int threads) {
+  static std::mutex mutex;
+  static std::map<std::tuple<std::string, std::string, int>, Device> devices;
+  std::lock_guard lock(mutex);
+  const auto key = std::make_tuple(spec, profile, threads);
+  if (auto it = devices.find(key); it != devices.end()) return it->second;
+  auto device = open_device(spec, profile, threads);
+  if (!device) return device.status();
+  devices.emplace(key, *device);
+  return device;
+}
+
+}  // namespace
+
+Status gemm(const Problem& problem, const void* a, const void* b, void* c, const Options& options) {
+  try {
+    if (Status s = problem.validate(); !s) return s;
+    const Problem p = problem.normalized();
+    const bool product = p.m > 0 && p.n > 0 && p.k > 0;
+    if (!a && product) return null_operand("a", p, false);
+    if (!b && product) return null_operand("b", p, false);
+    if (!c && p.m > 0 && p.n > 0) return null_operand("c", p, true);
+    if (options.threads < 0) {
+      return invalid_argument(fmt::format("options.threads = {} is negative (allowed: 0 for all cores, or >= 1)",
+                                          options.threads));
+    }
+    // NOTE: gemm() takes host pointers, so "auto" means the CPU here until device pointers arrive with the GPU path.
+    const std::string spec = options.device == "auto" ? "cpu" : options.device;
+    auto device = cached_device(spec, options.profile, options.threads);
+    if (!device) return device.status();
+    Backend* ours = own_backend(device->kind);
+    if (!ours) {
+      return unsupported(fmt::format("options.device '{}': tileforge has no backend for device kind '{}' in this build",
+                                     options.device, device->kind));
+    }
+    if (Support ok = ours->available(); !ok) return not_available(fmt::format("{}: {}", ours->name(), ok.reason));
+    if (Support ok = ours->supports(p, *device); !ok) {
+      return unsupported(fmt::format("{} cannot run {}: {}", ours->name(), p.describe(), ok.reason));
+    }
+    auto config = ours->heuristic(p, *device);
+    if (!config) return config.status();
+    if (!options.set.empty()) {
+      auto pinned = ours->space(p, *device).pin(*config, options.set);
+      if (!pinned) return pinned.status();
+      config = std::move(pinned);
+    }
+    auto kernel = ours->prepare(p, *config, *device);
+    if (!kernel) return kernel.status();
+    return ours->run(**kernel, p, GemmArgs{a, b, c, nullptr});
+  } catch (const std::bad_alloc&) {
+    return Status(Code::internal, "out of memory");
+  } catch (const std::exception& e) {
+    return Status(Code::internal, e.what());
+  }
+}
+
+}  // namespace tileforge

@@ -1,0 +1,334 @@
+// The benchmark harness: plan a case, verify ours/native/peers once against float64, time them interleaved.
+#include "bench/harness.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace tileforge::bench {
+namespace {
+
+// A 64-byte aligned host buffer, so that every backend sees operands aligned as a real caller's would be.
+class Buffer {
+ public:
+  explicit Buffer(std::size_t bytes) : bytes_(bytes) {
+    const std::size_t rounded = std::max<std::size_t>(64, (bytes + 63) / 64 * 64);
+    data_ = static_cast<unsigned char*>(std::aligned_alloc(64, rounded));
+    if (!data_) throw std::bad_alloc();
+  }
+  ~Buffer() { std::free(data_); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  unsigned char* data() { return data_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  unsigned char* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Elements one operand spans over all batch entries.
+int64_t elements(int64_t stride, int64_t span, int64_t batch) { return span == 0 ? 0 : (batch - 1) * stride + span; }
+
+// One backend taking part in a case: its kernel, its own C buffer, and its samples.
+struct Entry {
+  Backend* backend = nullptr;
+  std::unique_ptr<Kernel> kernel;
+  std::unique_ptr<Buffer> c;
+  std::vector<double> samples;
+  double warm_ms = 0, timed_ms = 0;
+  int warm_reps = 0;
+  bool failed = false;
+  std::string failure;
+};
+
+double tflops_of(const Problem& p, double median_ms) {
+  return median_ms > 0 ? p.flops() / (median_ms * 1e-3) / 1e12 : 0.0;
+}
+
+}  // namespace
+
+Timing summarize(std::vector<double> samples) {
+  Timing t;
+  if (samples.empty()) return t;
+  std::sort(samples.begin(), samples.end());
+  const std::size_t n = samples.size();
+  t.reps = int(n);
+  t.min_ms = samples.front();
+  t.max_ms = samples.back();
+  t.median_ms = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+  return t;
+}
+
+int effective_threads(const Device& device) {
+  if (device.threads > 0) return device.threads;
+  if (device.kind == "cpu") {
+    if (device.profile.kind == "cpu" && device.profile.cores > 0 && device.profile.measured) return device.profile.cores;
+    return int(std::max(1u, std::thread::hardware_concurrency()));
+  }
+  return 0;
+}
+
+Expected<CasePlan> plan_case(const Device& device, const Problem& problem, const Settings& settings) {
+  if (Status s = problem.validate(); !s) return s;
+  CasePlan plan;
+  plan.problem = problem.normalized();
+  plan.config_source = settings.pins.empty() ? "heuristic" : "pinned";
+  plan.ours = own_backend(device.kind);
+  if (!plan.ours) {
+    plan.ours_unavailable = fmt::format("tileforge has no backend for device kind '{}' in this build", device.kind);
+    return plan;
+  }
+  if (Support ok = plan.ours->available(); !ok) {
+    plan.ours_unavailable = fmt::format("{} is not available: {}", plan.ours->name(), ok.reason);
+    return plan;
+  }
+  if (Support ok = plan.ours->supports(plan.problem, device); !ok) {
+    plan.ours_unavailable = fmt::format("{} does not support {}: {}", plan.ours->name(), plan.problem.describe(), ok.reason);
+    return plan;
+  }
+  auto config = plan.ours->heuristic(plan.problem, device);
+  if (!config) {
+    plan.ours_unavailable = fmt::format("{} found no config: {}", plan.ours->name(), config.status().message());
+    return plan;
+  }
+  plan.config = *config;
+  if (!settings.pins.empty()) {
+    // A bad --set is the user's error, not a kernel failure: refuse it before anything runs.
+    auto pinned = plan.ours->space(plan.problem, device).pin(plan.config, settings.pins);
+    if (!pinned) return pinned.status();
+    plan.config = *pinned;
+  }
+  return plan;
+}
+
+const Measured* CaseResult::row() const {
+  if (fallback) return native ? &*native : nullptr;
+  return ours ? &*ours : nullptr;
+}
+
+std::optional<double> CaseResult::ratio() const {
+  if (fallback || !ours || !native || ours->timing.reps == 0 || native->timing.reps == 0) return std::nullopt;
+  if (ours->timing.median_ms <= 0) return std::nullopt;
+  return native->timing.median_ms / ours->timing.median_ms;
+}
+
+double CaseResult::peak_fraction() const {
+  const Measured* r = row();
+  return (r && peak_tflops > 0) ? r->tflops / peak_tflops : 0.0;
+}
+
+std::optional<double> CaseResult::gbps() const {
+  const Measured* r = row();
+  if (!r || r->timing.median_ms <= 0) return std::nullopt;
+  const Problem& p = plan.problem;
+  const double in = double(size_of(p.precision.input)), out = double(size_of(p.precision.output));
+  const double c_passes = p.beta != 0.0 ? 2.0 : 1.0;  // C is read as well as written when beta != 0
+  const double bytes = double(p.batch) * ((double(p.m) * p.k + double(p.k) * p.n) * in + double(p.m) * p.n * out * c_passes);
+  return bytes / (r->timing.median_ms * 1e-3) / 1e9;
+}
+
+CaseResult run_case(const Device& device, const CasePlan& plan, const Settings& settings, RepTimer& timer) {
+  CaseResult result;
+  result.plan = plan;
+  const Problem& p = result.plan.problem;
+  result.peak_tflops = device.profile.peak_tflops(p.precision.input, p.precision.accum).value_or(0.0);
+
+  // Operands: random from the seed (never zeros), shared by every backend; each backend writes its own C.
+  const DType in = p.precision.input, out = p.precision.output;
+  const int64_t na = elements(p.stride_a, p.span_a(), p.batch), nb = elements(p.stride_b, p.span_b(), p.batch);
+  const int64_t nc = elements(p.stride_c, p.span_c(), p.batch);
+  Buffer a(std::size_t(na) * size_of(in)), b(std::size_t(nb) * size_of(in)), c_init(std::size_t(nc) * size_of(out));
+  verify::fill_random(a.data(), in, na, settings.seed);
+  verify::fill_random(b.data(), in, nb, settings.seed * 7919 + 1);
+  verify::fill_random(c_init.data(), out, nc, settings.seed * 104729 + 2);
+  const verify::Reference reference =
+      verify::reference_gemm(p, a.data(), b.data(), c_init.data(), settings.reference_full_limit);
+
+  // Runs one entry once, with C reset: the input C when beta reads it, poison otherwise (an unwritten element
+  // then shows up as NaN).
+  auto reset_c = [&](Entry& e) {
+    if (p.beta != 0.0) std::memcpy(e.c->data(), c_init.data(), c_init.bytes());
+    else verify::fill_poison(e.c->data(), out, nc);
+  };
+  auto call = [&](Entry& e) {
+    GemmArgs args{a.data(), b.data(), e.c->data(), nullptr};
+    return e.backend->run(*e.kernel, p, args);
+  };
+  // Prepares and verifies one backend; returns its Measured or the reason it could not run.
+  auto start = [&](Backend* backend, const Config& config, Entry& e) -> Expected<Measured> {
+    e.backend = backend;
+    auto kernel = backend->prepare(p, config, device);
+    if (!kernel) return Status(kernel.status().code(), fmt::format("prepare failed: {}", kernel.status().message()));
+    e.kernel = std::move(*kernel);
+    e.c = std::make_unique<Buffer>(c_init.bytes());
+    reset_c(e);
+    if (Status s = call(e); !s) return Status(s.code(), fmt::format("run failed: {}", s.message()));
+    Measured m;
+    m.backend = std::string(backend->name());
+    m.config = e.kernel->config();
+    m.error = verify::compare(p, e.c->data(), reference);
+    return m;
+  };
+  auto vendor_config = [&](Backend* backend) {
+    auto c = backend->heuristic(p, device);
+    return c ? *c : Config{std::string(backend->name()), {}};
+  };
+
+  std::deque<Entry> entries;  // a deque: pointers to entries stay valid as more are added
+  Entry* ours_entry = nullptr;
+  Entry* native_entry = nullptr;
+
+  // Ours.
+  if (!plan.ours_unavailable.empty()) {
+    result.ours_failure = plan.ours_unavailable;
+  } else {
+    Entry& e = entries.emplace_back();
+    auto m = start(plan.ours, plan.config, e);
+    if (m) {
+      result.ours = std::move(*m);
+      ours_entry = &e;
+    } else {
+      result.ours_failure = fmt::format("{}: {}", plan.ours->name(), m.status().message());
+      entries.pop_back();
+    }
+  }
+
+  // Native and peers.
+  NativeChoice choice = native_for(p, device);
+  if (!choice.native) {
+    result.native_missing = choice.missing.empty() ? "no vendor library for this precision on this device" : choice.missing;
+  } else {
+    Entry& e = entries.emplace_back();
+    auto m = start(choice.native, vendor_config(choice.native), e);
+    if (m) {
+      result.native = std::move(*m);
+      native_entry = &e;
+    } else {
+      result.native_missing = fmt::format("{} failed: {}", choice.native->name(), m.status().message());
+      result.warnings.push_back(fmt::format("native {} failed on {}: {}", choice.native->name(), p.describe(),
+                                            m.status().message()));
+      entries.pop_back();
+    }
+  }
+  std::vector<std::pair<Entry*, std::size_t>> peer_entries;  // entry, index in result.peers
+  for (Backend* peer : choice.peers) {
+    if (peer == choice.native) continue;
+    Entry& e = entries.emplace_back();
+    auto m = start(peer, vendor_config(peer), e);
+    if (m) {
+      result.peers.push_back(std::move(*m));
+      peer_entries.emplace_back(&e, result.peers.size() - 1);
+    } else {
+      result.warnings.push_back(fmt::format("peer {} failed on {}: {}", peer->name(), p.describe(), m.status().message()));
+      entries.pop_back();
+    }
+  }
+
+  // Ours is held to the error ceiling, and to twice the native library's error on the same inputs.
+  std::optional<double> native_error;
+  if (result.native) native_error = result.native->error.rel_error;
+  result.threshold = verify::threshold(p, native_error);
+  if (result.ours) {
+    result.check = verify::check(p, result.ours->error, native_error);
+    if (!result.check) {
+      result.warnings.push_back(fmt::format("ours ({}) fails verification on {}: {}", plan.config.describe(),
+                                            p.describe(), result.check.message()));
+    }
+  }
+
+  if (settings.measure && !entries.empty()) {
+    // Interleaved rounds (ours, native, peers, ours, native, ...) so that drift and neighbours hit all alike.
+    const double cap_ms = settings.max_time_s * 1e3;
+    const int warm_reps = std::max(settings.warmup_reps, timer.min_warmup_reps());
+    const double warm_ms = std::min(settings.warmup_time_s * 1e3, cap_ms);
+    auto rep = [&](Entry& e) -> std::optional<double> {
+      auto t = timer.time([&] { return call(e); });
+      if (!t) {
+        e.failed = true;
+        e.failure = fmt::format("run failed while timing: {}", t.status().message());
+        return std::nullopt;
+      }
+      return *t;
+    };
+    for (bool pending = true; pending;) {
+      pending = false;
+      for (Entry& e : entries) {
+        if (e.failed || (e.warm_reps >= warm_reps && e.warm_ms >= warm_ms)) continue;
+        if (auto t = rep(e)) {
+          ++e.warm_reps;
+          e.warm_ms += *t;
+          pending = pending || !(e.warm_reps >= warm_reps && e.warm_ms >= warm_ms);
+        }
+      }
+    }
+    auto done = [&](const Entry& e) {
+      const int n = int(e.samples.size());
+      return e.failed || (n >= settings.min_reps && e.timed_ms >= settings.min_time_s * 1e3) ||
+             (n >= 1 && e.timed_ms >= cap_ms);
+    };
+    for (bool pending = true; pending;) {
+      pending = false;
+      for (Entry& e : entries) {
+        if (done(e)) continue;
+        if (auto t = rep(e)) {
+          e.samples.push_back(*t);
+          e.timed_ms += *t;
+        }
+        pending = pending || !done(e);
+      }
+    }
+    auto finish = [&](Entry* e, Measured& m) {
+      m.timing = summarize(e->samples);
+      m.tflops = tflops_of(p, m.timing.median_ms);
+    };
+    if (ours_entry) {
+      if (ours_entry->failed) {
+        result.ours_failure = fmt::format("{}: {}", plan.ours->name(), ours_entry->failure);
+        result.ours.reset();
+        result.check = {};
+      } else {
+        finish(ours_entry, *result.ours);
+      }
+    }
+    if (native_entry) {
+      if (native_entry->failed) {
+        result.native_missing = fmt::format("{} failed: {}", result.native->backend, native_entry->failure);
+        result.warnings.push_back(fmt::format("native {} failed on {}: {}", result.native->backend, p.describe(),
+                                              native_entry->failure));
+        result.native.reset();
+      } else {
+        finish(native_entry, *result.native);
+      }
+    }
+    std::vector<Measured> kept;
+    for (auto [e, index] : peer_entries) {
+      if (e->failed) {
+        result.warnings.push_back(
+            fmt::format("peer {} failed on {}: {}", result.peers[index].backend, p.describe(), e->failure));
+        continue;
+      }
+      finish(e, result.peers[index]);
+      kept.push_back(std::move(result.peers[index]));
+    }
+    result.peers = std::move(kept);
+  }
+
+  if (!result.ours) {
+    // A vendor call may stand in for a failed kernel, but the row then says so and never counts as ours.
+    result.fallback = result.native.has_value();
+    result.warnings.push_back(fmt::format(
+        "ours failed on {} ({}){}", p.describe(), result.ours_failure,
+        result.fallback ? fmt::format("; the row shows the native {} call instead (fallback, not counted as ours)",
+                                      result.native->backend)
+                        : "; no native call to fall back on"));
+  }
+  return result;
+}
+
+}  // namespace tileforge::bench

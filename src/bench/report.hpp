@@ -1,0 +1,53 @@
+// Bench reports: the environment of a run and its rows as JSON (schemas/bench.schema.json), a table, or CSV.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/backend.hpp"
+#include "bench/harness.hpp"
+
+namespace tileforge::bench {
+
+// What every result records about where and how it was measured (DESIGN.md: chip, driver, toolkit, clocks,
+// tool version, ...). Fields that a device cannot tell are empty and become null in JSON.
+struct Environment {
+  std::string tool_version;
+  std::string date;             // ISO 8601, UTC
+  std::string device;           // "cpu" or the GPU's name
+  std::string device_kind;      // "cpu" or "cuda": decides GFLOP/s or TFLOP/s in the table
+  std::string profile;          // the HwProfile name used for peaks and planning
+  std::string host;             // "hostname (CPU brand)"
+  std::string compiler;         // what built the library: "GNU 12.2.0"
+  std::optional<std::string> driver, toolkit;
+  std::string cache_state = "warm";
+  int threads = 0;
+  uint64_t seed = 0;
+  std::vector<std::string> backends;  // "cpu (ours)", "openblas (vendor)", ...
+  // The vendor libraries of this device kind: which build ran and its thread settings (so rows are comparable).
+  struct Library {
+    std::string name, version, threads, file, why_not;
+    bool loaded = false;
+  };
+  std::vector<Library> libraries;
+};
+
+Environment collect_environment(const Device& device, std::string_view cache_state, uint64_t seed);
+
+struct Report {
+  Environment environment;
+  std::vector<CaseResult> rows;
+};
+
+std::string to_json(const Report& report);    // the bench schema, indented
+std::string to_table(const Report& report);   // for people: GFLOP/s on the CPU, TFLOP/s on GPUs
+std::string to_csv(const Report& report);     // one line per row, header first
+
+// The compiler that built this library, "GNU 12.2.0" or "Clang 16.0.6".
+std::string compiler_id();
+// Now, as ISO 8601 UTC ("2026-11-29T09:12:00Z").
+std::string iso_date_now();
+
+}  // namespace tileforge::bench

@@ -1,0 +1,296 @@
+// The bench harness: planning and pins, verification, the stopping rules, interleaving, fallback and failures.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "bench/harness.hpp"
+
+namespace tileforge::bench {
+namespace {
+
+// A timer that runs the call but reports a fixed duration, so the stopping rules can be checked exactly.
+class FixedTimer final : public RepTimer {
+ public:
+  explicit FixedTimer(double ms) : ms_(ms) {}
+  std::string_view cache_state() const override { return "warm"; }
+  int min_warmup_reps() const override { return 2; }
+  Expected<double> time(const std::function<Status()>& call) override {
+    ++calls;
+    if (Status s = call(); !s) return s;
+    return ms_;
+  }
+  int calls = 0;
+
+ private:
+  double ms_;
+};
+
+// Wraps our real backend, and can fail on prepare, fail after some runs, or write a wrong result; it records the
+// timer call count at each run so that interleaving can be checked.
+class WrappedOurs final : public Backend {
+ public:
+  explicit WrappedOurs(Backend* inner) : inner_(inner) {}
+  std::string_view name() const override { return inner_->name(); }
+  bool native() const override { return false; }
+  std::string_view device_kind() const override { return inner_->device_kind(); }
+  Support available() const override { return inner_->available(); }
+  Support supports(const Problem& p, const Device& d) const override { return inner_->supports(p, d); }
+  ParamSpace space(const Problem& p, const Device& d) const override { return inner_->space(p, d); }
+  Expected<Config> heuristic(const Problem& p, const Device& d) const override { return inner_->heuristic(p, d); }
+  Expected<std::unique_ptr<Kernel>> prepare(const Problem& p, const Config& c, const Device& d) override {
+    if (fail_prepare) return Status(Code::compile_failed, "deliberate prepare failure");
+    return inner_->prepare(p, c, d);
+  }
+  Status run(const Kernel& k, const Problem& p, const GemmArgs& args) override {
+    ++runs;
+    if (timer) seen.push_back(timer->calls);
+    if (fail_after >= 0 && runs > fail_after) return Status(Code::launch_failed, "deliberate run failure");
+    Status s = inner_->run(k, p, args);
+    if (s && corrupt) std::memset(args.c, 0, std::size_t(p.m * p.ldc) * size_of(p.precision.output));
+    return s;
+  }
+  bool fail_prepare = false;
+  int fail_after = -1;
+  bool corrupt = false;
+  int runs = 0;
+  FixedTimer* timer = nullptr;
+  std::vector<int> seen;
+
+ private:
+  Backend* inner_;
+};
+
+class Harness : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto d = open_device("cpu");
+    ASSERT_TRUE(d) << d.status().to_string();
+    device = *d;
+    ASSERT_NE(own_backend("cpu"), nullptr);
+  }
+  Problem problem(int64_t m, int64_t n, int64_t k, DType in = DType::f32, Layout l = Layout::RR) {
+    Problem p;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.precision = {in, in, DType::f32};
+    p.layout = l;
+    return p;
+  }
+  Settings quick() {
+    Settings s;
+    s.min_reps = 3;
+    s.min_time_s = 0;
+    s.max_time_s = 0.05;
+    s.warmup_time_s = 0;
+    return s;
+  }
+  Device device;
+};
+
+TEST(Summarize, MedianMinMaxAndSpread) {
+  Timing t = summarize({3, 1, 2});
+  EXPECT_EQ(t.reps, 3);
+  EXPECT_DOUBLE_EQ(t.median_ms, 2);
+  EXPECT_DOUBLE_EQ(t.min_ms, 1);
+  EXPECT_DOUBLE_EQ(t.max_ms, 3);
+  EXPECT_TRUE(t.spread());
+  t = summarize({1.0, 1.05, 1.1, 1.0});
+  EXPECT_DOUBLE_EQ(t.median_ms, 1.025);
+  EXPECT_FALSE(t.spread());
+  EXPECT_EQ(summarize({}).reps, 0);
+}
+
+TEST_F(Harness, PlanUsesTheHeuristicOrThePins) {
+  auto plan = plan_case(device, problem(64, 64, 64), Settings{});
+  ASSERT_TRUE(plan) << plan.status().to_string();
+  EXPECT_EQ(plan->config_source, "heuristic");
+  EXPECT_TRUE(plan->ours_unavailable.empty()) << plan->ours_unavailable;
+  EXPECT_FALSE(plan->config.family.empty());
+
+  // Pin the first parameter to another legal value that keeps the constraints.
+  const ParamSpace space = plan->ours->space(plan->problem, device);
+  ASSERT_FALSE(space.params.empty());
+  for (const ParamDecl& decl : space.params) {
+    for (int64_t v : decl.values) {
+      Settings s;
+      s.pins = {{decl.name, v}};
+      if (!space.pin(plan->config, s.pins)) continue;
+      auto pinned = plan_case(device, problem(64, 64, 64), s);
+      ASSERT_TRUE(pinned) << pinned.status().to_string();
+      EXPECT_EQ(pinned->config_source, "pinned");
+      EXPECT_EQ(pinned->config.at(decl.name), v);
+      return;
+    }
+  }
+  FAIL() << "no legal pin found";
+}
+
+TEST_F(Harness, PlanRefusesBadPinsAndBadProblems) {
+  Settings s;
+  s.pins = {{"NO_SUCH_PARAMETER", 1}};
+  auto plan = plan_case(device, problem(8, 8, 8), s);
+  ASSERT_FALSE(plan);
+  EXPECT_EQ(plan.status().code(), Code::invalid_argument);
+  EXPECT_NE(plan.status().message().find("NO_SUCH_PARAMETER"), std::string::npos);
+
+  Problem p = problem(8, 8, 8);
+  p.lda = 3;
+  auto bad = plan_case(device, p, Settings{});
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.status().message().find("lda"), std::string::npos);
+}
+
+TEST_F(Harness, RunsVerifiesAndTimesOursAgainstTheNative) {
+  for (Layout l : {Layout::RR, Layout::RC, Layout::CR, Layout::CC}) {
+    auto plan = plan_case(device, problem(37, 29, 41, DType::f32, l), quick());
+    ASSERT_TRUE(plan);
+    CpuTimer timer;
+    CaseResult r = run_case(device, *plan, quick(), timer);
+    ASSERT_TRUE(r.ours) << r.ours_failure;
+    EXPECT_FALSE(r.fallback);
+    EXPECT_TRUE(r.check.ok()) << r.check.message();
+    EXPECT_LT(r.ours->error.rel_error, 1e-5);
+    EXPECT_GE(r.ours->timing.reps, 3);
+    EXPECT_GT(r.ours->tflops, 0);
+    EXPECT_EQ(r.row(), &*r.ours);
+    ASSERT_TRUE(r.threshold);
+    if (r.native) {
+      EXPECT_GE(r.native->timing.reps, 3);
+      ASSERT_TRUE(r.ratio());
+      EXPECT_NEAR(*r.ratio(), r.native->timing.median_ms / r.ours->timing.median_ms, 1e-12);
+    } else {
+      EXPECT_FALSE(r.native_missing.empty());
+      EXPECT_FALSE(r.ratio());
+    }
+    for (const Measured& peer : r.peers) EXPECT_GE(peer.timing.reps, 3);
+  }
+}
+
+TEST_F(Harness, VerifyOnlyTimesNothing) {
+  Settings s = quick();
+  s.measure = false;
+  auto plan = plan_case(device, problem(16, 16, 16), s);
+  ASSERT_TRUE(plan);
+  CpuTimer timer;
+  CaseResult r = run_case(device, *plan, s, timer);
+  ASSERT_TRUE(r.ours);
+  EXPECT_EQ(r.ours->timing.reps, 0);
+  EXPECT_FALSE(r.ratio());
+}
+
+TEST_F(Harness, StoppingRulesFollowTheContract) {
+  auto plan = plan_case(device, problem(8, 8, 8), Settings{});
+  ASSERT_TRUE(plan);
+  struct Want {
+    int min_reps;
+    double min_time_s, max_time_s;
+    int reps;
+  };
+  // With 1 ms per rep: 30 reps and 0.1 s -> 100 reps; 200 reps -> 200; a 0.05 s cap -> 50.
+  for (Want w : {Want{30, 0.1, 10, 100}, Want{200, 0.1, 10, 200}, Want{30, 0.1, 0.05, 50}, Want{5, 0, 10, 5}}) {
+    Settings s;
+    s.min_reps = w.min_reps;
+    s.min_time_s = w.min_time_s;
+    s.max_time_s = w.max_time_s;
+    FixedTimer timer(1.0);
+    CaseResult r = run_case(device, *plan, s, timer);
+    ASSERT_TRUE(r.ours);
+    EXPECT_EQ(r.ours->timing.reps, w.reps) << w.min_reps << " " << w.min_time_s << " " << w.max_time_s;
+    if (r.native) {
+      EXPECT_EQ(r.native->timing.reps, w.reps);
+    }
+  }
+}
+
+TEST_F(Harness, RoundsInterleaveOursWithTheOthers) {
+  WrappedOurs ours(own_backend("cpu"));
+  auto plan = plan_case(device, problem(8, 8, 8), Settings{});
+  ASSERT_TRUE(plan);
+  plan->ours = &ours;
+  Settings s;
+  s.min_reps = 10;
+  s.min_time_s = 0;
+  FixedTimer timer(1.0);
+  ours.timer = &timer;
+  CaseResult r = run_case(device, *plan, s, timer);
+  ASSERT_TRUE(r.ours);
+  const int entries = 1 + (r.native ? 1 : 0) + int(r.peers.size());
+  if (entries < 2) GTEST_SKIP() << "no vendor library to interleave with: " << r.native_missing;
+  // ours.seen[0] is the verification run (before any timing); the rest are timed calls one round apart.
+  ASSERT_GE(ours.seen.size(), 3u);
+  for (std::size_t i = 2; i < ours.seen.size(); ++i) EXPECT_EQ(ours.seen[i] - ours.seen[i - 1], entries) << i;
+}
+
+TEST_F(Harness, FailingOursFallsBackToTheNativeAndNeverCountsAsOurs) {
+  WrappedOurs ours(own_backend("cpu"));
+  ours.fail_prepare = true;
+  auto plan = plan_case(device, problem(16, 16, 16), quick());
+  ASSERT_TRUE(plan);
+  plan->ours = &ours;
+  CpuTimer timer;
+  CaseResult r = run_case(device, *plan, quick(), timer);
+  EXPECT_FALSE(r.ours);
+  EXPECT_NE(r.ours_failure.find("deliberate prepare failure"), std::string::npos);
+  EXPECT_FALSE(r.ratio());
+  ASSERT_FALSE(r.warnings.empty());
+  if (!r.native) GTEST_SKIP() << "no native library: " << r.native_missing;
+  EXPECT_TRUE(r.fallback);
+  EXPECT_EQ(r.row(), &*r.native);
+  EXPECT_NE(r.warnings.back().find("fallback"), std::string::npos) << r.warnings.back();
+}
+
+TEST_F(Harness, OursFailingWhileTimedFallsBackToo) {
+  WrappedOurs ours(own_backend("cpu"));
+  ours.fail_after = 3;  // verification and two warm-up reps succeed
+  auto plan = plan_case(device, problem(16, 16, 16), quick());
+  ASSERT_TRUE(plan);
+  plan->ours = &ours;
+  CpuTimer timer;
+  CaseResult r = run_case(device, *plan, quick(), timer);
+  EXPECT_FALSE(r.ours);
+  EXPECT_NE(r.ours_failure.find("deliberate run failure"), std::string::npos) << r.ours_failure;
+  EXPECT_EQ(r.fallback, r.native.has_value());
+}
+
+TEST_F(Harness, WrongResultsFailTheCheck) {
+  WrappedOurs ours(own_backend("cpu"));
+  ours.corrupt = true;
+  auto plan = plan_case(device, problem(16, 16, 16), quick());
+  ASSERT_TRUE(plan);
+  plan->ours = &ours;
+  CpuTimer timer;
+  CaseResult r = run_case(device, *plan, quick(), timer);
+  ASSERT_TRUE(r.ours);
+  EXPECT_FALSE(r.check.ok());
+  EXPECT_GT(r.ours->error.rel_error, 0.5);
+  ASSERT_FALSE(r.warnings.empty());
+}
+
+TEST_F(Harness, EmptyAndBetaOnlyProblemsRun) {
+  for (auto dims : {std::array<int64_t, 3>{0, 5, 5}, std::array<int64_t, 3>{5, 5, 0}}) {
+    Problem p = problem(dims[0], dims[1], dims[2]);
+    p.beta = 0.5;
+    auto plan = plan_case(device, p, quick());
+    ASSERT_TRUE(plan);
+    CpuTimer timer;
+    CaseResult r = run_case(device, *plan, quick(), timer);
+    ASSERT_TRUE(r.ours) << r.ours_failure;
+    EXPECT_TRUE(r.check.ok()) << r.check.message();
+  }
+}
+
+TEST_F(Harness, GbpsCountsEachOperandOnce) {
+  auto plan = plan_case(device, problem(10, 20, 30), quick());
+  ASSERT_TRUE(plan);
+  CaseResult r;
+  r.plan = *plan;
+  r.ours = Measured{};
+  r.ours->timing = summarize({1.0});
+  const double bytes = (10.0 * 30 + 30.0 * 20 + 10.0 * 20) * 4;
+  ASSERT_TRUE(r.gbps());
+  EXPECT_NEAR(*r.gbps(), bytes / 1e-3 / 1e9, 1e-9);
+}
+
+}  // namespace
+}  // namespace tileforge::bench

@@ -1,0 +1,209 @@
+// Reports: JSON fields and nulls as the schema says, the table's marks, CSV shape, and atomic output files.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/output_file.hpp"
+#include "bench/report.hpp"
+
+namespace tileforge::bench {
+namespace {
+
+Measured measured(std::string backend, std::vector<double> samples, double err) {
+  Measured m;
+  m.backend = std::move(backend);
+  m.config = Config{m.backend == "cpu" ? "cpu-test" : m.backend, {}};
+  if (m.backend == "cpu") m.config.params = {{"MR", 6}, {"NR", 16}};
+  m.timing = summarize(std::move(samples));
+  m.tflops = 2.0 * 64 * 64 * 64 / (m.timing.median_ms * 1e-3) / 1e12;
+  m.error.rel_error = err;
+  m.error.max_scaled_error = err / 10;
+  return m;
+}
+
+Report sample_report() {
+  Report rep;
+  Environment& e = rep.environment;
+  e.tool_version = "0.1.0";
+  e.date = "2026-11-29T00:00:00Z";
+  e.device = "cpu";
+  e.device_kind = "cpu";
+  e.profile = "host-cpu";
+  e.host = "h (cpu)";
+  e.compiler = compiler_id();
+  e.threads = 2;
+  e.seed = 42;
+
+  CaseResult a;  // ours and native, with a spread on ours
+  a.plan.problem = Problem{};
+  a.plan.problem.m = a.plan.problem.n = a.plan.problem.k = 64;
+  a.plan.problem = a.plan.problem.normalized();
+  a.plan.config_source = "pinned";
+  a.ours = measured("cpu", {1.0, 1.0, 1.5}, 1e-7);
+  a.native = measured("openblas", {2.0, 2.0, 2.0}, 2e-7);
+  a.peers.push_back(measured("onednn", {1.8, 1.8, 1.8}, 2e-7));
+  a.peak_tflops = 1.0;
+  a.threshold = 4e-7;
+
+  CaseResult b = a;  // fallback: ours failed, no ratio
+  b.ours.reset();
+  b.fallback = true;
+  b.ours_failure = "cpu: prepare failed";
+  b.plan.config_source = "heuristic";
+
+  CaseResult c = a;  // no native at all
+  c.native.reset();
+  c.native_missing = "no vendor library has an f16 GEMM";
+  c.peers.clear();
+  rep.rows = {a, b, c};
+  return rep;
+}
+
+TEST(Report, JsonHasTheSchemaFieldsAndNulls) {
+  const auto doc = nlohmann::json::parse(to_json(sample_report()));
+  for (const char* key : {"tool_version", "date", "device", "profile", "host", "compiler", "driver", "toolkit", "clocks",
+                          "cache_state", "threads", "seed"}) {
+    EXPECT_TRUE(doc["environment"].contains(key)) << key;
+  }
+  EXPECT_TRUE(doc["environment"]["driver"].is_null());
+  EXPECT_EQ(doc["environment"]["cache_state"], "warm");
+  ASSERT_EQ(doc["rows"].size(), 3u);
+  const auto& a = doc["rows"][0];
+  EXPECT_EQ(a["backend"], "cpu");
+  EXPECT_EQ(a["config"]["family"], "cpu-test");
+  EXPECT_EQ(a["config"]["MR"], 6);
+  EXPECT_EQ(a["config_source"], "pinned");
+  EXPECT_EQ(a["fallback"], false);
+  EXPECT_DOUBLE_EQ(a["ratio"].get<double>(), 2.0);
+  EXPECT_EQ(a["spread_flag"], true);
+  EXPECT_EQ(a["reps"], 3);
+  EXPECT_EQ(a["native"]["backend"], "openblas");
+  EXPECT_EQ(a["peers"][0]["backend"], "onednn");
+  EXPECT_NEAR(a["peak_fraction"].get<double>(), a["tflops"].get<double>(), 1e-12);
+  EXPECT_EQ(a["shape"], nlohmann::json::array({64, 64, 64}));
+  EXPECT_EQ(a["ld"], nlohmann::json::array({64, 64, 64}));
+
+  const auto& b = doc["rows"][1];
+  EXPECT_EQ(b["fallback"], true);
+  EXPECT_EQ(b["backend"], "openblas");
+  EXPECT_TRUE(b["ratio"].is_null());
+
+  const auto& c = doc["rows"][2];
+  EXPECT_TRUE(c["native"]["backend"].is_null());
+  EXPECT_EQ(c["native"]["missing"], "no vendor library has an f16 GEMM");
+  EXPECT_TRUE(c["ratio"].is_null());
+}
+
+TEST(Report, NonFiniteErrorsStayValidJson) {
+  Report rep = sample_report();
+  rep.rows[0].ours->error.rel_error = std::numeric_limits<double>::quiet_NaN();
+  const auto doc = nlohmann::json::parse(to_json(rep));
+  EXPECT_TRUE(doc["rows"][0]["rel_error"].is_number());
+  EXPECT_GT(doc["rows"][0]["rel_error"].get<double>(), 1e200);
+}
+
+TEST(Report, TableMarksSpreadFallbackAndMissingNative) {
+  const std::string t = to_table(sample_report());
+  EXPECT_NE(t.find("GFLOP/s"), std::string::npos);
+  EXPECT_NE(t.find("~"), std::string::npos);
+  EXPECT_NE(t.find("spread"), std::string::npos);
+  EXPECT_NE(t.find("fallback"), std::string::npos);
+  EXPECT_NE(t.find("no-native"), std::string::npos);
+  EXPECT_NE(t.find("2.00"), std::string::npos);  // the ratio
+  EXPECT_NE(t.find("pinned"), std::string::npos);
+  EXPECT_NE(t.find("ratio = native time / our time"), std::string::npos);
+}
+
+TEST(Report, CsvHasAHeaderAndOneLinePerRow) {
+  const std::string csv = to_csv(sample_report());
+  std::istringstream in(csv);
+  std::string line;
+  std::vector<std::string> lines;
+  while (std::getline(in, line)) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 4u);
+  const auto columns = [](const std::string& l) {
+    int n = 1;
+    bool quoted = false;
+    for (char ch : l) {
+      if (ch == '"') quoted = !quoted;
+      if (ch == ',' && !quoted) ++n;
+    }
+    return n;
+  };
+  for (const auto& l : lines) EXPECT_EQ(columns(l), columns(lines[0])) << l;
+  EXPECT_EQ(lines[0].rfind("m,n,k,", 0), 0u);
+}
+
+TEST(Report, CompilerAndDateAreFilled) {
+  EXPECT_NE(compiler_id(), "unknown");
+  const std::string d = iso_date_now();
+  ASSERT_EQ(d.size(), 20u);
+  EXPECT_EQ(d[4], '-');
+  EXPECT_EQ(d[10], 'T');
+  EXPECT_EQ(d.back(), 'Z');
+}
+
+namespace fs = std::filesystem;
+
+fs::path scratch(const char* name) {
+  fs::path dir = fs::path(::testing::TempDir()) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+TEST(OutputFile, AppearsOnlyOnCommit) {
+  const fs::path dir = scratch("tileforge_output_commit");
+  const fs::path target = dir / "out.json";
+  {
+    auto f = OutputFile::create(target.string());
+    ASSERT_TRUE(f) << f.status().to_string();
+    EXPECT_FALSE(fs::exists(target));
+    ASSERT_TRUE(f->commit("{}\n"));
+  }
+  std::ifstream in(target);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "{}\n");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+  fs::remove_all(dir);
+}
+
+TEST(OutputFile, LeavesNothingWithoutCommit) {
+  const fs::path dir = scratch("tileforge_output_discard");
+  {
+    auto f = OutputFile::create((dir / "out.json").string());
+    ASSERT_TRUE(f);
+  }
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 0);
+  fs::remove_all(dir);
+}
+
+TEST(OutputFile, KeepsAnExistingFileUntilCommit) {
+  const fs::path dir = scratch("tileforge_output_keep");
+  const fs::path target = dir / "out.csv";
+  { std::ofstream(target) << "old"; }
+  {
+    auto f = OutputFile::create(target.string());
+    ASSERT_TRUE(f);
+  }
+  std::ifstream in(target);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "old");
+  fs::remove_all(dir);
+}
+
+TEST(OutputFile, RefusesMissingFoldersAndFolders) {
+  auto missing = OutputFile::create("/nonexistent/folder/out.json");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.status().message().find("--out"), std::string::npos);
+  auto folder = OutputFile::create(::testing::TempDir());
+  ASSERT_FALSE(folder);
+  EXPECT_NE(folder.status().message().find("folder"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tileforge::bench

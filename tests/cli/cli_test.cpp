@@ -1,0 +1,275 @@
+// The tileforge CLI as a user meets it: each bad input exits non-zero naming the argument and what is allowed,
+// prints nothing on stdout and leaves no output file; good runs of each verb succeed.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs the CLI with stdout and stderr captured to files (no shell, so arguments need no quoting).
+Result run_cli(const std::vector<std::string>& args, const fs::path& dir) {
+  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> all = {TILEFORGE_CLI_PATH};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  Result r;
+  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) return r;
+  posix_spawn_file_actions_destroy(&actions);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  fs::remove(out);
+  fs::remove(err);
+  return r;
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir = fs::path(::testing::TempDir()) / (std::string("tileforge_cli_") + info->name());
+    fs::remove_all(dir);
+    fs::create_directories(dir / "results");
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  fs::path dir;
+};
+
+const std::vector<std::string> kQuick = {"--min-reps", "2", "--min-time", "0", "--max-time", "0.02", "--quiet"};
+
+struct BadInput {
+  std::string label;
+  std::vector<std::string> args;       // after the verb
+  std::vector<std::string> mentions;   // each must appear in stderr
+  int exit_code = 2;
+};
+
+void PrintTo(const BadInput& b, std::ostream* os) { *os << b.label; }
+
+class CliBadInput : public Cli, public ::testing::WithParamInterface<BadInput> {};
+
+TEST_P(CliBadInput, RefusedWithANamedErrorAndNoOutput) {
+  const BadInput& b = GetParam();
+  for (std::string verb : {"bench", "verify"}) {
+    std::vector<std::string> args = {verb};
+    args.insert(args.end(), b.args.begin(), b.args.end());
+    // verify needs exactly one shape; give it one unless the case is about shapes.
+    bool has_shape = false;
+    for (const auto& a : b.args) has_shape = has_shape || a.rfind("--shape", 0) == 0 || a == "--suite";
+    if (verb == "verify" && !has_shape) args.insert(args.end(), {"--shape", "8x8x8"});
+    if (verb == "verify" && std::find(b.args.begin(), b.args.end(), "--suite") != b.args.end()) continue;
+    if (verb == "bench") args.insert(args.end(), kQuick.begin(), kQuick.end());
+    args.insert(args.end(), {"--quiet", "--out", (dir / "results" / "out.json").string()});
+    const Result r = run_cli(args, dir);
+    EXPECT_EQ(r.exit_code, b.exit_code) << verb << " " << b.label << "\nstderr: " << r.err;
+    EXPECT_EQ(r.out, "") << verb << " " << b.label;
+    for (const auto& m : b.mentions) EXPECT_NE(r.err.find(m), std::string::npos) << verb << " " << b.label << ": '" << m << "' not in: " << r.err;
+    EXPECT_TRUE(fs::is_empty(dir / "results")) << verb << " " << b.label << ": output left behind";
+  }
+}
+
+std::vector<BadInput> bad_inputs() {
+  const std::string bad_suite = (fs::path(::testing::TempDir()) / "tileforge_bad_suite.json").string();
+  {
+    std::ofstream(bad_suite) << R"({"name": "b", "dtype": "f64", "out_dtype": "f32", "accum": "f32", "layout": "RR",
+                                  "shapes": [[1,1,1]]})";
+  }
+  return {
+      {"negative size", {"--shape", "-5x4x4"}, {"--shape", "-5x4x4", "allowed"}},
+      {"negative size (= form)", {"--shape=8x-4x4"}, {"--shape", "allowed"}},
+      {"size overflowing 64 bits", {"--shape", "99999999999999999999x4x4"}, {"--shape", "64-bit", "allowed"}},
+      {"sizes overflowing offsets", {"--shape", "4611686018427387904x4611686018427387904x2"}, {"--shape", "overflow"}},
+      {"shape 12x", {"--shape", "12x"}, {"--shape", "'12x'", "MxNxK"}},
+      {"shape 4096x4096", {"--shape", "4096x4096"}, {"--shape", "'4096x4096'", "MxNxK"}},
+      {"shape with letters", {"--shape", "8x8xK"}, {"--shape", "MxNxK"}},
+      {"lda below the row length", {"--shape", "8x8x8", "--lda", "4"}, {"--lda", "allowed", ">= 8"}},
+      {"ldb below the row length", {"--shape", "8x9x8", "--ldb", "3"}, {"--ldb", "allowed"}},
+      {"ldc below the row length", {"--shape", "8x9x8", "--ldc", "-1"}, {"--ldc", "allowed"}},
+      {"lda not a number", {"--shape", "8x8x8", "--lda", "big"}, {"--lda", "big"}},
+      {"negative batch", {"--shape", "8x8x8", "--batch", "-2"}, {"--batch", "allowed"}},
+      {"unknown dtype", {"--dtype", "f64"}, {"--dtype", "f64", "f32, f16, bf16"}},
+      {"unknown out dtype", {"--out-dtype", "int8"}, {"--out-dtype", "int8", "f32, f16, bf16"}},
+      {"unknown accum", {"--accum", "f8"}, {"--accum", "f8", "f32, f16, bf16"}},
+      {"illegal precision", {"--dtype", "f32", "--accum", "f16"}, {"accum", "allowed"}},
+      {"unknown layout", {"--layout", "RT"}, {"--layout", "RT", "RR, RC, CR, CC"}},
+      {"unknown device", {"--device", "tpu"}, {"device", "tpu", "cpu"}},
+      {"unknown profile", {"--profile", "no-such-chip"}, {"profile", "no-such-chip", "h200"}},
+      {"unreadable profile file", {"--profile", "/nonexistent/chip.json"}, {"/nonexistent/chip.json"}},
+      {"unknown --set parameter", {"--set", "NO_SUCH_PARAMETER=4"}, {"--set", "NO_SUCH_PARAMETER", "allowed"}},
+      {"illegal --set value", {"--set", "MR=999999"}, {"--set", "MR", "allowed"}},
+      {"--set without a value", {"--set", "MR"}, {"--set", "NAME=VALUE"}},
+      {"--set with a non-integer", {"--set", "MR=six"}, {"--set", "six"}},
+      {"unreadable suite file", {"--suite", "/nonexistent/suite.json"}, {"--suite", "/nonexistent/suite.json"}},
+      {"malformed suite file", {"--suite", bad_suite}, {bad_suite, "dtype", "allowed"}},
+      {"unknown format", {"--format", "xml"}, {"--format", "xml", "table"}},
+      {"negative threads", {"--threads", "-3"}, {"--threads", "allowed"}},
+      {"unknown option", {"--frobnicate"}, {"--frobnicate"}},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(Each, CliBadInput, ::testing::ValuesIn(bad_inputs()), [](const auto& info) {
+  std::string name;
+  for (char c : info.param.label) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return name;
+});
+
+TEST_F(Cli, UnwritableOutFolderIsRefusedBeforeRunning) {
+  const Result r = run_cli({"bench", "--shape", "8x8x8", "--out", "/nonexistent/folder/r.json", "--quiet"}, dir);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("--out"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, TimingOptionsAreChecked) {
+  for (std::vector<std::string> bad : {std::vector<std::string>{"--min-reps", "0"}, {"--max-time", "0"},
+                                       {"--max-time", "soon"}, {"--min-time", "-1"}, {"--seed", "-1"}}) {
+    std::vector<std::string> args = {"bench", "--shape", "8x8x8"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    const Result r = run_cli(args, dir);
+    EXPECT_EQ(r.exit_code, 2) << bad[0] << " " << bad[1];
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find(bad[0]), std::string::npos) << r.err;
+  }
+}
+
+TEST_F(Cli, VerifyWantsExactlyOneShape) {
+  Result r = run_cli({"verify"}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--shape"), std::string::npos) << r.err;
+  r = run_cli({"verify", "--shape", "8x8x8", "--shape", "9x9x9"}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--shape"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(Cli, NoVerbIsAUsageError) {
+  const Result r = run_cli({}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(Cli, HelpAndVersionGoToStdout) {
+  Result r = run_cli({"--help"}, dir);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("bench"), std::string::npos);
+  r = run_cli({"bench", "--help"}, dir);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--shape"), std::string::npos);
+  r = run_cli({"--version"}, dir);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("0.1.0"), std::string::npos);
+}
+
+TEST_F(Cli, BenchPrintsTheComparisonTable) {
+  std::vector<std::string> args = {"bench", "--shape", "24x16x40", "--layout", "all"};
+  args.insert(args.end(), kQuick.begin(), kQuick.end());
+  const Result r = run_cli(args, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("GFLOP/s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ratio"), std::string::npos);
+  for (const char* l : {"RR", "RC", "CR", "CC"}) EXPECT_NE(r.out.find(std::string("  ") + l), std::string::npos) << l;
+  EXPECT_NE(r.out.find("heuristic"), std::string::npos);
+}
+
+TEST_F(Cli, BenchWritesCsvAtomicallyAndTheTableToStdout) {
+  const fs::path out = dir / "results" / "r.csv";
+  std::vector<std::string> args = {"bench", "--shape", "16x16x16", "--shape", "7x5x3", "--format", "csv", "--out",
+                                   out.string(), "--min-reps", "2", "--min-time", "0", "--max-time", "0.02"};
+  const Result r = run_cli(args, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("GFLOP/s"), std::string::npos);
+  const std::string csv = slurp(out);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3) << csv;
+  EXPECT_EQ(csv.rfind("m,n,k,", 0), 0u);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir / "results"), fs::directory_iterator()), 1);
+}
+
+TEST_F(Cli, BenchPinnedConfigSaysSo) {
+  // Pin the first parameter of our kernel to the value the heuristic chose (always legal).
+  std::vector<std::string> args = {"bench", "--shape", "32x32x32", "--format", "json"};
+  args.insert(args.end(), kQuick.begin(), kQuick.end());
+  Result r = run_cli(args, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto row = nlohmann::json::parse(r.out)["rows"][0];
+  EXPECT_EQ(row["config_source"], "heuristic");
+  std::string pin;
+  for (const auto& [name, value] : row["config"].items()) {
+    if (name != "family") {
+      pin = name + "=" + std::to_string(value.get<int64_t>());
+      break;
+    }
+  }
+  if (pin.empty()) GTEST_SKIP() << "our config has no parameters";
+  args.insert(args.end(), {"--set", pin});
+  r = run_cli(args, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["rows"][0]["config_source"], "pinned");
+}
+
+TEST_F(Cli, VerifyReportsEveryLayout) {
+  Result r = run_cli({"verify", "--shape", "23x17x31", "--quiet"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  for (const char* l : {"RR", "RC", "CR", "CC"}) EXPECT_NE(r.out.find(l), std::string::npos);
+  EXPECT_NE(r.out.find("pass"), std::string::npos);
+  r = run_cli({"verify", "--shape", "23x17x31", "--dtype", "bf16", "--beta", "0.5", "--alpha", "2", "--format", "json"},
+              dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["cases"].size(), 4u);
+  for (const auto& c : doc["cases"]) {
+    EXPECT_TRUE(c["pass"].get<bool>()) << c.dump();
+    EXPECT_EQ(c["dtype"], "bf16");
+    EXPECT_LT(c["ours"]["rel_error"].get<double>(), 1.6e-2);
+  }
+}
+
+TEST_F(Cli, DevicesDescribesTheHost) {
+  Result r = run_cli({"devices"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("profile"), std::string::npos);
+  EXPECT_NE(r.out.find("cores"), std::string::npos);
+  r = run_cli({"devices", "--format", "json"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["device"]["kind"], "cpu");
+  EXPECT_FALSE(doc["backends"].empty());
+  EXPECT_FALSE(doc["builtin_profiles"].empty());
+  r = run_cli({"devices", "--device", "tpu"}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+}
+
+}  // namespace

@@ -1,0 +1,88 @@
+// `tileforge bench`: ours against the native library and peers on a suite or on given shapes.
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "bench/report.hpp"
+#include "options.hpp"
+
+namespace tileforge::cli {
+namespace {
+
+struct BenchArgs {
+  ProblemArgs problem;
+  DeviceArgs device;
+  OutputArgs output;
+  RunArgs run;
+};
+
+const std::vector<std::string> kFormats = {"table", "json", "csv"};
+
+int run_bench(const BenchArgs& a) {
+  constexpr std::string_view verb = "bench";
+  // Everything the user typed is checked before anything runs or any file is created.
+  if (Status s = check_format(a.output, kFormats); !s) return fail(verb, s);
+  auto settings = settings_from(a.run);
+  if (!settings) return fail(verb, settings.status());
+  auto device = open_device_from(a.device);
+  if (!device) return fail(verb, device.status());
+  auto problems = problems_from(a.problem, *device);
+  if (!problems) return fail(verb, problems.status());
+  std::vector<bench::CasePlan> plans;
+  for (const Problem& p : *problems) {
+    auto plan = bench::plan_case(*device, p, *settings);
+    if (!plan) return fail(verb, plan.status());
+    plans.push_back(std::move(*plan));
+  }
+  auto timer = bench::make_timer(*device);
+  if (!timer) return fail(verb, timer.status());
+  std::optional<bench::OutputFile> out;
+  if (!a.output.out.empty()) {
+    auto file = bench::OutputFile::create(a.output.out);
+    if (!file) return fail(verb, file.status());
+    out.emplace(std::move(*file));
+  }
+
+  bench::Report report;
+  report.environment = bench::collect_environment(*device, (*timer)->cache_state(), settings->seed);
+  const bool progress = show_progress(a.output);
+  bool failed = false;
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const Problem& p = plans[i].problem;
+    if (progress) {
+      std::fprintf(stderr, "[%zu/%zu] %lldx%lldx%lld %s %s ...\n", i + 1, plans.size(), (long long)p.m,
+                   (long long)p.n, (long long)p.k, std::string(to_string(p.layout)).c_str(),
+                   std::string(to_string(p.precision.input)).c_str());
+    }
+    bench::CaseResult r = bench::run_case(*device, plans[i], *settings, **timer);
+    for (const auto& w : r.warnings) std::fprintf(stderr, "tileforge bench: warning: %s\n", w.c_str());
+    // A wrong result, or a case where neither ours nor a vendor call ran, fails the run (after reporting it).
+    if ((r.ours && !r.check) || !r.row()) failed = true;
+    report.rows.push_back(std::move(r));
+  }
+
+  const std::string table = bench::to_table(report);
+  const std::string content = a.output.format == "json" ? bench::to_json(report)
+                              : a.output.format == "csv" ? bench::to_csv(report)
+                                                         : table;
+  int code = emit(verb, out, content);
+  if (code != kExitOk) return code;
+  if (out && !a.output.quiet) std::fwrite(table.data(), 1, table.size(), stdout);
+  return failed ? kExitFailure : kExitOk;
+}
+
+}  // namespace
+
+Command add_bench_command(CLI::App& parent) {
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* app = parent.add_subcommand(
+      "bench", "Time tileforge's kernels against the vendor library (and peers) on the same operands, interleaved, "
+               "after verifying each; prints ratio = native time / our time");
+  add_problem_options(*app, args->problem, ProblemFlags::bench);
+  add_device_options(*app, args->device);
+  add_run_options(*app, args->run, true);
+  add_output_options(*app, args->output, kFormats, true);
+  return {app, [args] { return run_bench(*args); }};
+}
+
+}  // namespace tileforge::cli

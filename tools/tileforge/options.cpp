@@ -1,0 +1,288 @@
+// Shared CLI options: registration with CLI11 and parsing into Problems, Devices and Settings with named errors.
+#include "options.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "bench/suite.hpp"
+#include "core/parse.hpp"
+
+namespace tileforge::cli {
+namespace {
+
+Expected<int64_t> int_in_range(const std::string& text, const char* name, int64_t min, int64_t max,
+                               std::string_view allowed) {
+  auto v = parse_int(text, name);
+  if (!v) return invalid_argument(fmt::format("{} (allowed: {})", v.status().message(), allowed));
+  if (*v < min || *v > max) return invalid_argument(fmt::format("{} = {} is out of range (allowed: {})", name, *v, allowed));
+  return *v;
+}
+
+Expected<double> seconds(const std::string& text, const char* name, bool zero_ok) {
+  const char* allowed = zero_ok ? "a number of seconds >= 0" : "a number of seconds > 0";
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v)) {
+    return invalid_argument(fmt::format("{} '{}' is not a number (allowed: {})", name, text, allowed));
+  }
+  if (v < 0 || (!zero_ok && v == 0)) return invalid_argument(fmt::format("{} = {} (allowed: {})", name, text, allowed));
+  return v;
+}
+
+Expected<double> scalar(const std::string& text, const char* name) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v)) {
+    return invalid_argument(fmt::format("{} '{}' is not a finite number (allowed: a number such as 1 or -0.5)", name, text));
+  }
+  return v;
+}
+
+}  // namespace
+
+void add_problem_options(CLI::App& app, ProblemArgs& a, ProblemFlags which) {
+  const bool bench = which == ProblemFlags::bench;
+  auto* shape = app.add_option("--shape", a.shapes, bench ? "MxNxK (repeatable); default: the device's suite"
+                                                          : "MxNxK, the one shape to verify")
+                    ->type_name("MxNxK")
+                    ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  if (bench) {
+    auto* suite = app.add_option("--suite", a.suite, "suite JSON file, or a builtin suite name (cpu, public)")
+                      ->type_name("NAME|FILE");
+    shape->excludes(suite);
+    suite->excludes(shape);
+  } else {
+    shape->required();
+  }
+  app.add_option("--dtype", a.dtype, "input dtype of A and B: f32, f16, bf16")->type_name("DTYPE");
+  app.add_option("--out-dtype", a.out_dtype, "dtype of C: the input dtype or f32 (default: the input dtype)")
+      ->type_name("DTYPE");
+  app.add_option("--accum", a.accum, "accumulator: f32, or f16 with f16 inputs (default: f32)")->type_name("DTYPE");
+  app.add_option("--layout", a.layout,
+                 bench ? "RR, RC, CR, CC (A then B; C row-major) or all (default: the suite's)"
+                       : "RR, RC, CR, CC or all (default: all)")
+      ->type_name("LAYOUT");
+  app.add_option("--lda", a.lda, "leading dimension of A (default: tight)")->type_name("N");
+  app.add_option("--ldb", a.ldb, "leading dimension of B (default: tight)")->type_name("N");
+  app.add_option("--ldc", a.ldc, "leading dimension of C (default: tight)")->type_name("N");
+  app.add_option("--batch", a.batch, "strided batch count (default: 1)")->type_name("N");
+  if (!bench) {
+    app.add_option("--alpha", a.alpha, "alpha (default: 1)")->type_name("X");
+    app.add_option("--beta", a.beta, "beta (default: 0)")->type_name("X");
+  }
+}
+
+void add_device_options(CLI::App& app, DeviceArgs& a) {
+  app.add_option("--device", a.device, "where to run: cpu, cuda, cuda:N or auto (default: auto)")->type_name("DEVICE");
+  app.add_option("--profile", a.profile, "chip record for planning and peaks: a builtin name or a JSON file "
+                                         "(default: the running device's)")
+      ->type_name("NAME|FILE");
+  app.add_option("--threads", a.threads, "CPU threads (default: all cores)")->type_name("N");
+}
+
+void add_output_options(CLI::App& app, OutputArgs& a, const std::vector<std::string>& formats, bool with_out) {
+  app.add_option("--format", a.format, fmt::format("output format: {} (default: table)", fmt::join(formats, ", ")))
+      ->type_name("FORMAT");
+  if (with_out) {
+    app.add_option("--out", a.out, "write the report to FILE (atomically: whole or not at all); the table still "
+                                   "goes to stdout")
+        ->type_name("FILE");
+  }
+  app.add_flag("--quiet,-q", a.quiet, "no progress on stderr");
+}
+
+void add_run_options(CLI::App& app, RunArgs& a, bool with_timing) {
+  app.add_option("--set", a.sets, "pin a parameter of our kernel, NAME=VALUE (repeatable)")
+      ->type_name("NAME=VALUE")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--seed", a.seed, "seed of the random operands (default: 42)")->type_name("N");
+  if (with_timing) {
+    app.add_option("--min-reps", a.min_reps, "timed reps per backend, at least (default: 30)")->type_name("N");
+    app.add_option("--min-time", a.min_time, "timed seconds per backend, at least (default: 0.1)")->type_name("S");
+    app.add_option("--max-time", a.max_time, "cap on timed seconds per backend (default: 10)")->type_name("S");
+  }
+}
+
+Expected<Device> open_device_from(const DeviceArgs& a) {
+  int threads = 0;
+  if (!a.threads.empty()) {
+    auto t = int_in_range(a.threads, "--threads", 0, 4096, "0 for all cores, or 1 to 4096");
+    if (!t) return t.status();
+    threads = int(*t);
+  }
+  static const char* allowed_devices = "cpu, cuda, cuda:N, auto";
+  if (a.device.empty()) return invalid_argument(fmt::format("--device is empty (allowed: {})", allowed_devices));
+  return open_device(a.device, a.profile, threads);
+}
+
+Expected<std::vector<Problem>> problems_from(const ProblemArgs& a, const Device& device) {
+  // The base precision and layouts: the suite's, or for bare --shape the device's default suite's.
+  const bool from_suite = a.shapes.empty();
+  const std::string suite_name = !a.suite.empty() ? a.suite : std::string(bench::default_suite_name(device.kind));
+  auto suite = bench::load_suite(suite_name);
+  if (!suite) return suite.status();
+
+  Precision precision = suite->precision;
+  if (!a.dtype.empty()) {
+    auto t = parse_dtype(a.dtype, "--dtype");
+    if (!t) return t.status();
+    precision.input = *t;
+    precision.output = *t;  // C follows A and B unless --out-dtype says otherwise
+  }
+  if (!a.out_dtype.empty()) {
+    auto t = parse_dtype(a.out_dtype, "--out-dtype");
+    if (!t) return t.status();
+    precision.output = *t;
+  }
+  if (!a.accum.empty()) {
+    auto t = parse_dtype(a.accum, "--accum");
+    if (!t) return t.status();
+    precision.accum = *t;
+  }
+  std::vector<Layout> layouts = suite->layouts;
+  if (!a.layout.empty()) {
+    auto l = parse_layouts(a.layout, "--layout");
+    if (!l) return l.status();
+    layouts = *l;
+  }
+
+  std::vector<std::pair<std::string, std::array<int64_t, 3>>> shapes;  // origin text, dims
+  if (from_suite) {
+    for (const auto& s : suite->shapes) shapes.emplace_back(fmt::format("suite {}", suite->origin), s);
+  } else {
+    for (const auto& text : a.shapes) {
+      auto dims = parse_shape(text, "--shape");
+      if (!dims) return dims.status();
+      shapes.emplace_back(fmt::format("--shape {}", text), *dims);
+    }
+  }
+
+  auto ld = [](const std::string& text, const char* name) -> Expected<int64_t> {
+    if (text.empty()) return int64_t(0);
+    return int_in_range(text, name, INT64_MIN, INT64_MAX, "0 for tight, or at least the row length");
+  };
+  auto lda = ld(a.lda, "--lda");
+  if (!lda) return lda.status();
+  auto ldb = ld(a.ldb, "--ldb");
+  if (!ldb) return ldb.status();
+  auto ldc = ld(a.ldc, "--ldc");
+  if (!ldc) return ldc.status();
+  int64_t batch = 1;
+  if (!a.batch.empty()) {
+    auto b = int_in_range(a.batch, "--batch", 1, INT64_MAX, "an integer >= 1");
+    if (!b) return b.status();
+    batch = *b;
+  }
+  double alpha = 1.0, beta = 0.0;
+  if (!a.alpha.empty()) {
+    auto v = scalar(a.alpha, "--alpha");
+    if (!v) return v.status();
+    alpha = *v;
+  }
+  if (!a.beta.empty()) {
+    auto v = scalar(a.beta, "--beta");
+    if (!v) return v.status();
+    beta = *v;
+  }
+
+  std::vector<Problem> problems;
+  for (const auto& [origin, dims] : shapes) {
+    for (Layout layout : layouts) {
+      Problem p;
+      p.m = dims[0];
+      p.n = dims[1];
+      p.k = dims[2];
+      p.batch = batch;
+      p.precision = precision;
+      p.layout = layout;
+      p.lda = *lda;
+      p.ldb = *ldb;
+      p.ldc = *ldc;
+      p.alpha = alpha;
+      p.beta = beta;
+      if (Status s = p.validate(); !s) {
+        // Name where the problem came from, and the options by their flag names.
+        std::string msg = s.message();
+        for (const char* name : {"lda", "ldb", "ldc"}) {
+          if (msg.starts_with(name)) msg = "--" + msg;
+        }
+        return invalid_argument(fmt::format("{} layout {}: {}", origin, to_string(layout), msg));
+      }
+      problems.push_back(p);
+    }
+  }
+  return problems;
+}
+
+Expected<bench::Settings> settings_from(const RunArgs& a) {
+  bench::Settings s;
+  for (const auto& text : a.sets) {
+    auto pin = parse_pin(text, "--set");
+    if (!pin) return pin.status();
+    s.pins.push_back(*pin);
+  }
+  if (!a.seed.empty()) {
+    auto v = int_in_range(a.seed, "--seed", 0, INT64_MAX, "an integer >= 0");
+    if (!v) return v.status();
+    s.seed = uint64_t(*v);
+  }
+  if (!a.min_reps.empty()) {
+    auto v = int_in_range(a.min_reps, "--min-reps", 1, 1000000, "1 to 1000000");
+    if (!v) return v.status();
+    s.min_reps = int(*v);
+  }
+  if (!a.min_time.empty()) {
+    auto v = seconds(a.min_time, "--min-time", true);
+    if (!v) return v.status();
+    s.min_time_s = *v;
+  }
+  if (!a.max_time.empty()) {
+    auto v = seconds(a.max_time, "--max-time", false);
+    if (!v) return v.status();
+    s.max_time_s = *v;
+  }
+  return s;
+}
+
+Status check_format(const OutputArgs& a, const std::vector<std::string>& formats) {
+  for (const auto& f : formats)
+    if (a.format == f) return {};
+  return invalid_argument(fmt::format("--format '{}' is not known (allowed: {})", a.format, fmt::join(formats, ", ")));
+}
+
+int exit_code_for(const Status& status) {
+  switch (status.code()) {
+    case Code::ok: return kExitOk;
+    case Code::invalid_argument:
+    case Code::io_error: return kExitUsage;
+    default: return kExitFailure;
+  }
+}
+
+int fail(std::string_view verb, const Status& status) {
+  std::fprintf(stderr, "tileforge %.*s: error: %s\n", int(verb.size()), verb.data(), status.message().c_str());
+  return exit_code_for(status);
+}
+
+int emit(std::string_view verb, std::optional<bench::OutputFile>& out, const std::string& content) {
+  if (out) {
+    if (Status s = out->commit(content); !s) return fail(verb, s);
+    return kExitOk;
+  }
+  std::fwrite(content.data(), 1, content.size(), stdout);
+  std::fflush(stdout);
+  return kExitOk;
+}
+
+bool show_progress(const OutputArgs& a) { return !a.quiet && isatty(STDERR_FILENO); }
+
+}  // namespace tileforge::cli

@@ -1,0 +1,90 @@
+// Options shared by the CLI verbs, their parsing into Problems, Devices and bench Settings, and exit codes.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "backends/backend.hpp"
+#include "bench/harness.hpp"
+#include "bench/output_file.hpp"
+#include "core/expected.hpp"
+
+namespace tileforge::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;  // the run happened and found a problem (a failed check, a missing device)
+inline constexpr int kExitUsage = 2;    // bad input: nothing ran
+
+// A verb: its CLI11 subcommand and what runs when it is chosen (returns the exit code).
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+Command add_devices_command(CLI::App& parent);
+Command add_bench_command(CLI::App& parent);
+Command add_verify_command(CLI::App& parent);
+
+// Options kept as text and parsed by tileforge's own parsers, so that every error names the argument and the
+// allowed values in one style.
+struct ProblemArgs {
+  std::vector<std::string> shapes;
+  std::string suite;
+  std::string dtype, out_dtype, accum;
+  std::string layout;
+  std::string lda, ldb, ldc, batch;
+  std::string alpha, beta;  // verify only
+};
+
+struct DeviceArgs {
+  std::string device = "auto";
+  std::string profile;
+  std::string threads;
+};
+
+struct OutputArgs {
+  std::string format = "table";
+  std::string out;
+  bool quiet = false;
+};
+
+struct RunArgs {
+  std::vector<std::string> sets;
+  std::string seed, min_reps, min_time, max_time;
+};
+
+enum class ProblemFlags { bench, verify };
+void add_problem_options(CLI::App& app, ProblemArgs& args, ProblemFlags which);
+void add_device_options(CLI::App& app, DeviceArgs& args);
+void add_output_options(CLI::App& app, OutputArgs& args, const std::vector<std::string>& formats, bool with_out);
+void add_run_options(CLI::App& app, RunArgs& args, bool with_timing);
+
+Expected<Device> open_device_from(const DeviceArgs& args);
+
+// The cases to run: shapes from --shape or the suite (the device's default suite when neither is given), the
+// suite's precision and layout unless overridden, every Problem validated. `verb` prefixes messages.
+Expected<std::vector<Problem>> problems_from(const ProblemArgs& args, const Device& device);
+
+// --set, --seed and the timing options.
+Expected<bench::Settings> settings_from(const RunArgs& args);
+
+// Checks --format against the allowed list.
+Status check_format(const OutputArgs& args, const std::vector<std::string>& formats);
+
+// The exit code for a Status that stops a verb: usage errors (bad arguments, unreadable files) are 2.
+int exit_code_for(const Status& status);
+// Prints "tileforge VERB: error: MESSAGE" on stderr and returns the exit code.
+int fail(std::string_view verb, const Status& status);
+
+// Writes `content` to --out atomically (the file was created up front) or to stdout.
+int emit(std::string_view verb, std::optional<bench::OutputFile>& out, const std::string& content);
+
+// Progress goes to stderr only when it is a terminal and --quiet was not given.
+bool show_progress(const OutputArgs& args);
+
+}  // namespace tileforge::cli

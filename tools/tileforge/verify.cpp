@@ -1,0 +1,160 @@
+// `tileforge verify`: one shape in every layout (or the ones asked for), ours and native against float64.
+#include <cmath>
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "bench/report.hpp"
+#include "options.hpp"
+
+namespace tileforge::cli {
+namespace {
+
+struct VerifyArgs {
+  ProblemArgs problem;
+  DeviceArgs device;
+  OutputArgs output;
+  RunArgs run;
+};
+
+const std::vector<std::string> kFormats = {"table", "json"};
+
+double finite(double v) { return std::isfinite(v) ? v : 1.0e300; }
+
+nlohmann::ordered_json error_json(const bench::Measured& m) {
+  return {{"backend", m.backend},
+          {"config", m.config.describe()},
+          {"rel_error", finite(m.error.rel_error)},
+          {"max_scaled_error", finite(m.error.max_scaled_error)},
+          {"nan_count", m.error.nan_count},
+          {"checked", m.error.checked},
+          {"sampled", !m.error.full}};
+}
+
+std::string to_json(const bench::Environment& e, const std::vector<bench::CaseResult>& results) {
+  nlohmann::ordered_json doc;
+  doc["environment"] = {{"tool_version", e.tool_version}, {"date", e.date},       {"device", e.device},
+                        {"profile", e.profile},           {"host", e.host},       {"compiler", e.compiler},
+                        {"threads", e.threads},           {"seed", e.seed}};
+  doc["cases"] = nlohmann::ordered_json::array();
+  for (const auto& r : results) {
+    const Problem& p = r.plan.problem;
+    nlohmann::ordered_json c;
+    c["shape"] = {p.m, p.n, p.k};
+    c["batch"] = p.batch;
+    c["dtype"] = to_string(p.precision.input);
+    c["out_dtype"] = to_string(p.precision.output);
+    c["accum"] = to_string(p.precision.accum);
+    c["layout"] = to_string(p.layout);
+    c["ld"] = {p.lda, p.ldb, p.ldc};
+    c["alpha"] = p.alpha;
+    c["beta"] = p.beta;
+    c["config_source"] = r.plan.config_source;
+    if (r.ours) c["ours"] = error_json(*r.ours);
+    else c["ours"] = {{"backend", nullptr}, {"failure", r.ours_failure}};
+    if (r.native) c["native"] = error_json(*r.native);
+    else c["native"] = {{"backend", nullptr}, {"missing", r.native_missing}};
+    c["peers"] = nlohmann::ordered_json::array();
+    for (const auto& peer : r.peers) c["peers"].push_back(error_json(peer));
+    if (r.threshold) c["threshold"] = *r.threshold;
+    else c["threshold"] = nullptr;
+    c["pass"] = r.ours.has_value() && r.check.ok();
+    c["message"] = r.ours ? (r.check.ok() ? std::string("ok") : r.check.message()) : r.ours_failure;
+    doc["cases"].push_back(c);
+  }
+  return doc.dump(1) + "\n";
+}
+
+std::string to_table(const bench::Environment& e, const std::vector<bench::CaseResult>& results) {
+  std::string out;
+  if (!results.empty()) {
+    const Problem& p = results.front().plan.problem;
+    out += fmt::format("tileforge {} verify {}x{}x{}{} {}->{} acc {} alpha {} beta {} | device {} | profile {} | seed {}\n",
+                       e.tool_version, p.m, p.n, p.k, p.batch > 1 ? fmt::format(" batch {}", p.batch) : "",
+                       to_string(p.precision.input), to_string(p.precision.output), to_string(p.precision.accum),
+                       p.alpha, p.beta, e.device, e.profile, e.seed);
+  }
+  out += fmt::format("{:<20} {:>15} {:>16}  {:<10} {:>16} {:>10}  {}\n", "layout/ld", "ours rel_error", "ours max_scaled",
+                     "native", "native rel_error", "threshold", "result");
+  for (const auto& r : results) {
+    const bool pass = r.ours.has_value() && r.check.ok();
+    std::string result = pass ? "pass" : (r.ours ? "FAIL: " + r.check.message() : "FAIL: " + r.ours_failure);
+    const Problem& q = r.plan.problem;
+    out += fmt::format("{:<20} {:>15} {:>16}  {:<10} {:>16} {:>10}  {}\n",
+                       fmt::format("{} {}/{}/{}", to_string(q.layout), q.lda, q.ldb, q.ldc),
+                       r.ours ? fmt::format("{:.2e}", r.ours->error.rel_error) : "-",
+                       r.ours ? fmt::format("{:.2e}", r.ours->error.max_scaled_error) : "-",
+                       r.native ? r.native->backend : "none",
+                       r.native ? fmt::format("{:.2e}", r.native->error.rel_error) : "-",
+                       r.threshold ? fmt::format("{:.2e}", *r.threshold) : "-", result);
+  }
+  for (const auto& r : results) {
+    if (!r.native && !r.native_missing.empty()) out += fmt::format("no native ({}): {}\n", to_string(r.plan.problem.layout), r.native_missing);
+  }
+  return out;
+}
+
+int run_verify(const VerifyArgs& a) {
+  constexpr std::string_view verb = "verify";
+  if (Status s = check_format(a.output, kFormats); !s) return fail(verb, s);
+  if (a.problem.shapes.size() != 1) {
+    return fail(verb, invalid_argument(fmt::format("--shape given {} times (allowed: exactly one MxNxK)",
+                                                   a.problem.shapes.size())));
+  }
+  auto settings = settings_from(a.run);
+  if (!settings) return fail(verb, settings.status());
+  settings->measure = false;
+  auto device = open_device_from(a.device);
+  if (!device) return fail(verb, device.status());
+  ProblemArgs problem = a.problem;
+  if (problem.layout.empty()) problem.layout = "all";
+  auto problems = problems_from(problem, *device);
+  if (!problems) return fail(verb, problems.status());
+  std::vector<bench::CasePlan> plans;
+  for (const Problem& p : *problems) {
+    auto plan = bench::plan_case(*device, p, *settings);
+    if (!plan) return fail(verb, plan.status());
+    plans.push_back(std::move(*plan));
+  }
+  std::optional<bench::OutputFile> out;
+  if (!a.output.out.empty()) {
+    auto file = bench::OutputFile::create(a.output.out);
+    if (!file) return fail(verb, file.status());
+    out.emplace(std::move(*file));
+  }
+
+  bench::CpuTimer unused_timer;  // verify runs each backend once and times nothing
+  const bench::Environment env = bench::collect_environment(*device, "warm", settings->seed);
+  std::vector<bench::CaseResult> results;
+  bool all_pass = true;
+  for (const auto& plan : plans) {
+    if (show_progress(a.output)) {
+      std::fprintf(stderr, "verifying %s ...\n", plan.problem.describe().c_str());
+    }
+    bench::CaseResult r = bench::run_case(*device, plan, *settings, unused_timer);
+    all_pass = all_pass && r.ours.has_value() && r.check.ok();
+    results.push_back(std::move(r));
+  }
+  const std::string table = to_table(env, results);
+  int code = emit(verb, out, a.output.format == "json" ? to_json(env, results) : table);
+  if (code != kExitOk) return code;
+  if (out && !a.output.quiet) std::fwrite(table.data(), 1, table.size(), stdout);
+  return all_pass ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+Command add_verify_command(CLI::App& parent) {
+  auto args = std::make_shared<VerifyArgs>();
+  CLI::App* app = parent.add_subcommand(
+      "verify", "Check one shape in every layout against a float64 reference, for ours and the vendor library; "
+                "exits 1 when ours exceeds its error threshold");
+  add_problem_options(*app, args->problem, ProblemFlags::verify);
+  add_device_options(*app, args->device);
+  add_run_options(*app, args->run, false);
+  add_output_options(*app, args->output, kFormats, true);
+  return {app, [args] { return run_verify(*args); }};
+}
+
+}  // namespace tileforge::cli
