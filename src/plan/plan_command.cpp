@@ -70,8 +70,9 @@ Expected<std::vector<Problem>> problems_of(const PlanCommandOptions& o) {
 }  // namespace
 
 int plan_command(const PlanCommandOptions& o, std::ostream& out, std::ostream& err) {
-  if (o.format != "text" && o.format != "json") {
-    return fail(err, invalid_argument(fmt::format("--format '{}' is not known (allowed: text, json)", o.format)));
+  // "table" is what the other verbs call their text form.
+  if (o.format != "text" && o.format != "table" && o.format != "json") {
+    return fail(err, invalid_argument(fmt::format("--format '{}' is not known (allowed: text, table, json)", o.format)));
   }
   if (o.top < 0) return fail(err, invalid_argument(fmt::format("--top {} is negative (allowed: 0 or more)", o.top)));
   auto problems = problems_of(o);

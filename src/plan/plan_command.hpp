@@ -23,7 +23,7 @@ struct PlanCommandOptions {
   std::vector<std::string> sets;    // --set NAME=VALUE (repeatable)
   std::string threads;              // --threads (CPU plans; default: all cores of the profile)
   bool explain = false;             // --explain: the full decision log
-  std::string format = "text";      // --format text|json
+  std::string format = "text";      // --format text|table|json (text and table are the same)
   int top = 5;                      // --top N alternatives
   bool all_rejected = false;        // --all-rejected
 };

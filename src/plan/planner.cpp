@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <set>
 
 #include <fmt/format.h>
@@ -209,7 +210,7 @@ FamilyChoice choose_family(const hw::HwProfile& p) {
   return f;
 }
 
-PrecisionGap precision_gap(std::string_view family, const Problem& p) {
+SupportGap support_gap(std::string_view family, const Problem& p) {
   const Precision& pr = p.precision;
   if (family == "sm80") {
     if (pr.input != DType::f16 && pr.input != DType::bf16) {
@@ -219,6 +220,14 @@ PrecisionGap precision_gap(std::string_view family, const Problem& p) {
     if (pr.accum != DType::f32) {
       return {"the sm80 family accumulates in f32, and the planner never changes the precision policy",
               "an f16-accumulator variant of the sm80 family (mma.sync with f16 accumulators)"};
+    }
+    // The kernel indexes with 32-bit ints and puts one batch entry per grid row (cuda_backend.cpp).
+    if (p.m > INT32_MAX || p.n > INT32_MAX || p.k > INT32_MAX) {
+      return {"the sm80 family needs M, N and K to fit a 32-bit int", "64-bit indexing in the sm80 kernel"};
+    }
+    if (p.batch > 65535) {
+      return {"the sm80 family runs at most 65535 batch entries (one grid row each)",
+              "a batch loop in the sm80 launch"};
     }
     return {};
   }
@@ -265,7 +274,7 @@ Expected<Plan> make_plan(const Problem& problem, const hw::HwProfile& profile, c
   }
   plan.family = fc.family;
   plan.backend = fc.family == "sm80" ? "cuda" : "cpu";
-  if (PrecisionGap gap = precision_gap(fc.family, plan.problem); !gap.empty()) {
+  if (SupportGap gap = support_gap(fc.family, plan.problem); !gap.empty()) {
     plan.unserved = fmt::format("{} on {}: {}", fc.family, profile.name, gap.why);
     plan.needed = gap.needed;
     return plan;

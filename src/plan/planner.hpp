@@ -51,13 +51,14 @@ struct FamilyChoice {
   std::string needed;  // when none
 };
 FamilyChoice choose_family(const hw::HwProfile& profile);
-// Whether a family takes the problem's precision policy: empty when it does, else why not and what would.
-struct PrecisionGap {
+// Whether a family takes the problem (its precision policy and size limits): empty when it does, else why not and
+// what would.
+struct SupportGap {
   std::string why;
   std::string needed;
   bool empty() const { return why.empty(); }
 };
-PrecisionGap precision_gap(std::string_view family, const Problem& problem);
+SupportGap support_gap(std::string_view family, const Problem& problem);
 
 struct Plan {
   Problem problem;  // normalized
