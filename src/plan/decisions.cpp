@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "backends/cpu/microkernel.hpp"
 #include "backends/cuda/sm80_family.hpp"
 #include "plan/cost_constants.hpp"
 #include "plan/format.hpp"
@@ -205,8 +206,16 @@ void record_cpu_decisions(Plan& plan) {
     kernels.push_back(fmt::format("{} x {} at best {} (rank {})", key.first, key.second,
                                   fmtx::delta(cand.cost.seconds / best.cost.seconds - 1), cand.rank));
   }
+  // The register-level numbers the cost model prices the micro-kernel with.
+  const int lanes = cpu::vector_floats(c.family);
+  const double fma_k = double(mr * nr / lanes) / kFmaPipes, load_k = double(mr + nr / lanes) / kLoadPortsPerCycle;
+  const std::string regs = fmt::format(
+      "the model: {} accumulators take {:g} FMA cycles per k-step, {} broadcasts + {} B vectors {:g} load-port cycles, "
+      "the FMA latency chain {:g}: {} of the FMA peak",
+      mr * nr / lanes, fma_k, mr, nr / lanes, load_k, kFmaLatencyCycles,
+      fmtx::pct(fma_k / std::max({fma_k, load_k, kFmaLatencyCycles})));
   plan.log.add(L0, fmt::format("MR={}, NR={}: the {} micro-kernel", mr, nr, c.family),
-               fmt::format("{}; {}", reason_at(0), versus("MR") + ", " + versus("NR")),
+               fmt::format("{}; {}; {}", reason_at(0), regs, versus("MR") + ", " + versus("NR")),
                kernels.empty() ? std::string("the only micro-kernel left by the pins")
                                : fmt::format("the other micro-kernels: {}", fmt::join(kernels, "; ")));
   plan.log.add(L0, fmt::format("{}-bit SIMD, {} inputs{}", hw.vector_bits, to_string(q.precision.input),

@@ -125,8 +125,8 @@ std::string render_explain(const Plan& plan, const ExplainOptions& options) {
                                  r.bytes_c_read > 0 ? fmt::format(" and read once (beta != 0)") : ""));
   if (r.ridge) {
     out += indent_wrap("intensity",
-                       fmt::format("{:.4g} FLOP/B against a ridge of {:.4g} FLOP/B ({:g} TFLOP/s, {} / {:g} GB/s): {}",
-                                   r.intensity, *r.ridge, *r.peak.tflops, r.peak.note, r.bandwidth_gbps,
+                       fmt::format("{:.4g} FLOP/B against a ridge of {:.4g} FLOP/B ({}, {} / {:g} GB/s): {}",
+                                   r.intensity, *r.ridge, fmtx::peak(*r.peak.tflops), r.peak.note, r.bandwidth_gbps,
                                    r.compute_bound ? "compute-bound" : "memory-bound"));
   } else {
     out += indent_wrap("intensity", fmt::format("{:.4g} FLOP/B; no ridge: {}", r.intensity, r.peak.note));

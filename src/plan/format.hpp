@@ -36,4 +36,9 @@ inline std::string tflops(double flops, double seconds) {
   return t >= 1 ? fmt::format("{:.1f} TFLOP/s", t) : fmt::format("{:.1f} GFLOP/s", t * 1e3);
 }
 
+// A peak given in TFLOP/s: "312 TFLOP/s", "200.4 GFLOP/s".
+inline std::string peak(double tflops) {
+  return tflops >= 1 ? fmt::format("{:.5g} TFLOP/s", tflops) : fmt::format("{:.4g} GFLOP/s", tflops * 1e3);
+}
+
 }  // namespace tileforge::plan::fmtx

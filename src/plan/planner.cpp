@@ -74,8 +74,8 @@ double distance(const Config& a, const std::optional<Config>& ref) {
 
 std::string bound_text(const Plan& plan, const Cost& c) {
   if (c.bound == "compute") {
-    return fmt::format("compute ({} of the {} TFLOP/s peak with this tile)", fmtx::pct(c.compute_share),
-                       plan.roofline.peak.tflops ? fmt::format("{:g}", *plan.roofline.peak.tflops) : "?");
+    return fmt::format("compute ({} of the {} peak with this tile)", fmtx::pct(c.compute_share),
+                       plan.roofline.peak.tflops ? fmtx::peak(*plan.roofline.peak.tflops) : "?");
   }
   if (c.bound == "latency") return "load latency (the stages in flight do not cover it)";
   for (const LevelTime& l : c.levels) {
