@@ -1,0 +1,105 @@
+// Every constant of the analytic cost model in one place, each with the reason for its value.
+#pragma once
+
+#include <string_view>
+
+namespace tileforge::plan::constants {
+
+// ---- shared by all chips ----------------------------------------------------------------------------------------
+
+// Overlap of compute and memory streams is never perfect: this share of every stream that does not bind the time
+// still shows (a roofline with a soft corner). It also breaks ties between configs that the max() alone would call
+// equal, in favour of the one that moves fewer bytes.
+inline constexpr double kOverlapLeak = 0.10;
+
+// Sustained DRAM/HBM bandwidth as a share of the datasheet number: STREAM-like reads reach 85-92% on A100, H100
+// and server CPUs; the lower end is used because GEMM reads two operands and writes a third at once.
+inline constexpr double kDramEfficiency = 0.85;
+
+// ---- NVIDIA GPUs (the sm80 family: cp.async + ldmatrix + mma.sync) --------------------------------------------
+
+// Share of the dense tensor peak that mma.sync reaches with the best tile. Hopper's datasheet peak assumes wgmma;
+// mma.sync tops out near 65% of it (docs/HOPPER-GEMM.md). On sm_80/86/89 mma.sync is the native path, and
+// CUTLASS/cuBLAS kernels built on it reach 80-90% of the A100's 312 TFLOP/s at large sizes.
+inline constexpr double kMmaSyncShareWithWgmma = 0.65;
+inline constexpr double kMmaSyncShareNative = 0.85;
+
+// Shared-memory bandwidth per SM: 32 banks x 4 bytes per cycle on every NVIDIA SM since Volta.
+inline constexpr double kSmemBytesPerSmCycle = 128;
+
+// L2 to SM bandwidth per SM per cycle, also used as the chip's L2 bandwidth (x SMs x clock): measured L2 read
+// rates are ~4.5-5 TB/s on A100 and ~7 TB/s on H100, i.e. ~32 B per SM per cycle at boost clock.
+inline constexpr double kL2BytesPerSmCycle = 32;
+
+// Share of the L2 that holds operand panels reused across waves: A100/H100 split the L2 in two partitions that
+// may duplicate lines, and C tiles and other streams occupy the rest.
+inline constexpr double kL2UsableShare = 0.5;
+
+// Latency of a global load under a saturated memory system (idle L2/HBM latency is 0.3-0.6 us on A100/H100 and
+// roughly doubles under load). The pipeline must keep (STAGES-1) stages in flight to cover it (Little's law).
+inline constexpr double kLoadedLatencySeconds = 1.0e-6;
+
+// Fixed cost of one kernel launch seen by device-side timing (launch-to-start gap, block scheduling, tail drain).
+inline constexpr double kGpuLaunchSeconds = 3.0e-6;
+
+// The CUDA runtime reserves 1 KB of shared memory per resident block on sm_80 and later.
+inline constexpr double kSmemReservedPerBlock = 1024;
+
+// Warps that keep all four SM sub-partitions' tensor cores fed and hide ldmatrix->mma latency: one warp per
+// sub-partition issues, a second covers its stalls.
+inline constexpr double kWarpsForFullRate = 8;
+
+// Cycles of each k-step's __syncthreads and cp.async.wait_group during which a block's tensor pipes idle; another
+// resident block fills the bubble. This is what makes a deeper BLOCK_K pay off beyond the bytes it moves.
+inline constexpr double kKStepSyncCycles = 40;
+
+// Resident blocks per SM (CUDA C++ Programming Guide, compute capabilities table): 32 on sm_80 and sm_90,
+// 16 on sm_86, 24 on sm_89; 16 where the arch is not one of these.
+inline int max_blocks_per_sm(std::string_view arch) {
+  if (arch.starts_with("sm_80") || arch.starts_with("sm_90")) return 32;
+  if (arch.starts_with("sm_89")) return 24;
+  return 16;
+}
+
+// Rate of global loads by vector width, relative to 16-byte cp.async: each instruction moves VEC bytes, so narrower
+// loads need more LSU issue slots per byte; 2-byte loads are not asynchronous at all (no 2-byte cp.async: the
+// kernel stages them through registers and the pipeline stops overlapping them).
+inline constexpr double kVecLoadShare16 = 1.0;
+inline constexpr double kVecLoadShare8 = 0.85;
+inline constexpr double kVecLoadShare4 = 0.6;
+inline constexpr double kVecLoadShare2 = 0.2;
+
+// Waves whose DRAM traffic is simulated tile by tile (group-M raster, LRU L2); the rest is extrapolated, because
+// the raster repeats with the period of one group.
+inline constexpr int kSimulatedWaves = 32;
+
+// ---- CPUs (the cpu family: BLIS loop nest, packed A and B, MR x NR micro-kernels) ------------------------------
+
+// FMA pipes and FMA latency (cycles) of the x86 cores we target (Haswell..Sapphire Rapids, Zen 2..Zen 4); the same
+// numbers the backend's analytic model uses (blocking.cpp).
+inline constexpr double kFmaPipes = 2;
+inline constexpr double kFmaLatencyCycles = 4;
+// Loads per cycle (broadcasts and vector loads both use a load port): two on all of them.
+inline constexpr double kLoadPortsPerCycle = 2;
+// Bytes per cycle per core from L2 and from the core's share of L3: one vector per cycle from L2 (32 B on Zen 3
+// and Haswell, 64 B on Skylake-SP and later: the family's vector width), half that from L3.
+inline constexpr double kL2VectorsPerCycle = 1.0;
+inline constexpr double kL3VectorsPerCycle = 0.5;
+// Packing reads an operand with strided loads and writes panels: ~1 vector of output per cycle at best; the
+// phase does not overlap the micro-kernel (threads wait at a barrier after packing B).
+inline constexpr double kPackVectorsPerCycle = 1.0;
+// B read in place (PACK_B = 0) is walked row by row with the stride ldb: when its KC rows do not stay in L1 (set
+// conflicts of a power-of-two stride make that common), every micro-kernel call waits on them. Load-to-use
+// latencies of L2 and L3 (cycles; Zen 3: 12 and 46, Skylake-SP: 14 and ~70) and of DRAM, and the misses in flight
+// that hardware and software prefetch of the next rows sustain for such a walk.
+inline constexpr double kL2LatencyCycles = 14;
+inline constexpr double kL3LatencyCycles = 50;
+inline constexpr double kDramLatencySeconds = 90e-9;
+inline constexpr double kInPlaceMissesInFlight = 2;
+// One team barrier (all threads) costs about a microsecond on a one-socket server; the loop nest has two per
+// (NC, KC) panel.
+inline constexpr double kBarrierSeconds = 1.0e-6;
+// Waking the thread pool and joining it once per call.
+inline constexpr double kCpuCallSeconds = 10.0e-6;
+
+}  // namespace tileforge::plan::constants

@@ -1,0 +1,144 @@
+// The `tileforge plan` verb: options to Problems and a profile, make_plan for each, text or JSON out.
+#include "plan/plan_command.hpp"
+
+#include <fmt/format.h>
+
+#include "backends/backend.hpp"
+#include "core/parse.hpp"
+#include "hw/hw.hpp"
+#include "plan/explain.hpp"
+#include "plan/planner.hpp"
+
+namespace tileforge::plan {
+namespace {
+
+constexpr int kExitOk = 0, kExitFailure = 1, kExitUsage = 2;
+
+int fail(std::ostream& err, const Status& s) {
+  err << "tileforge plan: error: " << s.message() << "\n";
+  return s.code() == Code::invalid_argument || s.code() == Code::io_error ? kExitUsage : kExitFailure;
+}
+
+Expected<int64_t> optional_int(const std::string& text, const char* name, int64_t fallback, int64_t min) {
+  if (text.empty()) return fallback;
+  auto v = parse_int(text, name);
+  if (!v) return v.status();
+  if (*v < min) return invalid_argument(fmt::format("{} = {} is out of range (allowed: >= {})", name, *v, min));
+  return *v;
+}
+
+Expected<std::vector<Problem>> problems_of(const PlanCommandOptions& o) {
+  if (o.shapes.empty()) return invalid_argument("--shape is required (MxNxK, repeatable)");
+  auto input = parse_dtype(o.dtype.empty() ? "f32" : o.dtype, "--dtype");
+  if (!input) return input.status();
+  auto output = o.out_dtype.empty() ? Expected<DType>(*input) : parse_dtype(o.out_dtype, "--out-dtype");
+  if (!output) return output.status();
+  auto accum = parse_dtype(o.accum.empty() ? "f32" : o.accum, "--accum");
+  if (!accum) return accum.status();
+  auto layouts = parse_layouts(o.layout.empty() ? "RR" : o.layout, "--layout");
+  if (!layouts) return layouts.status();
+  auto lda = optional_int(o.lda, "--lda", 0, 1);
+  if (!lda) return lda.status();
+  auto ldb = optional_int(o.ldb, "--ldb", 0, 1);
+  if (!ldb) return ldb.status();
+  auto ldc = optional_int(o.ldc, "--ldc", 0, 1);
+  if (!ldc) return ldc.status();
+  auto batch = optional_int(o.batch, "--batch", 1, 1);
+  if (!batch) return batch.status();
+  std::vector<Problem> out;
+  for (const std::string& text : o.shapes) {
+    auto shape = parse_shape(text, "--shape");
+    if (!shape) return shape.status();
+    for (Layout layout : *layouts) {
+      Problem p;
+      p.m = (*shape)[0];
+      p.n = (*shape)[1];
+      p.k = (*shape)[2];
+      p.batch = *batch;
+      p.precision = {*input, *output, *accum};
+      p.layout = layout;
+      p.lda = *lda;
+      p.ldb = *ldb;
+      p.ldc = *ldc;
+      if (Status s = p.validate(); !s) return s;
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int plan_command(const PlanCommandOptions& o, std::ostream& out, std::ostream& err) {
+  // "table" is what the other verbs call their text form.
+  if (o.format != "text" && o.format != "table" && o.format != "json") {
+    return fail(err, invalid_argument(fmt::format("--format '{}' is not known (allowed: text, table, json)", o.format)));
+  }
+  if (o.top < 0) return fail(err, invalid_argument(fmt::format("--top {} is negative (allowed: 0 or more)", o.top)));
+  auto problems = problems_of(o);
+  if (!problems) return fail(err, problems.status());
+  PlanOptions po;
+  po.top_n = o.top;
+  po.family = o.family;
+  for (const std::string& s : o.sets) {
+    auto pin = parse_pin(s, "--set");
+    if (!pin) return fail(err, pin.status());
+    po.pins.push_back(*pin);
+  }
+  auto threads = optional_int(o.threads, "--threads", 0, 0);
+  if (!threads) return fail(err, threads.status());
+  po.threads = int(*threads);
+
+  // The chip to plan for: --profile (present or not), else the device's own. Devices that are present make their
+  // profiles "running"; everything else is a prediction.
+  po.running_profiles.push_back(std::string(hw::host_cpu_profile_name()));
+  if (auto gpu = open_device("cuda"); gpu) po.running_profiles.push_back(gpu->profile.name);
+  hw::HwProfile profile;
+  if (!o.profile.empty()) {
+    auto p = hw::load_profile(o.profile);
+    if (!p) return fail(err, p.status());
+    profile = std::move(*p);
+  } else {
+    auto d = open_device(o.device);
+    if (!d) return fail(err, d.status());
+    profile = d->profile;
+  }
+
+  std::vector<Plan> plans;
+  for (const Problem& p : *problems) {
+    auto plan = make_plan(p, profile, po);
+    if (!plan) return fail(err, plan.status());
+    plans.push_back(std::move(*plan));
+  }
+
+  ExplainOptions eo;
+  eo.top_n = o.top;
+  eo.all_rejected = o.all_rejected;
+  bool all_served = true;
+  if (o.format == "json") {
+    nlohmann::json doc;
+    doc["tool"] = "tileforge";
+    doc["version"] = std::string(version());
+    doc["plans"] = nlohmann::json::array();
+    for (const Plan& plan : plans) {
+      doc["plans"].push_back(to_json(plan, eo));
+      all_served = all_served && plan.served;
+    }
+    out << doc.dump(2) << "\n";
+  } else {
+    for (std::size_t i = 0; i < plans.size(); ++i) {
+      const Plan& plan = plans[i];
+      all_served = all_served && plan.served;
+      if (o.explain) {
+        if (i > 0) out << "\n";
+        out << render_explain(plan, eo);
+      } else {
+        out << render_summary(plan) << "\n";
+        if (!plan.served && !plan.needed.empty()) out << "  needed: " << plan.needed << "\n";
+      }
+    }
+  }
+  return all_served ? kExitOk : kExitFailure;
+}
+
+}  // namespace tileforge::plan

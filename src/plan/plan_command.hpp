@@ -1,0 +1,37 @@
+// The `tileforge plan` verb as a function of already-parsed options, so that the CLI only registers the options
+// and calls it (and tests run it without a process).
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace tileforge::plan {
+
+// Option values as the user typed them (parsed here, so that every error names the option in one style).
+struct PlanCommandOptions {
+  std::vector<std::string> shapes;  // --shape MxNxK (repeatable; at least one)
+  std::string dtype;                // --dtype: input type of A and B (default f32)
+  std::string out_dtype;            // --out-dtype (default: the input type)
+  std::string accum;                // --accum (default f32)
+  std::string layout;               // --layout RR|RC|CR|CC|all (default RR)
+  std::string lda, ldb, ldc;        // --lda/--ldb/--ldc (default: tight)
+  std::string batch;                // --batch (default 1)
+  std::string device = "auto";      // --device cpu|cuda[:N]|auto: whose profile to plan for when --profile is absent
+  std::string profile;              // --profile NAME|FILE: plan for this chip (present or not)
+  std::string family;               // --family auto|sm80|cpu-avx512|cpu-avx2|cpu-generic
+  std::vector<std::string> sets;    // --set NAME=VALUE (repeatable)
+  std::string threads;              // --threads (CPU plans; default: all cores of the profile)
+  bool explain = false;             // --explain: the full decision log
+  std::string format = "text";      // --format text|table|json (text and table are the same)
+  int top = 5;                      // --top N alternatives
+  bool all_rejected = false;        // --all-rejected
+};
+
+// Plans every shape x layout. Prints a summary line per plan (or the explanation with --explain, or one JSON
+// document {"tool", "version", "plans": [...]} with --format json) on `out`; errors as "tileforge plan: error: ..."
+// on `err`. Returns 0 when every plan chose a config, 1 when a chip or precision is not served (the plans still
+// print their analysis) or the device cannot be opened, 2 for bad options (nothing is planned).
+int plan_command(const PlanCommandOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace tileforge::plan

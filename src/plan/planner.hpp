@@ -1,0 +1,104 @@
+// The planner: for a Problem on a chip profile (present or not), the analysis, every legal config of the family
+// that serves the chip ranked by the cost model, every rejected one with its reason, and the decision log.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/expected.hpp"
+#include "hw/hw_profile.hpp"
+#include "plan/analysis.hpp"
+#include "plan/candidates.hpp"
+#include "plan/cost_model.hpp"
+#include "plan/decision_log.hpp"
+#include "tileforge/tileforge.hpp"
+
+namespace tileforge::plan {
+
+struct PlanOptions {
+  Pins pins;                    // --set NAME=VALUE: only candidates with these values
+  int top_n = 5;                // alternatives to show after the choice
+  std::string family;           // empty or "auto": by the profile (cpu ISA, or sm80 on NVIDIA sm_80 and later)
+  int threads = 0;              // CPU threads the plan is for; 0 = all cores of the profile
+  // Names of the profiles of the devices that are present (the host CPU's, a detected GPU's). A plan for any
+  // other profile is a prediction and is labelled so.
+  std::vector<std::string> running_profiles;
+};
+
+struct Candidate {
+  Config config;
+  Cost cost;
+  int rank = 0;  // 1 = the choice
+};
+
+// A config one step away from the choice in one parameter: why it was not chosen.
+struct Neighbour {
+  std::string param;
+  int64_t value = 0;
+  bool legal = false;
+  std::string constraint;  // the constraint it violates, when rejected
+  std::string detail;      // the constraint with its numbers ("needs 196608 B > 166912 B of shared memory ...")
+  double seconds = 0;      // predicted; for a rejected one, what it would take were it allowed
+  double delta = 0;        // seconds / chosen - 1
+};
+
+// Which family serves a profile, or why none does and what would.
+struct FamilyChoice {
+  std::string family;  // empty when none
+  std::string reason;
+  std::string needed;  // when none
+};
+FamilyChoice choose_family(const hw::HwProfile& profile);
+// Whether a family takes the problem (its precision policy and size limits): empty when it does, else why not and
+// what would.
+struct SupportGap {
+  std::string why;
+  std::string needed;
+  bool empty() const { return why.empty(); }
+};
+SupportGap support_gap(std::string_view family, const Problem& problem);
+
+struct Plan {
+  Problem problem;  // normalized
+  hw::HwProfile profile;
+  bool prediction = true;  // the profile is not one of the running devices
+  std::string label;       // "prediction (profile a100-sxm is not the running device)" or "running device (...)"
+  Roofline roofline;
+  PathAnalysis paths;
+  WaveAnalysis nominal_waves;  // 128x128 tiles over the cores: the shape of the work before any family is chosen
+
+  bool served = false;
+  std::string unserved;  // why no config was chosen
+  std::string needed;    // what would serve it
+  std::string backend;   // "cuda", "cpu"
+  std::string family;
+  std::string family_reason;
+  Pins pins;
+  int threads = 0;
+  int top_n = 5;
+
+  std::string coverage;            // what was enumerated
+  std::size_t combinations = 0;    // legal + rejected
+  std::vector<Candidate> ranked;   // every legal config, best first
+  RejectedSet rejected;
+  std::optional<Config> reference;  // the backend's own pick without the cost model
+  std::string reference_name;
+  std::vector<std::string> reference_reasons;
+  int reference_rank = 0;           // its rank among `ranked` (0: absent or not legal)
+  std::vector<Neighbour> neighbours;
+  std::string binding;              // the limit that bound the choice, one line
+  std::vector<std::string> limits;  // each resource limit the choice sits against, one line each
+  DecisionLog log;
+
+  const Candidate* choice() const { return ranked.empty() ? nullptr : &ranked.front(); }
+};
+
+// Plans `problem` for `profile`. Refused (invalid_argument) for an invalid problem, an unknown family, a family
+// that cannot plan for this profile, or pins that are unknown, illegal, or leave no legal config (the message
+// names the constraint). A chip that no backend serves, or a precision the family does not take, is not an error:
+// the plan has served = false, says why and what would be needed, and still carries the analysis.
+Expected<Plan> make_plan(const Problem& problem, const hw::HwProfile& profile, const PlanOptions& options = {});
+
+}  // namespace tileforge::plan

@@ -1,0 +1,221 @@
+// Properties of the analytic cost model: monotonic in the chip's resources, waves, stages, vector width, caches.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "backends/cuda/sm80_family.hpp"
+#include "hw/hw.hpp"
+#include "plan/candidates.hpp"
+#include "plan/cost_model.hpp"
+#include "support/test_support.hpp"
+
+namespace tileforge::plan {
+namespace {
+
+hw::HwProfile profile(const char* name) {
+  auto p = hw::load_profile(name);
+  EXPECT_TRUE(p.ok()) << p.status().to_string();
+  return *p;
+}
+
+Problem f16(int64_t m, int64_t n, int64_t k) { return testing::make_problem(m, n, k, Layout::RR, DType::f16, DType::f16); }
+
+Config sm80(int bm, int bn, int bk, int wm, int wn, int stages, int group_m = 8, int vec = 16, int copy = 0) {
+  return Config{"sm80",
+                {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"WARPS_M", wm}, {"WARPS_N", wn},
+                 {"STAGES", stages}, {"GROUP_M", group_m}, {"VEC_BYTES", vec}, {"COPY_AB", copy}}};
+}
+
+// The same chip with fewer SMs: peak, L2 and registers scale with the SM count as on a MIG slice.
+hw::HwProfile with_sms(hw::HwProfile p, int sms) {
+  const double f = double(sms) / p.cores;
+  for (auto& r : p.peaks) r.tflops *= f;
+  p.cores = sms;
+  return p;
+}
+
+TEST(PlanCostModel, MoreSmsAreNeverSlower) {
+  const hw::HwProfile full = profile("h200");
+  const std::vector<Problem> problems = {f16(4096, 4096, 4096), f16(16, 4096, 4096), f16(512, 512, 8192),
+                                         f16(1000, 1000, 1000), f16(4095, 4097, 4093)};
+  const std::vector<Config> configs = {sm80(128, 256, 32, 2, 4, 3), sm80(128, 128, 32, 2, 2, 4),
+                                       sm80(64, 64, 64, 2, 2, 3),    sm80(16, 32, 64, 1, 2, 6),
+                                       sm80(256, 128, 32, 4, 2, 4, 1)};
+  for (const Problem& q : problems) {
+    for (const Config& c : configs) {
+      double previous = 1e30;
+      for (int sms : {16, 33, 66, 100, 132}) {
+        const double t = sm80_cost(q, with_sms(full, sms), c).seconds;
+        EXPECT_LE(t, previous * (1 + 1e-9)) << q.describe() << " " << c.describe() << " at " << sms << " SMs";
+        previous = t;
+      }
+    }
+  }
+}
+
+TEST(PlanCostModel, MoreCoresAreNeverSlowerOnCpus) {
+  const hw::HwProfile p = profile("generic-avx2");
+  const Config c{"cpu-avx2", {{"MR", 6}, {"NR", 16}, {"KC", 168}, {"MC", 582}, {"NC", 16384}, {"PACK_B", 1}}};
+  for (const Problem& q : {testing::make_problem(4096, 4096, 4096), testing::make_problem(1024, 1024, 1024)}) {
+    double previous = 1e30;
+    for (int threads : {1, 2, 8, 32, 64}) {
+      const double t = cpu_cost(q, p, c, threads).seconds;
+      EXPECT_LT(t, previous) << q.describe() << " with " << threads << " threads";
+      previous = t;
+    }
+  }
+}
+
+TEST(PlanCostModel, AnExtraWaveCostsAlmostAWholeWave) {
+  // Tiles of 128x256 (one block per SM: registers) on 132 SMs: 132 tiles fill one wave; one more tile needs a
+  // second wave for one SM.
+  const hw::HwProfile p = profile("h200");
+  const Config c = sm80(128, 256, 32, 2, 4, 4);
+  const Cost one = sm80_cost(f16(128 * 132, 256, 4096), p, c);
+  const Cost two = sm80_cost(f16(128 * 133, 256, 4096), p, c);
+  EXPECT_EQ(one.occupancy, 1);
+  EXPECT_EQ(one.waves.waves, 1);
+  EXPECT_EQ(two.waves.waves, 2);
+  EXPECT_GT(two.seconds / one.seconds, 1.8);
+}
+
+TEST(PlanCostModel, FewerWavesRankHigherWhenAllElseIsEqual) {
+  // Two chips that differ only in SM count, so the same config has 2 waves on one and 1 on the other.
+  const hw::HwProfile p = profile("h200");
+  hw::HwProfile more = p;
+  more.cores = 264;  // same per-SM rate: the peak grows with the SMs
+  for (auto& r : more.peaks) r.tflops *= 2;
+  const Config c = sm80(128, 256, 32, 2, 4, 4);
+  const Problem q = f16(128 * 264, 256, 4096);
+  const Cost two = sm80_cost(q, p, c), one = sm80_cost(q, more, c);
+  EXPECT_EQ(two.waves.waves, 2);
+  EXPECT_EQ(one.waves.waves, 1);
+  EXPECT_LT(one.seconds, two.seconds);
+}
+
+TEST(PlanCostModel, StagesCoverLatencyUntilTheyDoNot) {
+  const hw::HwProfile p = profile("a100-sxm");
+  const Problem q = f16(4096, 4096, 4096);
+  const Cost s2 = sm80_cost(q, p, sm80(128, 256, 32, 2, 4, 2));
+  const Cost s3 = sm80_cost(q, p, sm80(128, 256, 32, 2, 4, 3));
+  const Cost s6 = sm80_cost(q, p, sm80(128, 256, 32, 2, 4, 6));
+  EXPECT_EQ(s2.bound, "latency");
+  EXPECT_LT(s3.seconds, s2.seconds);
+  EXPECT_GT(s2.latency_s, s3.latency_s);
+  // Once latency is hidden, more stages only lengthen the prologue.
+  EXPECT_LT(s3.seconds, s6.seconds);
+  EXPECT_LT(s3.fill_s, s6.fill_s);
+}
+
+TEST(PlanCostModel, NarrowLoadsAndCopiesCost) {
+  const hw::HwProfile p = profile("h200");
+  const Problem q = f16(2048, 2048, 2048);
+  const double v16 = sm80_cost(q, p, sm80(128, 128, 32, 2, 2, 4, 8, 16)).seconds;
+  const double v4 = sm80_cost(q, p, sm80(128, 128, 32, 2, 2, 4, 8, 4)).seconds;
+  const double v2 = sm80_cost(q, p, sm80(128, 128, 32, 2, 2, 4, 8, 2)).seconds;
+  const double copy = sm80_cost(q, p, sm80(128, 128, 32, 2, 2, 4, 8, 16, 1)).seconds;
+  EXPECT_LT(v16, v4);
+  EXPECT_LT(v4, v2);
+  EXPECT_GT(copy, v16);  // aligned operands gain nothing from a copy
+}
+
+TEST(PlanCostModel, MmaSyncOnHopperIsCreditedLessOfThePeak) {
+  const Problem q = f16(8192, 8192, 8192);
+  const Config c = sm80(128, 256, 32, 2, 4, 4);
+  const Cost hopper = sm80_cost(q, profile("h100-sxm"), c);
+  const Cost ampere = sm80_cost(q, profile("a100-sxm"), c);
+  EXPECT_LT(hopper.compute_share, 0.66);
+  EXPECT_GT(ampere.compute_share, 0.7);
+  EXPECT_LE(ampere.compute_share, 0.85 + 1e-9);
+}
+
+TEST(PlanCostModel, GroupedRasterReadsLessFromDram) {
+  hw::HwProfile p = profile("a100-sxm");
+  const Problem big = f16(8192, 8192, 8192);
+  const double grouped = sm80_operand_dram_bytes(big, p, 128, 128, 8, 1);
+  const double rows = sm80_operand_dram_bytes(big, p, 128, 128, 1, 1);
+  const double minimum = 2.0 * 8192 * 8192 * 2;
+  EXPECT_GE(grouped, minimum);
+  EXPECT_LT(grouped, rows);
+  // A problem whose operands fit the usable L2 is read once whatever the order.
+  const Problem small = f16(1024, 1024, 1024);
+  EXPECT_DOUBLE_EQ(sm80_operand_dram_bytes(small, p, 128, 128, 1, 1), 2.0 * 1024 * 1024 * 2);
+  // The cache returns what it computed.
+  DramCache cache;
+  const double first = sm80_operand_dram_bytes(big, p, 128, 128, 8, 1, &cache);
+  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_DOUBLE_EQ(sm80_operand_dram_bytes(big, p, 128, 128, 8, 1, &cache), first);
+}
+
+TEST(PlanCostModel, OccupancyAndItsLimit) {
+  const hw::HwProfile p = profile("a100-sxm");
+  const Sm80Occupancy small = sm80_occupancy(sm80(64, 64, 32, 2, 2, 3), p);
+  EXPECT_GE(small.blocks, 2);
+  const Sm80Occupancy big = sm80_occupancy(sm80(128, 256, 32, 2, 4, 3), p);
+  EXPECT_EQ(big.blocks, 1);
+  EXPECT_EQ(big.limit, "registers");
+  const Sm80Occupancy smem = sm80_occupancy(sm80(128, 128, 64, 2, 2, 5), p);  // 5 x 32 KB
+  EXPECT_EQ(smem.limit, "shared memory");
+}
+
+TEST(PlanCostModel, CpuTermsAreConsistent) {
+  const hw::HwProfile p = profile("generic-avx2");
+  const Problem q = testing::make_problem(1024, 1024, 1024);
+  const Config c{"cpu-avx2", {{"MR", 6}, {"NR", 16}, {"KC", 168}, {"MC", 582}, {"NC", 16384}, {"PACK_B", 1}}};
+  const Cost cost = cpu_cost(q, p, c);
+  ASSERT_TRUE(cost.valid);
+  EXPECT_GT(cost.compute_s, 0);
+  EXPECT_LE(cost.compute_share, 1.0);
+  EXPECT_GE(cost.seconds, cost.body_s + cost.fill_s);
+  EXPECT_EQ(cost.bound, "compute");
+  // KC beyond K changes nothing: the loop nest uses min(KC, K).
+  Problem shallow = testing::make_problem(1024, 1024, 100);
+  Config kc1 = c, kc2 = c;
+  kc1.params["KC"] = 256;
+  kc2.params["KC"] = 512;
+  EXPECT_DOUBLE_EQ(cpu_cost(shallow, p, kc1).seconds, cpu_cost(shallow, p, kc2).seconds);
+}
+
+TEST(PlanCostModel, CpuInPlaceBWithAPowerOfTwoStrideWaitsOnEveryRow) {
+  // ldb = 1024 floats = 4 KB: every row of a KC x NR micro-panel falls in the same L1 set, so reading B in place
+  // misses on every row while a packed B stays in L1.
+  const hw::HwProfile p = profile("generic-avx2");
+  const Problem q = testing::make_problem(1024, 1024, 1024);
+  const Config packed{"cpu-avx2", {{"MR", 6}, {"NR", 16}, {"KC", 168}, {"MC", 582}, {"NC", 16384}, {"PACK_B", 1}}};
+  Config in_place = packed;
+  in_place.params["PACK_B"] = 0;
+  const Cost a = cpu_cost(q, p, packed), b = cpu_cost(q, p, in_place);
+  EXPECT_EQ(a.latency_s, 0);
+  EXPECT_GT(b.latency_s, 0);
+  EXPECT_LT(a.seconds, b.seconds);
+}
+
+TEST(PlanCostModel, CacheOverflowCosts) {
+  const hw::HwProfile p = profile("generic-avx2");
+  const Problem q = testing::make_problem(4096, 4096, 4096);
+  const Config fit{"cpu-avx2", {{"MR", 6}, {"NR", 16}, {"KC", 168}, {"MC", 582}, {"NC", 16384}, {"PACK_B", 1}}};
+  Config deep = fit;
+  deep.params["KC"] = 1024;  // the KC x NR micro-panel of B (64 KB) no longer stays in a 32 KB L1
+  const Cost a = cpu_cost(q, p, fit), b = cpu_cost(q, p, deep);
+  EXPECT_LT(a.seconds, b.seconds);
+  bool noted = false;
+  for (const auto& n : b.notes) noted = noted || n.find("does not stay in L1") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST(PlanCostModel, MissingNumbersMakeTheCostInvalid) {
+  hw::HwProfile p = profile("a100-sxm");
+  p.peaks.clear();
+  const Cost c = sm80_cost(f16(256, 256, 256), p, sm80(64, 64, 32, 2, 2, 3));
+  EXPECT_FALSE(c.valid);
+  EXPECT_TRUE(std::isinf(c.seconds));
+}
+
+TEST(PlanCostModel, CpuThreadGridMatchesTheDriver) {
+  EXPECT_EQ(cpu_thread_grid(4096, 6, 64), std::make_pair(64, 1));
+  EXPECT_EQ(cpu_thread_grid(16, 6, 8), std::make_pair(1, 8));  // 3 MR-panels: columns are split
+  EXPECT_EQ(cpu_thread_grid(60, 6, 8), std::make_pair(4, 2));  // 10 panels: 4 rows of threads get two each
+}
+
+}  // namespace
+}  // namespace tileforge::plan
