@@ -18,7 +18,7 @@ int epilogue_vec(const Problem& problem, const void* c = nullptr);
 
 // Dynamic shared memory of one block (the kernel has no static shared memory).
 int64_t sm80_smem_bytes(const Config& config);
-// Upper bound on registers per thread: accumulators, one k-step of A and B fragments, the copy addresses of
+// Upper bound on registers per thread: accumulators, two k-steps of A and B fragments, the copy addresses of
 // one stage, and a fixed allowance for indices and the epilogue. Checked against the compiler's report in CI.
 int sm80_register_estimate(const Config& config);
 int sm80_threads(const Config& config);

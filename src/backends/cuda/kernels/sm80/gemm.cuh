@@ -136,7 +136,9 @@ __device__ __forceinline__ void load_tile(unsigned smem_tile, const unsigned sho
   constexpr int EPC = VEC / 2;  // elements per chunk
   constexpr int CHUNKS_PER_ROW = COLS / EPC;
   constexpr int CHUNKS = ROWS * CHUNKS_PER_ROW;
-#pragma unroll
+  // 2-byte copies go through registers: unrolling all of them would keep every address and value live at once
+  // (spills on small blocks), so only a few are in flight.
+#pragma unroll(VEC >= 4 ? CHUNKS / THREADS : 4)
   for (int i = 0; i < CHUNKS / THREADS; ++i) {
     const int id = tid + i * THREADS;
     const int r = id / CHUNKS_PER_ROW;
