@@ -3,6 +3,7 @@
 #include "backends/cpu/gemm_driver.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -182,18 +183,21 @@ void store_f32(void* base, DType t, int64_t i, float v) {
   }
 }
 
-// C = alpha * W + beta * C on rows [r0, r1), converting to C's type; W is f32 with leading dimension n.
-// With w == nullptr the product is empty (K = 0 or alpha = 0): C = beta * C.
-void finish_rows(const Problem& p, const float* w, void* c, int64_t r0, int64_t r1) {
+// C = alpha * W + beta * C on rows [r0, r1) and columns [c0, c1), converting to C's type; W is f32 with
+// leading dimension n. With w == nullptr the product is empty (K = 0 or alpha = 0): C = beta * C.
+void finish_block(const Problem& p, const float* w, void* c, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
   const DType t = p.precision.output;
   const float alpha = float(p.alpha), beta = float(p.beta);
   for (int64_t i = r0; i < r1; ++i) {
-    for (int64_t j = 0; j < p.n; ++j) {
+    for (int64_t j = c0; j < c1; ++j) {
       const int64_t idx = i * p.ldc + j;
       const float prod = w ? alpha * w[i * p.n + j] : 0.0f;
       store_f32(c, t, idx, beta == 0.0f ? prod : prod + beta * load_f32(c, t, idx));
     }
   }
+}
+void finish_rows(const Problem& p, const float* w, void* c, int64_t r0, int64_t r1) {
+  finish_block(p, w, c, r0, r1, 0, p.n);
 }
 
 Job make_job(const Problem& p, const void* a, const void* b, float* c, int64_t ldc, float alpha, float beta,
@@ -257,6 +261,29 @@ void run_entry(const Problem& p, const void* a, const void* b, void* c, const Cp
     return;
   }
   const int tm = rows_split(p.m, plan.kernel->mr, nthreads);
+  if (tm == 1) {
+    // Few rows: threads take whole column chunks, each packing its own A and B, with no barrier. Chunks are
+    // claimed as threads arrive, so a worker that wakes late (a sleeping thread can take milliseconds to wake
+    // on a virtual machine) only does less of the work instead of holding everyone up.
+    const int nr = plan.kernel->nr;
+    const int64_t chunk = std::max<int64_t>(4 * nr, (p.n + 4 * nthreads - 1) / (4 * nthreads) + nr - 1) / nr * nr;
+    std::atomic<int64_t> next{0};
+    pool.run(nthreads, [&](int, int) {
+      Barrier solo(1);
+      const int64_t width = std::min(chunk, job.nc);
+      float* b_panel = job.pack_b ? t_b_private.get(std::size_t(job.kc) * std::size_t(width + nr)) : nullptr;
+      for (int64_t j0 = next.fetch_add(chunk); j0 < p.n; j0 = next.fetch_add(chunk)) {
+        Job sub = job;
+        sub.n = std::min(chunk, p.n - j0);
+        sub.nc = std::min(job.nc, sub.n);
+        sub.b.base = job.b.at(j0, 0);
+        sub.c = job.c + j0;
+        gemm_team(sub, 0, 1, 1, solo, b_panel);
+        if (!f32_out) finish_block(p, w, c, 0, p.m, j0, j0 + sub.n);
+      }
+    }, ThreadPool::Participation::optional);
+    return;
+  }
   float* b_panel = job.pack_b ? g_b_shared.get(std::size_t(job.kc) * job.nc) : nullptr;
   Barrier barrier(nthreads);
   pool.run(nthreads, [&](int tid, int nt) {

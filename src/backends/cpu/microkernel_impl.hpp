@@ -16,9 +16,6 @@ namespace {
 
 #define TF_UNROLL _Pragma("GCC unroll 64")
 
-// How far ahead (in k iterations) the streaming kernel prefetches rows of B read in place.
-constexpr int kStreamPrefetchK = 8;
-
 // C micro-tile update: acc holds MR x NR sums in registers (NV vectors per row).
 template <class T, int MR, int NV>
 inline void store_tile(typename T::V (&acc)[MR][NV], float* c, int64_t ldc, float alpha, float beta) {
@@ -52,13 +49,13 @@ void compute(int64_t kc, const float* __restrict ap, const float* __restrict bp,
   TF_UNROLL for (int i = 0; i < MR; ++i) T::prefetch_write(c + i * ldc);
 
   int64_t k = 0;
-  for (; k < kc; ++k) {
+  _Pragma("GCC unroll 4") for (; k < kc; ++k) {
     if constexpr (kStream) {
-      // B rows are far apart in memory (one row of a large matrix per k): fetch them ahead of use, since the
-      // hardware prefetcher does not follow strides that cross pages.
+      // B is read in place, one row of a large matrix per k, rows far apart: no hardware prefetcher follows
+      // that. Fetch the same row of the next NR-wide panel now; by the time the loop nest reaches that panel
+      // (a whole panel of work later, ~1 us) its lines are in cache, so DRAM streaming overlaps the FMAs.
       constexpr int kVectorsPerLine = 64 / (T::L * 4) > 0 ? 64 / (T::L * 4) : 1;
-      TF_UNROLL for (int j = 0; j < NV; j += kVectorsPerLine)
-        T::prefetch_read(bp + kStreamPrefetchK * b_stride + j * T::L);
+      TF_UNROLL for (int j = 0; j < NV; j += kVectorsPerLine) T::prefetch_read(bp + NR + j * T::L);
     }
     typename T::V b[NV];
     TF_UNROLL for (int j = 0; j < NV; ++j) b[j] = T::load(bp + j * T::L);
@@ -90,31 +87,45 @@ inline float load_as_f32(const void* base, int64_t i) {
 template <class T, int W, DType kType>
 void pack_typed(int64_t mn, int64_t kc, const void* src, int64_t s_mn, int64_t s_k, float* __restrict dst) {
   const int64_t panels = (mn + W - 1) / W;
-  for (int64_t p = 0; p < panels; ++p) {
-    const int64_t r0 = p * W;
-    const int64_t rows = mn - r0 < W ? mn - r0 : W;
-    float* __restrict out = dst + p * W * kc;
-    if (s_mn == 1 && rows == W) {
-      // Each k gives W contiguous source elements: a straight (converting) copy.
-      for (int64_t k = 0; k < kc; ++k) {
-        const int64_t base = r0 + k * s_k;
+  const int64_t full = mn / W;  // panels with all W rows present
+  if (s_mn == 1) {
+    // Each k gives contiguous source elements across all panels: walk the source row by row (k outer) so that
+    // memory is read sequentially, a whole row segment at a time, and scatter into the panels.
+    for (int64_t k = 0; k < kc; ++k) {
+      const int64_t base = k * s_k;
+      for (int64_t p = 0; p < full; ++p) {
+        float* __restrict out = dst + p * W * kc + k * W;
         if constexpr (kType == DType::f32) {
-          std::memcpy(out + k * W, static_cast<const float*>(src) + base, W * sizeof(float));
+          std::memcpy(out, static_cast<const float*>(src) + base + p * W, W * sizeof(float));
         } else {
-          TF_UNROLL for (int r = 0; r < W; ++r) out[k * W + r] = load_as_f32<kType>(src, base + r);
+          TF_UNROLL for (int r = 0; r < W; ++r) out[r] = load_as_f32<kType>(src, base + p * W + r);
         }
       }
-    } else if (s_k == 1 && rows == W) {
-      // Each source row is contiguous along k: gather W rows into k-major order.
+    }
+  } else if (s_k == 1) {
+    // Each source row is contiguous along k: gather W rows into k-major order.
+    for (int64_t p = 0; p < full; ++p) {
+      float* __restrict out = dst + p * W * kc;
       for (int64_t k = 0; k < kc; ++k) {
-        TF_UNROLL for (int r = 0; r < W; ++r) out[k * W + r] = load_as_f32<kType>(src, (r0 + r) * s_mn + k);
+        TF_UNROLL for (int r = 0; r < W; ++r) out[k * W + r] = load_as_f32<kType>(src, (p * W + r) * s_mn + k);
       }
-    } else {
+    }
+  } else {
+    for (int64_t p = 0; p < full; ++p) {
+      float* __restrict out = dst + p * W * kc;
       for (int64_t k = 0; k < kc; ++k) {
-        int r = 0;
-        for (; r < rows; ++r) out[k * W + r] = load_as_f32<kType>(src, (r0 + r) * s_mn + k * s_k);
-        for (; r < W; ++r) out[k * W + r] = 0.0f;
+        TF_UNROLL for (int r = 0; r < W; ++r) out[k * W + r] = load_as_f32<kType>(src, (p * W + r) * s_mn + k * s_k);
       }
+    }
+  }
+  // The last, partial panel: the rows present, then zeros.
+  if (full < panels) {
+    const int64_t r0 = full * W, rows = mn - r0;
+    float* __restrict out = dst + full * W * kc;
+    for (int64_t k = 0; k < kc; ++k) {
+      int r = 0;
+      for (; r < rows; ++r) out[k * W + r] = load_as_f32<kType>(src, (r0 + r) * s_mn + k * s_k);
+      for (; r < W; ++r) out[k * W + r] = 0.0f;
     }
   }
 }

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -17,15 +18,21 @@
 namespace tileforge::cpu {
 namespace {
 
-// Spin this many pauses (a few microseconds) before sleeping: long enough to bridge the gap between the
-// phases of one GEMM, short enough that an idle pool costs nothing to the next library measured.
-constexpr int kSpinBeforeSleep = 4000;
+// How long a waiting thread spins before it sleeps on the futex. Inside one GEMM (barriers, the caller waiting
+// for its workers) the wait is short but a sleep is not: waking a thread costs tens to hundreds of microseconds
+// on a virtual machine (the wake-up is an inter-processor interrupt), far more than a packing phase, so those
+// waits spin up to 2 ms. Between GEMMs an idle worker spins only 50 us, so that it does not take a core from
+// the next library measured (DESIGN.md: no threads left spinning while the other library runs).
+constexpr std::chrono::microseconds kSpinInsideGemm{2000};
+constexpr std::chrono::microseconds kSpinBetweenGemms{50};
 
 template <class A, class V>
-void wait_while_equal(const A& atom, V old) {
-  for (int i = 0; i < kSpinBeforeSleep; ++i) {
+void wait_while_equal(const A& atom, V old, std::chrono::microseconds spin) {
+  const auto deadline = std::chrono::steady_clock::now() + spin;
+  for (int i = 0;; ++i) {
     if (atom.load(std::memory_order_acquire) != old) return;
     TF_CPU_RELAX();
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() > deadline) break;
   }
   while (atom.load(std::memory_order_acquire) == old) atom.wait(old, std::memory_order_acquire);
 }
@@ -52,7 +59,7 @@ void Barrier::arrive_and_wait() {
     phase_.notify_all();
     return;
   }
-  wait_while_equal(phase_, phase);
+  wait_while_equal(phase_, phase, kSpinInsideGemm);
 }
 
 ThreadPool& ThreadPool::instance() {
@@ -90,15 +97,27 @@ ThreadPool::~ThreadPool() {
 void ThreadPool::worker_loop(int tid) {
   uint32_t seen = 0;
   for (;;) {
-    wait_while_equal(generation_, seen);
-    seen = generation_.load(std::memory_order_acquire);
-    if (stop_.load(std::memory_order_acquire)) return;
-    if (tid < job_threads_) (*job_)(tid, job_threads_);
-    if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) remaining_.notify_one();
+    wait_while_equal(generation_, seen, kSpinBetweenGemms);
+    seen = generation_.load();
+    if (stop_.load()) return;
+    // Join only a job that is still open and is the one this wake-up was for; the caller waits for every
+    // worker inside before it returns, so job_ is never read after the caller's function object is gone.
+    inside_.fetch_add(1);
+    if (open_.load() && generation_.load() == seen) {
+      if (optional_) {
+        (*job_)(tid, job_threads_);
+      } else if (tid < job_threads_) {
+        (*job_)(tid, job_threads_);
+        required_done_.fetch_add(1);
+        required_done_.notify_one();
+      }
+    }
+    inside_.fetch_sub(1);
+    inside_.notify_one();
   }
 }
 
-void ThreadPool::run(int nthreads, const std::function<void(int, int)>& fn) {
+void ThreadPool::run(int nthreads, const std::function<void(int, int)>& fn, Participation mode) {
   if (nthreads <= 1 || workers_.empty()) {
     fn(0, 1);
     return;
@@ -107,15 +126,20 @@ void ThreadPool::run(int nthreads, const std::function<void(int, int)>& fn) {
   while (busy_.test_and_set(std::memory_order_acquire)) busy_.wait(true, std::memory_order_relaxed);
   job_ = &fn;
   job_threads_ = nthreads;
-  remaining_.store(int(workers_.size()), std::memory_order_release);
-  generation_.fetch_add(1, std::memory_order_acq_rel);
+  optional_ = mode == Participation::optional;
+  required_done_.store(0);
+  open_.store(true);
+  generation_.fetch_add(1);
   generation_.notify_all();
   fn(0, nthreads);
-  // Every worker checks in (idle ones too), so that job_ is never read after this call returns.
-  for (int left = remaining_.load(std::memory_order_acquire); left != 0;
-       left = remaining_.load(std::memory_order_acquire)) {
-    wait_while_equal(remaining_, left);
+  if (!optional_) {
+    for (int done = required_done_.load(); done != nthreads - 1; done = required_done_.load()) {
+      wait_while_equal(required_done_, done, kSpinInsideGemm);
+    }
   }
+  // Late workers that have not joined yet never will: close the job, then wait for those inside to leave.
+  open_.store(false);
+  for (int in = inside_.load(); in != 0; in = inside_.load()) wait_while_equal(inside_, in, kSpinInsideGemm);
   job_ = nullptr;
   busy_.clear(std::memory_order_release);
   busy_.notify_one();

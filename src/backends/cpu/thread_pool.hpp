@@ -25,6 +25,11 @@ class Barrier {
 
 class ThreadPool {
  public:
+  // required: thread tid of nthreads must run (static partitions, barriers); the call waits for all of them.
+  // optional: the work is claimed dynamically; workers that wake after the caller has finished skip it, so a
+  // worker slow to wake never delays the call.
+  enum class Participation { required, optional };
+
   // Process-wide pool sized to the usable cores; worker i is pinned to the i-th usable core after the
   // caller's (set TILEFORGE_PIN_THREADS=0 to leave placement to the OS).
   static ThreadPool& instance();
@@ -35,19 +40,23 @@ class ThreadPool {
 
   int max_threads() const { return int(workers_.size()) + 1; }
   bool pinned() const { return pinned_; }
-  // Runs fn(tid, nthreads) on nthreads threads (the caller is tid 0) and returns when all have finished.
-  // Calls are serialized: one parallel region at a time.
-  void run(int nthreads, const std::function<void(int tid, int nthreads)>& fn);
+  // Runs fn(tid, nthreads) on up to nthreads threads (the caller is tid 0) and returns when every thread that
+  // ran it has finished. Calls are serialized: one parallel region at a time.
+  void run(int nthreads, const std::function<void(int tid, int nthreads)>& fn,
+           Participation mode = Participation::required);
 
  private:
   void worker_loop(int tid);
 
   std::vector<std::thread> workers_;
   std::atomic<uint32_t> generation_{0};
-  std::atomic<int> remaining_{0};
+  std::atomic<bool> open_{false};      // the current job may still be joined
+  std::atomic<int> inside_{0};         // workers between joining and leaving the current job
+  std::atomic<int> required_done_{0};  // required workers that have finished the current job
   std::atomic<bool> stop_{false};
   const std::function<void(int, int)>* job_ = nullptr;
   int job_threads_ = 0;
+  bool optional_ = false;
   bool pinned_ = false;
   std::atomic_flag busy_ = ATOMIC_FLAG_INIT;
 };

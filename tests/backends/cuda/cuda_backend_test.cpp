@@ -125,7 +125,7 @@ TEST_F(CudaBackendTest, AlphaBetaPaddedLeadingDimensionsAndBatch) {
 }
 
 TEST_F(CudaBackendTest, EveryVectorWidthAndCopyMode) {
-  Problem p = half(300, 260, 520, Layout::RR);
+  Problem p = half(300, 264, 520, Layout::RR);  // every row 16-byte aligned, so all four widths are legal
   auto heuristic = find_backend("cuda")->heuristic(p, device_);
   ASSERT_TRUE(heuristic.ok());
   for (int vec : {2, 4, 8, 16}) {
