@@ -23,7 +23,7 @@ Problem f16(int64_t m, int64_t n, int64_t k) { return testing::make_problem(m, n
 Config sm80(int bm, int bn, int bk, int wm, int wn, int stages, int group_m = 8, int vec = 16, int copy = 0) {
   return Config{"sm80",
                 {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"WARPS_M", wm}, {"WARPS_N", wn},
-                 {"STAGES", stages}, {"GROUP_M", group_m}, {"VEC_BYTES", vec}, {"COPY_AB", copy}}};
+                 {"STAGES", stages}, {"GROUP_M", group_m}, {"VEC_BYTES", vec}, {"COPY_AB", copy}, {"FRAG_PIPE", 0}}};
 }
 
 // The same chip with fewer SMs: peak, L2 and registers scale with the SM count as on a MIG slice.

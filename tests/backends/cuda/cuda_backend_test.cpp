@@ -140,6 +140,17 @@ TEST_F(CudaBackendTest, EveryVectorWidthAndCopyMode) {
   copy.params["COPY_AB"] = 1;
   run(p, "cuda", &copy, 0, 210);
   run(half(301, 263, 517, Layout::CC), "cuda", &copy, 0, 211);
+  // Fragments double-buffered across the barrier, in every layout, with tails in M, N and K.
+  uint64_t seed = 220;
+  for (Layout l : {Layout::RR, Layout::RC, Layout::CR, Layout::CC}) {
+    Problem q = half(301, 264, 519, l);
+    auto h = find_backend("cuda")->heuristic(q, device_);
+    ASSERT_TRUE(h.ok());
+    Config pipe = *h;
+    pipe.params["BLOCK_K"] = 32;
+    pipe.params["FRAG_PIPE"] = 1;
+    run(q, "cuda", &pipe, 0, ++seed);
+  }
 }
 
 TEST_F(CudaBackendTest, MisalignedPointersFallBackToNarrowerLoads) {

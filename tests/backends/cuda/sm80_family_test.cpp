@@ -53,7 +53,7 @@ TEST(Sm80Family, RefusesWhatDoesNotFitAndNamesTheLimit) {
   const Problem p = fp16(4096, 4096, 4096);
   auto a100 = sm80_space(p, profile("a100-sxm"));
   Config big{"sm80", {{"BLOCK_M", 256}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"WARPS_M", 4}, {"WARPS_N", 4},
-                      {"STAGES", 4}, {"GROUP_M", 8}, {"VEC_BYTES", 16}, {"COPY_AB", 0}}};
+                      {"STAGES", 4}, {"GROUP_M", 8}, {"VEC_BYTES", 16}, {"COPY_AB", 0}, {"FRAG_PIPE", 0}}};
   Status s = a100.check(big);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("shared memory"), std::string::npos) << s.message();
@@ -99,9 +99,9 @@ TEST(Sm80Family, GeneratedSourceInstantiatesEveryParameter) {
   Config c = sm80_heuristic(p, profile("h200"));
   GeneratedKernel g = sm80_source(p, c, 8, 2);
   EXPECT_NE(g.source.find("#include \"sm80/gemm.cuh\""), std::string::npos);
-  EXPECT_NE(g.source.find(fmt::format("Config<{}, {}, {}, {}, {}, {}, {}, 8, false, true, 1, 1, 2>", c.at("BLOCK_M"),
+  EXPECT_NE(g.source.find(fmt::format("Config<{}, {}, {}, {}, {}, {}, {}, 8, false, true, 1, 1, 2, {}>", c.at("BLOCK_M"),
                                       c.at("BLOCK_N"), c.at("BLOCK_K"), c.at("WARPS_M"), c.at("WARPS_N"),
-                                      c.at("STAGES"), c.at("GROUP_M"))),
+                                      c.at("STAGES"), c.at("GROUP_M"), c.at("FRAG_PIPE") ? "true" : "false")),
             std::string::npos)
       << g.source;
   EXPECT_NE(g.source.find(g.entry), std::string::npos);

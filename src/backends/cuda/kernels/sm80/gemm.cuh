@@ -45,7 +45,7 @@ struct Elem<2> {
 
 // Every planned parameter of one kernel.
 template <int kBlockM, int kBlockN, int kBlockK, int kWarpsM, int kWarpsN, int kStages, int kGroupM, int kVecBytes,
-          bool kARowMajor, bool kBRowMajor, int kInTag, int kOutTag, int kEpilogueVec>
+          bool kARowMajor, bool kBRowMajor, int kInTag, int kOutTag, int kEpilogueVec, bool kFragPipe = false>
 struct Config {
   static constexpr int BM = kBlockM, BN = kBlockN, BK = kBlockK;
   static constexpr int WARPS_M = kWarpsM, WARPS_N = kWarpsN;
@@ -53,6 +53,7 @@ struct Config {
   static constexpr int STAGES = kStages, GROUP_M = kGroupM, VEC = kVecBytes;
   static constexpr bool A_ROW = kARowMajor, B_ROW = kBRowMajor;
   static constexpr int IN = kInTag, OUT = kOutTag, EPI_VEC = kEpilogueVec;
+  static constexpr bool FRAG_PIPE = kFragPipe;
   static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;  // warp tile
   static constexpr int MI = WM / 16, NI = WN / 8;             // mma tiles per warp
   static constexpr int A_TILE_BYTES = BM * BK * 2, B_TILE_BYTES = BK * BN * 2;
@@ -64,6 +65,7 @@ struct Config {
   static_assert(BK % 16 == 0, "BLOCK_K must be a multiple of the mma K (16)");
   static_assert(VEC == 2 || VEC == 4 || VEC == 8 || VEC == 16, "vector width in bytes");
   static_assert(STAGES >= 2, "a pipeline needs at least two stages");
+  static_assert(!FRAG_PIPE || (BK / 16) % 2 == 0, "double-buffered fragments need an even number of k-steps");
   static_assert((A_TILE_BYTES / VEC) % THREADS == 0 && (B_TILE_BYTES / VEC) % THREADS == 0,
                 "every thread copies the same number of chunks");
   static_assert(A_TILE_BYTES % 128 == 0 && B_TILE_BYTES % 128 == 0, "tiles keep the 128-byte swizzle alignment");
@@ -231,47 +233,87 @@ __device__ __forceinline__ void gemm(const Params& p) {
   const int b_row_off = Cfg::B_ROW ? ((lane & 7) + (((lane >> 3) & 1) << 3)) : ((lane & 7) + ((lane >> 4) << 3));
   const int b_col_off = Cfg::B_ROW ? ((lane >> 4) << 3) : (((lane >> 3) & 1) << 3);
 
-  for (int kt = 0; kt < k_tiles; ++kt) {
-    cp_async_wait<Cfg::STAGES - 2>();
-    __syncthreads();  // stage kt is visible to all, and stage kt-1 is no longer read by anyone
-    const int next = kt + Cfg::STAGES - 1;
-    if (next < k_tiles) load_stage(next % Cfg::STAGES, next);
-    cp_async_commit();
-
-    const int stage = kt % Cfg::STAGES;
+  // Fragments of one 16-deep k-step from one stage: A as [BM][BK] (lanes 0-15 give rows 0-15 at k, lanes
+  // 16-31 the same rows at k+8: ldmatrix) or [BK][BM] (lanes give k rows at m and m+8: ldmatrix.trans); B as
+  // [BN][BK] (ldmatrix) or [BK][BN] (ldmatrix.trans), two 8-column fragments per ldmatrix.x4.
+  auto load_fragments = [&](unsigned (&af)[MI][4], unsigned (&bf)[NI][2], int stage, int kk) {
     const unsigned sa = a_tile(stage), sb = b_tile(stage);
 #pragma unroll
-    for (int kk = 0; kk < BK; kk += 16) {
-      unsigned af[MI][4];
-      unsigned bf[NI][2];
+    for (int i = 0; i < MI; ++i) {
+      const int mrow = wm * Cfg::WM + i * 16;
+      const int r = Cfg::A_ROW ? mrow + a_row_off : kk + a_row_off;
+      const int c = Cfg::A_ROW ? kk + a_col_off : mrow + a_col_off;
+      constexpr int cols = Cfg::A_ROW ? BK : BM;
+      ldmatrix_x4<!Cfg::A_ROW>(af[i], sa + swizzle_128b<cols * 2>(static_cast<unsigned>((r * cols + c) * 2)));
+    }
 #pragma unroll
-      for (int i = 0; i < MI; ++i) {
-        // A as [BM][BK]: lanes 0-15 give rows 0-15 at k, lanes 16-31 rows 0-15 at k+8 (ldmatrix).
-        // A as [BK][BM]: lanes give k rows (k..k+7, then k+8..k+15) at m and m+8 (ldmatrix.trans).
-        const int mrow = wm * Cfg::WM + i * 16;
-        const int r = Cfg::A_ROW ? mrow + a_row_off : kk + a_row_off;
-        const int c = Cfg::A_ROW ? kk + a_col_off : mrow + a_col_off;
-        constexpr int cols = Cfg::A_ROW ? BK : BM;
-        ldmatrix_x4<!Cfg::A_ROW>(af[i], sa + swizzle_128b<cols * 2>(static_cast<unsigned>((r * cols + c) * 2)));
+    for (int j = 0; j < NI; j += 2) {
+      const int ncol = wn * Cfg::WN + j * 8;
+      const int r = Cfg::B_ROW ? kk + b_row_off : ncol + b_row_off;
+      const int c = Cfg::B_ROW ? ncol + b_col_off : kk + b_col_off;
+      constexpr int cols = Cfg::B_ROW ? BN : BK;
+      unsigned t[4];
+      ldmatrix_x4<Cfg::B_ROW>(t, sb + swizzle_128b<cols * 2>(static_cast<unsigned>((r * cols + c) * 2)));
+      bf[j][0] = t[0];
+      bf[j][1] = t[1];
+      bf[j + 1][0] = t[2];
+      bf[j + 1][1] = t[3];
+    }
+  };
+  auto mma_all = [&](const unsigned (&af)[MI][4], const unsigned (&bf)[NI][2]) {
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NI; ++j) mma_16816<Cfg::IN>(acc[i][j], af[i], bf[j][0], bf[j][1]);
+  };
+  constexpr int KSTEPS = BK / 16;
+
+  if constexpr (Cfg::FRAG_PIPE) {
+    // Fragments double-buffered across k-steps and across the barrier: the next step's ldmatrix (the next
+    // tile's first, after the barrier) is issued before this step's mma, so shared-memory latency and the
+    // barrier overlap tensor-core work. Parities are compile-time because KSTEPS is even.
+    unsigned af[2][MI][4];
+    unsigned bf[2][NI][2];
+    if (k_tiles > 0) {
+      cp_async_wait<Cfg::STAGES - 2>();
+      __syncthreads();
+      load_fragments(af[0], bf[0], 0, 0);
+    }
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      const int stage = kt % Cfg::STAGES;
+#pragma unroll
+      for (int s = 0; s < KSTEPS; ++s) {
+        if (s == 0) {
+          // Stage kt-1 is free: every thread passed the barrier after its last fragment load from it.
+          const int next = kt + Cfg::STAGES - 1;
+          if (next < k_tiles) load_stage(next % Cfg::STAGES, next);
+          cp_async_commit();
+        }
+        if (s == KSTEPS - 1) {
+          cp_async_wait<Cfg::STAGES - 2>();
+          __syncthreads();  // tile kt+1 is visible to all
+          if (kt + 1 < k_tiles) load_fragments(af[(s + 1) & 1], bf[(s + 1) & 1], (kt + 1) % Cfg::STAGES, 0);
+        } else {
+          load_fragments(af[(s + 1) & 1], bf[(s + 1) & 1], stage, (s + 1) * 16);
+        }
+        mma_all(af[s & 1], bf[s & 1]);
       }
+    }
+  } else {
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      cp_async_wait<Cfg::STAGES - 2>();
+      __syncthreads();  // stage kt is visible to all, and stage kt-1 is no longer read by anyone
+      const int next = kt + Cfg::STAGES - 1;
+      if (next < k_tiles) load_stage(next % Cfg::STAGES, next);
+      cp_async_commit();
+      const int stage = kt % Cfg::STAGES;
 #pragma unroll
-      for (int j = 0; j < NI; j += 2) {
-        // Two 8-column fragments per ldmatrix.x4: B as [BN][BK] (ldmatrix) or [BK][BN] (ldmatrix.trans).
-        const int ncol = wn * Cfg::WN + j * 8;
-        const int r = Cfg::B_ROW ? kk + b_row_off : ncol + b_row_off;
-        const int c = Cfg::B_ROW ? ncol + b_col_off : kk + b_col_off;
-        constexpr int cols = Cfg::B_ROW ? BN : BK;
-        unsigned t[4];
-        ldmatrix_x4<Cfg::B_ROW>(t, sb + swizzle_128b<cols * 2>(static_cast<unsigned>((r * cols + c) * 2)));
-        bf[j][0] = t[0];
-        bf[j][1] = t[1];
-        bf[j + 1][0] = t[2];
-        bf[j + 1][1] = t[3];
+      for (int s = 0; s < KSTEPS; ++s) {
+        unsigned af[MI][4];
+        unsigned bf[NI][2];
+        load_fragments(af, bf, stage, s * 16);
+        mma_all(af, bf);
       }
-#pragma unroll
-      for (int i = 0; i < MI; ++i)
-#pragma unroll
-        for (int j = 0; j < NI; ++j) mma_16816<Cfg::IN>(acc[i][j], af[i], bf[j][0], bf[j][1]);
     }
   }
   cp_async_wait<0>();
