@@ -344,13 +344,13 @@ std::string violation_detail(std::string_view family, std::string_view t, const 
                          profile.name);
     }
     if (has("registers") && has("per thread")) {
-      return fmt::format("needs an estimated {} registers per thread > 255", cuda::sm80_register_estimate(c));
+      return fmt::format("needs an estimated {} registers per thread > 255", cuda::sm80_register_estimate(c, profile.arch));
     }
     if (has("registers") && has("per SM")) {
       const int64_t regs = profile.registers_per_core > 0 ? profile.registers_per_core : 65536;
       return fmt::format("needs an estimated {} registers x {} threads = {} > {} registers per SM on {}",
-                         cuda::sm80_register_estimate(c), cuda::sm80_threads(c),
-                         int64_t(cuda::sm80_register_estimate(c)) * cuda::sm80_threads(c), regs, profile.name);
+                         cuda::sm80_register_estimate(c, profile.arch), cuda::sm80_threads(c),
+                         int64_t(cuda::sm80_register_estimate(c, profile.arch)) * cuda::sm80_threads(c), regs, profile.name);
     }
     if (has("32 * WARPS_M * WARPS_N")) {
       return fmt::format("needs {} threads > 512 per block", cuda::sm80_threads(c));

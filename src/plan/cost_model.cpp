@@ -74,7 +74,7 @@ Sm80Occupancy sm80_occupancy(const Config& c, const hw::HwProfile& profile) {
   const int64_t regs_sm = profile.registers_per_core > 0 ? profile.registers_per_core : 65536;
   const int64_t threads_sm = profile.max_threads_per_core > 0 ? profile.max_threads_per_core : 2048;
   // Registers are allocated per thread in units of 8.
-  const int64_t regs = (int64_t(cuda::sm80_register_estimate(c)) + 7) / 8 * 8 * threads;
+  const int64_t regs = (int64_t(cuda::sm80_register_estimate(c, profile.arch)) + 7) / 8 * 8 * threads;
   const int64_t smem = cuda::sm80_smem_bytes(c) + int64_t(kSmemReservedPerBlock);
   const std::pair<int64_t, const char*> limits[] = {
       {smem_sm / std::max<int64_t>(1, smem), "shared memory"},

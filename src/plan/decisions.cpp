@@ -169,7 +169,7 @@ void record_sm80_decisions(Plan& plan) {
                fmt::format("WARPS_M={}, WARPS_N={}: {} threads, warp tile {}x{}", wm, wn, cuda::sm80_threads(c), bm / wm,
                            bn / wn),
                fmt::format("an estimated {} registers per thread ({} accumulators); {} block(s) per SM, limited by {}",
-                           cuda::sm80_register_estimate(c), (bm / wm) * (bn / wn) / 32, cost.occupancy,
+                           cuda::sm80_register_estimate(c, plan.profile.arch), (bm / wm) * (bn / wn) / 32, cost.occupancy,
                            cost.occupancy_limit),
                neighbours_of(plan, {"WARPS_M", "WARPS_N"}));
   plan.log.add(L3, fmt::format("accumulate in {}", to_string(q.precision.accum)),

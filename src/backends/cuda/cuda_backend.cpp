@@ -62,7 +62,8 @@ StoredShape stored_b(const Problem& p) {
 
 class CudaKernel final : public Kernel {
  public:
-  CudaKernel(Config config, int ordinal) : Kernel(std::move(config)), ordinal_(ordinal) {}
+  CudaKernel(Config config, int ordinal, std::string arch)
+      : Kernel(std::move(config)), ordinal_(ordinal), arch_(std::move(arch)) {}
 
   struct Instance {
     jit::LoadedKernel loaded;
@@ -120,7 +121,7 @@ class CudaKernel final : public Kernel {
                                      "(choose smaller tiles or fewer stages)",
                                      config().describe(), r.spill_store_bytes, r.spill_load_bytes, r.registers));
     }
-    const int estimate = sm80_register_estimate(config());
+    const int estimate = sm80_register_estimate(config(), arch_);
     if (r.registers > estimate) {
       warnings.push_back(fmt::format("{}: the compiler uses {} registers, above the estimate {} (the estimate is "
                                      "meant as an upper bound)",
@@ -134,6 +135,7 @@ class CudaKernel final : public Kernel {
   }
 
   int ordinal_;
+  std::string arch_;  // the NVRTC target, for the register estimate
   mutable std::mutex mutex_;
   mutable std::map<std::pair<int, int>, Instance> instances_;
   mutable DeviceBuffer copy_a_, copy_b_;
@@ -178,7 +180,9 @@ class CudaBackend final : public Backend {
     if (Support s = supports(problem, device); !s) return unsupported(s.reason);
     const Problem p = problem.normalized();
     if (Status s = space(p, device).check(config); !s) return s;
-    auto kernel = std::make_unique<CudaKernel>(config, device.ordinal);
+    auto arch = arch_of(device.ordinal);
+    if (!arch) return arch.status();
+    auto kernel = std::make_unique<CudaKernel>(config, device.ordinal, *arch);
     const int vec = config.at("COPY_AB") ? 16 : int(config.at("VEC_BYTES"));
     auto inst = kernel->instance(p, vec, epilogue_vec(p));
     if (!inst) return inst.status();

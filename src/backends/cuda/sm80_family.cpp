@@ -29,12 +29,18 @@ int64_t p(const Config& c, const char* name) { return c.params.at(name); }
 
 struct TileShape {
   int bm, bn, warps_m, warps_n;
+  int frag_pipe;
+  // Throughput of one SM running this tile, relative to the best, measured on the H200 at 4096^3 and 1024^3
+  // (bench/results/h200: 128x256 with FRAG_PIPE 323 TFLOP/s, 128x128 without it 317, 64x128 with it 256;
+  // smaller tiles scaled by their bytes per FLOP). The planner's cost model will replace these numbers.
+  double efficiency;
 };
 
 // The tile shapes the heuristic considers, largest first.
 constexpr TileShape kHeuristicTiles[] = {
-    {128, 256, 2, 4}, {256, 128, 4, 2}, {128, 128, 2, 2}, {128, 64, 2, 2}, {64, 128, 2, 2},
-    {64, 64, 2, 2},   {32, 128, 1, 4},  {32, 64, 1, 2},   {16, 128, 1, 4}, {16, 64, 1, 2},
+    {128, 256, 2, 4, 1, 1.00}, {256, 128, 4, 2, 1, 0.99}, {128, 128, 2, 2, 0, 0.98}, {128, 64, 2, 2, 1, 0.80},
+    {64, 128, 2, 2, 1, 0.80},  {64, 64, 2, 2, 1, 0.60},   {32, 128, 1, 4, 0, 0.40},  {32, 64, 1, 2, 0, 0.35},
+    {16, 128, 1, 4, 0, 0.25},  {16, 64, 1, 2, 0, 0.20},
 };
 
 }  // namespace
@@ -62,7 +68,7 @@ int64_t sm80_smem_bytes(const Config& c) {
   return p(c, "STAGES") * (p(c, "BLOCK_M") * p(c, "BLOCK_K") + p(c, "BLOCK_K") * p(c, "BLOCK_N")) * 2;
 }
 
-int sm80_register_estimate(const Config& c) {
+int sm80_register_estimate(const Config& c, std::string_view arch) {
   const int64_t wm = p(c, "BLOCK_M") / p(c, "WARPS_M"), wn = p(c, "BLOCK_N") / p(c, "WARPS_N");
   const int64_t mi = wm / 16, ni = wn / 8;
   const int64_t vec = p(c, "COPY_AB") ? 16 : p(c, "VEC_BYTES");
@@ -74,8 +80,9 @@ int sm80_register_estimate(const Config& c) {
   const int64_t accumulators = mi * ni * 4;
   // Two k-steps of A and B fragments: the compiler loads the next step's while the current one's mma run.
   const int64_t fragments = 2 * (mi * 4 + ni * 2);
-  // Double-buffering across the barrier keeps a few more addresses live (ptxas: 255 against 238 at 128x128x32).
-  const int64_t pipe = p(c, "FRAG_PIPE") ? 7 : 0;
+  // Double-buffering across the barrier keeps more addresses live: ptxas for sm_90a reported 254 against 238 at
+  // 128x256x32; for sm_80 it needs more (255 with spills at 256x128, 181 at 64x128), so other targets get more.
+  const int64_t pipe = p(c, "FRAG_PIPE") ? (arch == "sm_90a" ? 13 : 20) : 0;
   return int(accumulators + fragments + copy_regs + kRegisterOverhead + pipe);
 }
 
@@ -121,9 +128,11 @@ ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile) {
       {"FRAG_PIPE == 0 or BLOCK_K % 32 == 0 (double buffering needs an even number of 16-deep k-steps)",
        [](const Config& c) { return p(c, "FRAG_PIPE") == 0 || p(c, "BLOCK_K") % 32 == 0; }},
       {fmt::format("estimated registers <= {} per thread", kMaxRegistersPerThread),
-       [](const Config& c) { return sm80_register_estimate(c) <= kMaxRegistersPerThread; }},
+       [arch = profile.arch](const Config& c) { return sm80_register_estimate(c, arch) <= kMaxRegistersPerThread; }},
       {fmt::format("estimated registers * threads <= {} per SM", regs_per_sm),
-       [regs_per_sm](const Config& c) { return int64_t(sm80_register_estimate(c)) * sm80_threads(c) <= regs_per_sm; }},
+       [regs_per_sm, arch = profile.arch](const Config& c) {
+         return int64_t(sm80_register_estimate(c, arch)) * sm80_threads(c) <= regs_per_sm;
+       }},
   };
   return s;
 }
@@ -144,22 +153,19 @@ Config sm80_heuristic(const Problem& problem, const hw::HwProfile& profile) {
     Config c{"sm80",
              {{"BLOCK_M", t.bm}, {"BLOCK_N", t.bn}, {"BLOCK_K", 32}, {"WARPS_M", t.warps_m}, {"WARPS_N", t.warps_n},
               {"STAGES", 4}, {"GROUP_M", 8}, {"VEC_BYTES", copy ? 16 : align}, {"COPY_AB", copy ? 1 : 0},
-              {"FRAG_PIPE", 0}}};
+              {"FRAG_PIPE", t.frag_pipe}}};
     while (c.params["STAGES"] > 2 && !space.check(c).ok()) --c.params["STAGES"];
     if (!space.check(c).ok()) continue;
     const int64_t tiles = ((q.m + t.bm - 1) / t.bm) * ((q.n + t.bn - 1) / t.bn) * q.batch;
     const int64_t by_smem = smem_sm / (sm80_smem_bytes(c) + 1024);
-    const int64_t by_regs = regs_sm / (int64_t(sm80_register_estimate(c)) * sm80_threads(c));
+    const int64_t by_regs = regs_sm / (int64_t(sm80_register_estimate(c, profile.arch)) * sm80_threads(c));
     const int64_t occupancy = std::max<int64_t>(1, std::min({by_smem, by_regs, int64_t(2048 / sm80_threads(c))}));
-    const double waves = std::ceil(double(tiles) / double(sms * occupancy));
-    // Smaller tiles move more bytes per FLOP: L2 -> shared memory per block (full speed from 128x256's 85 FLOP/B)
-    // and shared memory -> registers per warp (ldmatrix: full speed from a 64x64 warp tile's 32 FLOP/B, where
-    // 128 B/clock of shared memory keep mma.sync busy).
-    const double block_intensity = double(t.bm) * t.bn / (t.bm + t.bn);
-    const double wm = double(t.bm) / t.warps_m, wn = double(t.bn) / t.warps_n;
-    const double warp_intensity = wm * wn / (wm + wn);
-    const double efficiency = std::min(1.0, block_intensity / 85.3) * std::min(1.0, warp_intensity / 32.0);
-    const double cost = waves * t.bm * t.bn / efficiency;
+    // Blocks resident together share their SM: a wave of `resident` blocks per SM takes `resident` tile-times.
+    // A wave that does not fill the chip runs fewer blocks per SM, each faster.
+    const int64_t per_wave = std::min<int64_t>(tiles, int64_t(sms) * occupancy);
+    const int64_t resident = (per_wave + sms - 1) / sms;
+    const double waves = std::ceil(double(tiles) / double(per_wave));
+    const double cost = waves * double(resident) * t.bm * t.bn / t.efficiency;
     if (best.family.empty() || cost < best_cost) {
       best = c;
       best_cost = cost;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "backends/backend.hpp"
 #include "hw/hw_profile.hpp"
@@ -20,17 +21,18 @@ int epilogue_vec(const Problem& problem, const void* c = nullptr);
 int64_t sm80_smem_bytes(const Config& config);
 // Upper bound on registers per thread: accumulators, two k-steps of A and B fragments, the copy addresses of
 // one stage, and a fixed allowance for indices and the epilogue. Checked against the compiler's report in CI.
-int sm80_register_estimate(const Config& config);
+// `arch` is the NVRTC target ("sm_90a", "sm_80"); empty means the most demanding target measured.
+int sm80_register_estimate(const Config& config, std::string_view arch = {});
 int sm80_threads(const Config& config);
 
 // Every combination the hardware allows for this problem on this chip (limits from the profile).
 ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile);
 
-// The heuristic until the planner lands: among a fixed list of tile shapes (128x256 down to 16x64), the one with
-// the least predicted time = waves x tile area / efficiency, where efficiency falls with the bytes each tile
-// and each warp tile moves per FLOP; BLOCK_K 32; as many stages (up to 4) as shared memory holds; GROUP_M 8;
-// the widest legal vector; COPY_AB when the operands' alignment would otherwise force loads narrower than
-// 16 bytes on a problem large enough to repay the copy.
+// The heuristic until the planner drives dispatch: among a fixed list of tile shapes (128x256 down to 16x64),
+// each with its FRAG_PIPE setting and a per-SM efficiency measured on the H200, the one with the least
+// predicted time = waves x blocks sharing an SM x tile area / efficiency; BLOCK_K 32; as many stages (up to 4)
+// as shared memory holds; GROUP_M 8; the widest legal vector; COPY_AB when the operands' alignment would
+// otherwise force loads narrower than 16 bytes on a problem large enough to repay the copy.
 Config sm80_heuristic(const Problem& problem, const hw::HwProfile& profile);
 
 struct GeneratedKernel {

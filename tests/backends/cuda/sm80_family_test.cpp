@@ -45,7 +45,7 @@ TEST(Sm80Family, SpaceHasOverAHundredLegalConfigsAt4096OnH200) {
   EXPECT_GT(legal.size(), 100u);
   for (const Config& c : legal) {
     EXPECT_LE(sm80_smem_bytes(c), 232448) << c.describe();
-    EXPECT_LE(sm80_register_estimate(c), 255) << c.describe();
+    EXPECT_LE(sm80_register_estimate(c, "sm_90a"), 255) << c.describe();
   }
 }
 
@@ -156,11 +156,11 @@ TEST(Sm80Family, NvrtcBuildsStayWithinTheirEstimates) {
     const jit::FunctionResources* r = compiled->resources(g.entry);
     ASSERT_NE(r, nullptr) << compiled->log;
     EXPECT_FALSE(r->spills()) << k.arch << " " << k.config.describe() << ": " << r->spill_store_bytes << " bytes spilled";
-    EXPECT_LE(r->registers, sm80_register_estimate(k.config)) << k.arch << " " << k.config.describe();
+    EXPECT_LE(r->registers, sm80_register_estimate(k.config, k.arch)) << k.arch << " " << k.config.describe();
     const auto prof = profile(k.profile);
     EXPECT_LE(r->smem_bytes + g.smem_bytes, prof.smem_per_block_bytes) << k.arch << " " << k.config.describe();
     std::printf("[ info ] %s %s: %d registers (estimate %d), %lld B shared memory\n", k.arch.c_str(),
-                k.config.describe().c_str(), r->registers, sm80_register_estimate(k.config),
+                k.config.describe().c_str(), r->registers, sm80_register_estimate(k.config, k.arch),
                 (long long)(r->smem_bytes + g.smem_bytes));
   }
 }
