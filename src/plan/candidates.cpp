@@ -11,17 +11,13 @@
 #include <fmt/ranges.h>
 
 #include "backends/cpu/blocking.hpp"
+#include "backends/cpu/cpu_backend.hpp"
 #include "backends/cpu/microkernel.hpp"
 #include "backends/cuda/sm80_family.hpp"
 
 namespace tileforge::plan {
 namespace {
 
-std::vector<int64_t> multiples(int64_t step, int64_t max) {
-  std::vector<int64_t> v;
-  for (int64_t x = step; x <= max; x += step) v.push_back(x);
-  return v;
-}
 
 // The cpu backend reads f32 B in place (PACK_B = 0) only when it is contiguous along N; below this many rows of C
 // its own heuristic does so (cpu_backend.cpp, kStreamBMaxRows).
@@ -142,38 +138,7 @@ const std::vector<std::string>& planner_families() {
   return f;
 }
 
-ParamSpace cpu_family_space(std::string_view family, const Problem& p) {
-  // NOTE: mirrors the cpu backend's own space (cpu_backend.cpp), which is only reachable through a Device of the
-  // host's family; a test keeps the two equal.
-  ParamSpace s;
-  s.family = std::string(family);
-  std::vector<int64_t> mrs, nrs;
-  for (const cpu::MicroKernel& k : cpu::microkernels_for(family)) {
-    if (std::find(mrs.begin(), mrs.end(), k.mr) == mrs.end()) mrs.push_back(k.mr);
-    if (std::find(nrs.begin(), nrs.end(), k.nr) == nrs.end()) nrs.push_back(k.nr);
-  }
-  std::sort(mrs.begin(), mrs.end());
-  std::sort(nrs.begin(), nrs.end());
-  s.params = {
-      {"MR", mrs, "hardware mapping", "rows of the register block (micro-kernel height)"},
-      {"NR", nrs, "hardware mapping", "columns of the register block, a whole number of vectors"},
-      {"KC", multiples(8, 4096), "data scheduling", "depth of a packed panel: the KC x NR micro-panel of B lives in L1"},
-      {"MC", multiples(2, 8192), "data scheduling", "rows of the packed block of A that lives in L2"},
-      {"NC", multiples(8, 65536), "data scheduling", "columns of the packed panel of B that lives in L3"},
-      {"PACK_B", can_stream_b(p) ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{1}, "data scheduling",
-       "1: pack B into micro-panels; 0: read f32 B in place (only when B is contiguous along N)"},
-  };
-  const std::string fam(family);
-  s.constraints = {
-      {fmt::format("(MR, NR) is a micro-kernel of {}", family),
-       [fam](const Config& c) {
-         return cpu::find_microkernel(fam, int(c.params.at("MR")), int(c.params.at("NR"))) != nullptr;
-       }},
-      {"MC % MR == 0", [](const Config& c) { return c.params.at("MC") % c.params.at("MR") == 0; }},
-      {"NC % NR == 0", [](const Config& c) { return c.params.at("NC") % c.params.at("NR") == 0; }},
-  };
-  return s;
-}
+ParamSpace cpu_family_space(std::string_view family, const Problem& p) { return cpu::family_space(family, p); }
 
 Expected<FamilySpace> family_space(std::string_view family, const Problem& problem, const hw::HwProfile& profile,
                                    int threads) {

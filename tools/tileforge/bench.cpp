@@ -43,11 +43,7 @@ int run_bench(const BenchArgs& a) {
     out.emplace(std::move(*file));
   }
 
-  if (device->kind == "cuda") {
-    // Run-time compilation of the whole suite on all host cores before anything is timed.
-    const double secs = bench::precompile(*device, plans);
-    if (!a.output.quiet) std::fprintf(stderr, "compiled %zu kernels in %.1f s\n", plans.size(), secs);
-  }
+  precompile_on_gpu(*device, plans, a.output);
 
   bench::Report report;
   report.environment = bench::collect_environment(*device, (*timer)->cache_state(), settings->seed);

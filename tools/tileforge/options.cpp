@@ -285,4 +285,10 @@ int emit(std::string_view verb, std::optional<bench::OutputFile>& out, const std
 
 bool show_progress(const OutputArgs& a) { return !a.quiet && isatty(STDERR_FILENO); }
 
+void precompile_on_gpu(const Device& device, const std::vector<bench::CasePlan>& plans, const OutputArgs& output) {
+  if (device.kind != "cuda") return;
+  const double secs = bench::precompile(device, plans);
+  if (!output.quiet) std::fprintf(stderr, "compiled %zu kernels in %.1f s\n", plans.size(), secs);
+}
+
 }  // namespace tileforge::cli

@@ -87,5 +87,8 @@ int emit(std::string_view verb, std::optional<bench::OutputFile>& out, const std
 
 // Progress goes to stderr only when it is a terminal and --quiet was not given.
 bool show_progress(const OutputArgs& args);
+// On a GPU, compiles every plan's kernel on all host cores before anything runs (NVRTC time then overlaps instead
+// of adding up case by case), and says how long it took unless --quiet.
+void precompile_on_gpu(const Device& device, const std::vector<bench::CasePlan>& plans, const OutputArgs& output);
 
 }  // namespace tileforge::cli

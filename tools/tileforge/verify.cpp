@@ -124,11 +124,7 @@ int run_verify(const VerifyArgs& a) {
     out.emplace(std::move(*file));
   }
 
-  if (device->kind == "cuda") {
-    // Run-time compilation of every case on all host cores before anything runs.
-    const double secs = bench::precompile(*device, plans);
-    if (!a.output.quiet) std::fprintf(stderr, "compiled %zu kernels in %.1f s\n", plans.size(), secs);
-  }
+  precompile_on_gpu(*device, plans, a.output);
   // verify runs each backend once and times nothing; the device's timer still owns the operands' memory.
   auto timer = bench::make_timer(*device);
   if (!timer) return fail(verb, timer.status());

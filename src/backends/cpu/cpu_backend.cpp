@@ -48,7 +48,7 @@ class CpuBackend final : public Backend {
     return Support::yes();
   }
 
-  ParamSpace space(const Problem& p, const Device& device) const override { return space_for(host_family(), p); }
+  ParamSpace space(const Problem& p, const Device& device) const override { return family_space(host_family(), p); }
 
   Expected<Config> heuristic(const Problem& p, const Device& device) const override {
     if (Support s = supports(p, device); !s) return unsupported(s.reason);
@@ -68,7 +68,7 @@ class CpuBackend final : public Backend {
     if (Status s = p.validate(); !s) return s;
     if (Support s = supports(p, device); !s) return unsupported(s.reason);
     if (Support s = family_runs_here(config.family); !s) return unsupported(s.reason);
-    const ParamSpace sp = space_for(config.family, p);
+    const ParamSpace sp = family_space(config.family, p);
     if (Status s = sp.check(config); !s) return s;
     CpuPlan plan;
     plan.kernel = find_microkernel(config.family, int(config.at("MR")), int(config.at("NR")));
@@ -98,36 +98,6 @@ class CpuBackend final : public Backend {
     return device.threads > 0 ? device.threads : hw::host_cpu_profile().cores;
   }
 
-  static ParamSpace space_for(const std::string& family, const Problem& p) {
-    ParamSpace s;
-    s.family = family;
-    std::vector<int64_t> mrs, nrs;
-    for (const MicroKernel& k : microkernels_for(family)) {
-      if (std::find(mrs.begin(), mrs.end(), k.mr) == mrs.end()) mrs.push_back(k.mr);
-      if (std::find(nrs.begin(), nrs.end(), k.nr) == nrs.end()) nrs.push_back(k.nr);
-    }
-    std::sort(mrs.begin(), mrs.end());
-    std::sort(nrs.begin(), nrs.end());
-    s.params = {
-        {"MR", mrs, "hardware mapping", "rows of the register block (micro-kernel height)"},
-        {"NR", nrs, "hardware mapping", "columns of the register block, a whole number of vectors"},
-        {"KC", multiples(8, 4096), "data scheduling", "depth of a packed panel: the KC x NR micro-panel of B lives in L1"},
-        {"MC", multiples(2, 8192), "data scheduling", "rows of the packed block of A that lives in L2"},
-        {"NC", multiples(8, 65536), "data scheduling", "columns of the packed panel of B that lives in L3"},
-        {"PACK_B", can_stream_b(p) ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{1}, "data scheduling",
-         "1: pack B into micro-panels; 0: read f32 B in place (only when B is contiguous along N)"},
-    };
-    const std::string fam = family;
-    s.constraints = {
-        {fmt::format("(MR, NR) is a micro-kernel of {}", family),
-         [fam](const Config& c) {
-           return find_microkernel(fam, int(c.params.at("MR")), int(c.params.at("NR"))) != nullptr;
-         }},
-        {"MC % MR == 0", [](const Config& c) { return c.params.at("MC") % c.params.at("MR") == 0; }},
-        {"NC % NR == 0", [](const Config& c) { return c.params.at("NC") % c.params.at("NR") == 0; }},
-    };
-    return s;
-  }
 };
 
 }  // namespace
@@ -155,6 +125,37 @@ std::string host_family() {
   for (const auto& f : all_families())
     if (family_runs_here(f)) return f;
   return "cpu-generic";
+}
+
+ParamSpace family_space(std::string_view family, const Problem& p) {
+  ParamSpace s;
+  s.family = std::string(family);
+  std::vector<int64_t> mrs, nrs;
+  for (const MicroKernel& k : microkernels_for(family)) {
+    if (std::find(mrs.begin(), mrs.end(), k.mr) == mrs.end()) mrs.push_back(k.mr);
+    if (std::find(nrs.begin(), nrs.end(), k.nr) == nrs.end()) nrs.push_back(k.nr);
+  }
+  std::sort(mrs.begin(), mrs.end());
+  std::sort(nrs.begin(), nrs.end());
+  s.params = {
+      {"MR", mrs, "hardware mapping", "rows of the register block (micro-kernel height)"},
+      {"NR", nrs, "hardware mapping", "columns of the register block, a whole number of vectors"},
+      {"KC", multiples(8, 4096), "data scheduling", "depth of a packed panel: the KC x NR micro-panel of B lives in L1"},
+      {"MC", multiples(2, 8192), "data scheduling", "rows of the packed block of A that lives in L2"},
+      {"NC", multiples(8, 65536), "data scheduling", "columns of the packed panel of B that lives in L3"},
+      {"PACK_B", can_stream_b(p) ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{1}, "data scheduling",
+       "1: pack B into micro-panels; 0: read f32 B in place (only when B is contiguous along N)"},
+  };
+  const std::string fam(family);
+  s.constraints = {
+      {fmt::format("(MR, NR) is a micro-kernel of {}", family),
+       [fam](const Config& c) {
+         return find_microkernel(fam, int(c.params.at("MR")), int(c.params.at("NR"))) != nullptr;
+       }},
+      {"MC % MR == 0", [](const Config& c) { return c.params.at("MC") % c.params.at("MR") == 0; }},
+      {"NC % NR == 0", [](const Config& c) { return c.params.at("NC") % c.params.at("NR") == 0; }},
+  };
+  return s;
 }
 
 std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }

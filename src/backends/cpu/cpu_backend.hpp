@@ -17,6 +17,10 @@ Support family_runs_here(std::string_view family);
 // The families in preference order.
 const std::vector<std::string>& all_families();
 
+// The parameter space of a family for a problem (MR, NR, KC, MC, NC, PACK_B with their constraints), whether or
+// not the host runs that family: the planner plans for CPUs that are not present.
+ParamSpace family_space(std::string_view family, const Problem& problem);
+
 std::unique_ptr<Backend> make_cpu_backend();
 
 }  // namespace tileforge::cpu

@@ -63,7 +63,9 @@ TEST(AnalyticBlocking, BlocksFitTheirCachesOnEveryCpuProfile) {
       // The B micro-panel and one A micro-panel fit L1; the A block fits L2.
       EXPECT_LE((b.kc * b.nr + b.kc * b.mr) * 4, l1->size_bytes) << prof.name << " " << family;
       EXPECT_LE(b.mc * b.kc * 4, l2->size_bytes) << prof.name << " " << family;
-      if (const auto* l3 = prof.cache(3)) EXPECT_LE(b.kc * b.nc * 4, l3->size_bytes) << prof.name << " " << family;
+      if (const auto* l3 = prof.cache(3)) {
+        EXPECT_LE(b.kc * b.nc * 4, l3->size_bytes) << prof.name << " " << family;
+      }
     }
   }
 }

@@ -125,8 +125,6 @@ TEST(CpuBackend, EmptyDimensionsScaleOrLeaveC) {
 }
 
 TEST(CpuBackend, PinnedConfigsOfEveryFamilyTheHostRuns) {
-  Backend* cpu = find_backend("cpu");
-  Device device = cpu_device();
   uint64_t seed = 500;
   for (const std::string& family : cpu::all_families()) {
     if (Support s = cpu::family_runs_here(family); !s) {
