@@ -1,5 +1,5 @@
-// tileforge::gemm(): validates the call, opens the device once per setting, and runs our own kernel with the
-// backend's heuristic config (or the pinned one).
+// tileforge::gemm(): validates the call, opens the device once per setting, and runs our own kernel with the config
+// dispatch chooses (tuning DB record, planner's pick or heuristic, with any pins on top).
 #include <map>
 #include <mutex>
 #include <new>
@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "backends/backend.hpp"
+#include "bench/dispatch.hpp"
 
 namespace tileforge {
 namespace {
@@ -58,14 +59,12 @@ Status gemm(const Problem& problem, const void* a, const void* b, void* c, const
     if (Support ok = ours->supports(p, *device); !ok) {
       return unsupported(fmt::format("{} cannot run {}: {}", ours->name(), p.describe(), ok.reason));
     }
-    auto config = ours->heuristic(p, *device);
-    if (!config) return config.status();
-    if (!options.set.empty()) {
-      auto pinned = ours->space(p, *device).pin(*config, options.set);
-      if (!pinned) return pinned.status();
-      config = std::move(pinned);
-    }
-    auto kernel = ours->prepare(p, *config, *device);
+    bench::DispatchOptions dispatch;
+    dispatch.pins = options.set;
+    dispatch.db = db::LocationRequest{options.db, options.no_db};
+    auto choice = bench::choose_config(p, *device, *ours, dispatch);
+    if (!choice) return choice.status();
+    auto kernel = ours->prepare(p, choice->config, *device);
     if (!kernel) return kernel.status();
     return ours->run(**kernel, p, GemmArgs{a, b, c, nullptr});
   } catch (const std::bad_alloc&) {
