@@ -126,6 +126,8 @@ struct Options {
 
 // Runs one GEMM with tileforge's own kernels on host pointers (CPU). A, B, C hold `batch` matrices as the
 // Problem describes; C is written in place. Returns a Status naming the bad argument on invalid input.
+// The config comes from the tuning DB (this shape on this machine, its shape bucket, or the same architecture
+// elsewhere), else from the planner, with `set` pinned on top; it is chosen once per shape and setting per process.
 Status gemm(const Problem& problem, const void* a, const void* b, void* c, const Options& options = {});
 
 // The tool's version string ("0.1.0").
