@@ -6,6 +6,7 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -98,7 +99,9 @@ class CliDb : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir = fs::path(::testing::TempDir()) / (std::string("tileforge_cli_db_") + info->name());
+    std::string name = info->name();  // "RefusedNamingTheArgument/3" for parameterized tests: one folder each
+    std::replace(name.begin(), name.end(), '/', '_');
+    dir = fs::path(::testing::TempDir()) / ("tileforge_cli_db_" + name);
     fs::remove_all(dir);
     fs::create_directories(dir);
     db_path = (dir / "tune.db").string();
