@@ -118,10 +118,16 @@ struct Options {
   std::string profile;          // chip record for planning; empty = the running device's
   std::vector<std::pair<std::string, int64_t>> set;  // pinned parameters (--set NAME=VALUE)
   int threads = 0;              // CPU threads; 0 = all cores
+  // The tuning DB the config is looked up in (read only, never created): empty = $TILEFORGE_DB, else
+  // $XDG_CACHE_HOME/tileforge/tune.db or ~/.cache/tileforge/tune.db. Without a record the planner chooses.
+  std::string db;
+  bool no_db = false;           // ignore every tuning DB: the planner chooses (pins still apply)
 };
 
 // Runs one GEMM with tileforge's own kernels on host pointers (CPU). A, B, C hold `batch` matrices as the
 // Problem describes; C is written in place. Returns a Status naming the bad argument on invalid input.
+// The config comes from the tuning DB (this shape on this machine, its shape bucket, or the same architecture
+// elsewhere), else from the planner, with `set` pinned on top; it is chosen once per shape and setting per process.
 Status gemm(const Problem& problem, const void* a, const void* b, void* c, const Options& options = {});
 
 // The tool's version string ("0.1.0").

@@ -1,5 +1,5 @@
-// tileforge::gemm(): validates the call, opens the device once per setting, and runs our own kernel with the
-// backend's heuristic config (or the pinned one).
+// tileforge::gemm(): validates the call, opens the device once per setting, and runs our own kernel with the config
+// dispatch chooses (tuning DB record, planner's pick or heuristic, with any pins on top).
 #include <map>
 #include <mutex>
 #include <new>
@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "backends/backend.hpp"
+#include "bench/dispatch.hpp"
 
 namespace tileforge {
 namespace {
@@ -29,6 +30,32 @@ Expected<Device> cached_device(const std::string& spec, const std::string& profi
   if (!device) return device.status();
   devices.emplace(key, *device);
   return device;
+}
+
+// Dispatch queries the tuning DB (a few SQLite statements) and builds the backend's parameter space: a program that
+// calls gemm() in a loop pays that once per shape and setting, not per call. So a record tuned later by another
+// process is used from the next process on.
+Expected<Config> dispatched_config(const Problem& p, const Device& device, Backend& ours, const Options& options) {
+  bench::DispatchOptions dispatch;
+  dispatch.pins = options.set;
+  dispatch.db = db::LocationRequest{options.db, options.no_db};
+  auto location = db::resolve_location(dispatch.db);
+  std::string key = fmt::format("{}|{}|{}|{}|{}x{}x{}*{} {}/{}/{} {} ld {}/{}/{} st {}/{}/{} beta{}", options.device,
+                                options.profile, options.threads, location ? location->describe() : "no location",
+                                p.m, p.n, p.k, p.batch, to_string(p.precision.input), to_string(p.precision.output),
+                                to_string(p.precision.accum), to_string(p.layout), p.lda, p.ldb, p.ldc, p.stride_a,
+                                p.stride_b, p.stride_c, p.beta != 0.0 ? 1 : 0);
+  for (const auto& [name, value] : options.set) key += fmt::format(" {}={}", name, value);
+  static std::mutex mutex;
+  static std::map<std::string, Config> configs;
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = configs.find(key); it != configs.end()) return it->second;
+  }
+  auto choice = bench::choose_config(p, device, ours, dispatch);
+  if (!choice) return choice.status();
+  std::lock_guard lock(mutex);
+  return configs.emplace(key, choice->config).first->second;
 }
 
 }  // namespace
@@ -58,13 +85,8 @@ Status gemm(const Problem& problem, const void* a, const void* b, void* c, const
     if (Support ok = ours->supports(p, *device); !ok) {
       return unsupported(fmt::format("{} cannot run {}: {}", ours->name(), p.describe(), ok.reason));
     }
-    auto config = ours->heuristic(p, *device);
+    auto config = dispatched_config(p, *device, *ours, options);
     if (!config) return config.status();
-    if (!options.set.empty()) {
-      auto pinned = ours->space(p, *device).pin(*config, options.set);
-      if (!pinned) return pinned.status();
-      config = std::move(pinned);
-    }
     auto kernel = ours->prepare(p, *config, *device);
     if (!kernel) return kernel.status();
     return ours->run(**kernel, p, GemmArgs{a, b, c, nullptr});

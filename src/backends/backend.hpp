@@ -50,6 +50,9 @@ struct ParamSpace {
   std::string family;
   std::vector<ParamDecl> params;
   std::vector<Constraint> constraints;
+  // The family's version: tuned records of another version are never dispatched (docs/TUNING-DB.md). Last, so that
+  // brace-initialized spaces {family, params, constraints} keep their meaning.
+  int version = 1;
 
   const ParamDecl* find(std::string_view name) const;
   // Every parameter declared and present, each value legal, every constraint holds; else names what failed.

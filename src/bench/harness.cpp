@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "bench/dispatch.hpp"
+
 namespace tileforge::bench {
 namespace {
 
@@ -76,19 +78,42 @@ Expected<CasePlan> plan_case(const Device& device, const Problem& problem, const
     plan.ours_unavailable = fmt::format("{} does not support {}: {}", plan.ours->name(), plan.problem.describe(), ok.reason);
     return plan;
   }
-  auto config = plan.ours->heuristic(plan.problem, device);
-  if (!config) {
-    plan.ours_unavailable = fmt::format("{} found no config: {}", plan.ours->name(), config.status().message());
+  DispatchOptions dispatch;
+  dispatch.pins = settings.pins;
+  dispatch.db = settings.db;
+  dispatch.use_planner = settings.use_planner;
+  auto choice = choose_config(plan.problem, device, *plan.ours, dispatch);
+  if (!choice) {
+    // A bad --set is the user's error, not a kernel failure: refuse it before anything runs.
+    if (choice.status().code() == Code::invalid_argument) return choice.status();
+    plan.ours_unavailable = fmt::format("{} found no config: {}", plan.ours->name(), choice.status().message());
     return plan;
   }
-  plan.config = *config;
-  if (!settings.pins.empty()) {
-    // A bad --set is the user's error, not a kernel failure: refuse it before anything runs.
-    auto pinned = plan.ours->space(plan.problem, device).pin(plan.config, settings.pins);
-    if (!pinned) return pinned.status();
-    plan.config = *pinned;
-  }
+  plan.config = std::move(choice->config);
+  plan.config_source = std::move(choice->source);
+  plan.config_reason = std::move(choice->reason);
   return plan;
+}
+
+Expected<std::vector<CasePlan>> plan_cases(const Device& device, const std::vector<Problem>& problems,
+                                           const Settings& settings) {
+  std::vector<std::optional<Expected<CasePlan>>> planned(problems.size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < problems.size(); i = next++) planned[i].emplace(plan_case(device, problems[i], settings));
+  };
+  const unsigned n = std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()), unsigned(problems.size()));
+  std::vector<std::thread> workers;
+  for (unsigned t = 1; t < n; ++t) workers.emplace_back(work);
+  work();
+  for (auto& w : workers) w.join();
+  std::vector<CasePlan> plans;
+  plans.reserve(problems.size());
+  for (auto& p : planned) {
+    if (!*p) return p->status();
+    plans.push_back(std::move(**p));
+  }
+  return plans;
 }
 
 const Measured* CaseResult::row() const {

@@ -11,6 +11,7 @@
 #include "backends/backend.hpp"
 #include "bench/timer.hpp"
 #include "core/expected.hpp"
+#include "db/location.hpp"
 #include "verify/verify.hpp"
 
 namespace tileforge::bench {
@@ -24,6 +25,8 @@ struct Settings {
   double warmup_time_s = 0.1;   // and at least this much warm-up time per backend
   uint64_t seed = 42;           // operands are random from this seed, never zeros
   std::vector<std::pair<std::string, int64_t>> pins;  // --set NAME=VALUE, applied to our backend's space
+  db::LocationRequest db;       // --db PATH / --no-db: the tuning DB dispatch reads (see bench/dispatch.hpp)
+  bool use_planner = true;      // false: the backend's heuristic when the DB has no record
   bool measure = true;          // false: verify only (the `verify` verb)
   double reference_full_limit = 2.0e9;  // above this many multiply-adds the reference samples rows of C
 };
@@ -49,13 +52,21 @@ struct Measured {
 struct CasePlan {
   Problem problem;              // normalized and validated
   Backend* ours = nullptr;      // tileforge's own backend for the device (nullptr when none is built)
-  Config config;                // ours' config: the heuristic's, with any pins applied
-  std::string config_source;    // "heuristic" or "pinned"
+  Config config;                // ours' config, as dispatch chose it (bench/dispatch.hpp)
+  // "pinned", "db-exact", "db-bucket", "db-arch", "planner" or "heuristic", and the one-line reason.
+  std::string config_source;
+  std::string config_reason;
   std::string ours_unavailable; // non-empty when ours cannot run this case (the row then falls back)
 };
 
-// Validates the problem and resolves our config. invalid_argument for a bad problem or a bad --set.
+// Validates the problem and resolves our config through dispatch (pins, tuning DB, planner, heuristic).
+// invalid_argument for a bad problem or a bad --set.
 Expected<CasePlan> plan_case(const Device& device, const Problem& problem, const Settings& settings);
+
+// plan_case for every problem, on all host cores at once (planning a large GPU space takes about a second per
+// shape, and a suite has dozens); the plans in the problems' order, or the first problem's error in that order.
+Expected<std::vector<CasePlan>> plan_cases(const Device& device, const std::vector<Problem>& problems,
+                                           const Settings& settings);
 
 struct CaseResult {
   CasePlan plan;

@@ -64,6 +64,7 @@ ojson row_json(const CaseResult& r) {
   j["backend"] = m ? own.backend : std::string("none");
   j["config"] = config_json(m ? own.config : r.plan.config);
   j["config_source"] = r.plan.config_source;
+  j["config_reason"] = r.plan.config_reason;  // beyond the schema's fields: why dispatch chose this config
   j["fallback"] = r.fallback;
   j["median_ms"] = finite(own.timing.median_ms);
   j["min_ms"] = finite(own.timing.min_ms);

@@ -101,10 +101,16 @@ TEST(Summarize, MedianMinMaxAndSpread) {
   EXPECT_EQ(summarize({}).reps, 0);
 }
 
-TEST_F(Harness, PlanUsesTheHeuristicOrThePins) {
-  auto plan = plan_case(device, problem(64, 64, 64), Settings{});
+TEST_F(Harness, PlanUsesThePlannerTheHeuristicOrThePins) {
+  Settings heuristic;
+  heuristic.db.disabled = true;
+  heuristic.use_planner = false;
+  auto plan = plan_case(device, problem(64, 64, 64), heuristic);
   ASSERT_TRUE(plan) << plan.status().to_string();
   EXPECT_EQ(plan->config_source, "heuristic");
+  plan = plan_case(device, problem(64, 64, 64), Settings{});  // no tuning DB in tests (TILEFORGE_DB is scratch)
+  ASSERT_TRUE(plan) << plan.status().to_string();
+  EXPECT_EQ(plan->config_source, "planner");
   EXPECT_TRUE(plan->ours_unavailable.empty()) << plan->ours_unavailable;
   EXPECT_FALSE(plan->config.family.empty());
 

@@ -1,7 +1,25 @@
 // Helpers shared by the tests: random operands for a Problem, and checking a result against float64.
 #include "support/test_support.hpp"
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
 namespace tileforge::testing {
+namespace {
+
+// Tests never read the user's tuning DB: dispatch in gemm() and bench, and every CLI run a test starts (it inherits
+// the environment), looks at a scratch path that does not exist. Tests that need a DB pass their own.
+const bool kScratchDb = [] {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("tileforge-tests-no-db-" + std::to_string(getpid())) / "tune.db";
+  setenv("TILEFORGE_DB", path.c_str(), 1);
+  return true;
+}();
+
+}  // namespace
 
 Operands make_operands(const Problem& problem, uint64_t seed) {
   Operands ops;

@@ -2,10 +2,16 @@
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <vector>
 
 #include "tileforge/tileforge.hpp"
 #include "verify/verify.hpp"
+
+namespace tileforge {
+// Readable failure messages for configs ("cpu-avx2 MR=8 NR=8 ...").
+inline void PrintTo(const Config& c, std::ostream* os) { *os << c.describe(); }
+}  // namespace tileforge
 
 namespace tileforge::testing {
 

@@ -28,12 +28,9 @@ int run_bench(const BenchArgs& a) {
   if (!device) return fail(verb, device.status());
   auto problems = problems_from(a.problem, *device);
   if (!problems) return fail(verb, problems.status());
-  std::vector<bench::CasePlan> plans;
-  for (const Problem& p : *problems) {
-    auto plan = bench::plan_case(*device, p, *settings);
-    if (!plan) return fail(verb, plan.status());
-    plans.push_back(std::move(*plan));
-  }
+  auto planned = bench::plan_cases(*device, *problems, *settings);
+  if (!planned) return fail(verb, planned.status());
+  std::vector<bench::CasePlan> plans = std::move(*planned);
   auto timer = bench::make_timer(*device);
   if (!timer) return fail(verb, timer.status());
   std::optional<bench::OutputFile> out;

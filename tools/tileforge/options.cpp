@@ -110,6 +110,21 @@ void add_run_options(CLI::App& app, RunArgs& a, bool with_timing) {
     app.add_option("--min-time", a.min_time, "timed seconds per backend, at least (default: 0.1)")->type_name("S");
     app.add_option("--max-time", a.max_time, "cap on timed seconds per backend (default: 10)")->type_name("S");
   }
+  add_db_options(app, a.db, true);
+}
+
+void add_db_options(CLI::App& app, DbArgs& a, bool with_no_db) {
+  // A callback rather than a bound std::string: "given but empty" must be told apart from "not given".
+  auto* path = app.add_option_function<std::string>(
+                      "--db", [&a](const std::string& v) { a.path = v; },
+                      "tuning DB file (default: $TILEFORGE_DB, else $XDG_CACHE_HOME/tileforge/tune.db or "
+                      "~/.cache/tileforge/tune.db)")
+                   ->type_name("PATH");
+  if (with_no_db) {
+    auto* off = app.add_flag("--no-db", a.disabled, "ignore the tuning DB: the planner chooses our config");
+    path->excludes(off);
+    off->excludes(path);
+  }
 }
 
 Expected<Device> open_device_from(const DeviceArgs& a) {
@@ -250,7 +265,22 @@ Expected<bench::Settings> settings_from(const RunArgs& a) {
     if (!v) return v.status();
     s.max_time_s = *v;
   }
+  auto db = db_request_from(a.db);
+  if (!db) return db.status();
+  s.db = *db;
   return s;
+}
+
+Expected<db::LocationRequest> db_request_from(const DbArgs& a) {
+  db::LocationRequest r;
+  r.disabled = a.disabled;
+  if (a.path) {
+    if (a.path->empty()) {
+      return invalid_argument("--db is empty (allowed: a file path; or --no-db to use no tuning DB)");
+    }
+    r.path = *a.path;
+  }
+  return r;
 }
 
 Status check_format(const OutputArgs& a, const std::vector<std::string>& formats) {

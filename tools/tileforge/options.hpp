@@ -13,6 +13,7 @@
 #include "bench/harness.hpp"
 #include "bench/output_file.hpp"
 #include "core/expected.hpp"
+#include "db/location.hpp"
 
 namespace tileforge::cli {
 
@@ -30,6 +31,7 @@ Command add_devices_command(CLI::App& parent);
 Command add_bench_command(CLI::App& parent);
 Command add_verify_command(CLI::App& parent);
 Command add_plan_command(CLI::App& parent);
+Command add_db_command(CLI::App& parent);
 
 // Options kept as text and parsed by tileforge's own parsers, so that every error names the argument and the
 // allowed values in one style.
@@ -54,9 +56,16 @@ struct OutputArgs {
   bool quiet = false;
 };
 
+// Which tuning DB: --db PATH (std::nullopt when not given, so that an empty PATH is refused) and --no-db.
+struct DbArgs {
+  std::optional<std::string> path;
+  bool disabled = false;
+};
+
 struct RunArgs {
   std::vector<std::string> sets;
   std::string seed, min_reps, min_time, max_time;
+  DbArgs db;
 };
 
 enum class ProblemFlags { bench, verify };
@@ -64,6 +73,8 @@ void add_problem_options(CLI::App& app, ProblemArgs& args, ProblemFlags which);
 void add_device_options(CLI::App& app, DeviceArgs& args);
 void add_output_options(CLI::App& app, OutputArgs& args, const std::vector<std::string>& formats, bool with_out);
 void add_run_options(CLI::App& app, RunArgs& args, bool with_timing);
+// --db PATH, and --no-db where the verb can run without a DB (the two exclude each other).
+void add_db_options(CLI::App& app, DbArgs& args, bool with_no_db);
 
 Expected<Device> open_device_from(const DeviceArgs& args);
 
@@ -71,8 +82,10 @@ Expected<Device> open_device_from(const DeviceArgs& args);
 // suite's precision and layout unless overridden, every Problem validated. `verb` prefixes messages.
 Expected<std::vector<Problem>> problems_from(const ProblemArgs& args, const Device& device);
 
-// --set, --seed and the timing options.
+// --set, --seed, the timing options and the tuning DB.
 Expected<bench::Settings> settings_from(const RunArgs& args);
+// --db / --no-db as the DB library takes them; an empty --db is refused.
+Expected<db::LocationRequest> db_request_from(const DbArgs& args);
 
 // Checks --format against the allowed list.
 Status check_format(const OutputArgs& args, const std::vector<std::string>& formats);

@@ -51,6 +51,7 @@ std::string to_json(const bench::Environment& e, const std::vector<bench::CaseRe
     c["alpha"] = p.alpha;
     c["beta"] = p.beta;
     c["config_source"] = r.plan.config_source;
+    c["config_reason"] = r.plan.config_reason;
     if (r.ours) c["ours"] = error_json(*r.ours);
     else c["ours"] = {{"backend", nullptr}, {"failure", r.ours_failure}};
     if (r.native) c["native"] = error_json(*r.native);
@@ -111,12 +112,9 @@ int run_verify(const VerifyArgs& a) {
   if (problem.layout.empty()) problem.layout = "all";
   auto problems = problems_from(problem, *device);
   if (!problems) return fail(verb, problems.status());
-  std::vector<bench::CasePlan> plans;
-  for (const Problem& p : *problems) {
-    auto plan = bench::plan_case(*device, p, *settings);
-    if (!plan) return fail(verb, plan.status());
-    plans.push_back(std::move(*plan));
-  }
+  auto planned = bench::plan_cases(*device, *problems, *settings);
+  if (!planned) return fail(verb, planned.status());
+  std::vector<bench::CasePlan> plans = std::move(*planned);
   std::optional<bench::OutputFile> out;
   if (!a.output.out.empty()) {
     auto file = bench::OutputFile::create(a.output.out);

@@ -130,6 +130,7 @@ std::string host_family() {
 ParamSpace family_space(std::string_view family, const Problem& p) {
   ParamSpace s;
   s.family = std::string(family);
+  s.version = 1;  // bump when a change makes old tuned records invalid
   std::vector<int64_t> mrs, nrs;
   for (const MicroKernel& k : microkernels_for(family)) {
     if (std::find(mrs.begin(), mrs.end(), k.mr) == mrs.end()) mrs.push_back(k.mr);

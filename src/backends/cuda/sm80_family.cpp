@@ -89,6 +89,7 @@ int sm80_register_estimate(const Config& c, std::string_view arch) {
 ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile) {
   ParamSpace s;
   s.family = "sm80";
+  s.version = 1;  // bump when a change makes old tuned records invalid
   s.params = {
       {"BLOCK_M", {16, 32, 64, 128, 256}, "data scheduling", "rows of C per block"},
       {"BLOCK_N", {16, 32, 64, 128, 256}, "data scheduling", "columns of C per block"},

@@ -1,0 +1,389 @@
+// Dispatch on the host CPU: pinned > db-exact > db-bucket > db-arch > planner > heuristic, records of another
+// architecture or family version never used, a corrupted DB warned about once, --no-db, plans cached per shape.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <optional>
+
+#include "bench/dispatch.hpp"
+#include "bench/harness.hpp"
+#include "bench/report.hpp"
+#include "db/db_fixtures.hpp"
+#include "db/store.hpp"
+#include "hw/hw.hpp"
+#include "support/test_support.hpp"
+
+namespace tileforge::bench {
+namespace {
+
+using db::dbtest::ScratchDir;
+
+const Device& cpu_device() {
+  static const Device device = [] {
+    auto d = open_device("cpu");
+    if (!d) throw std::runtime_error(d.status().to_string());
+    return *d;
+  }();
+  return device;
+}
+
+Backend& cpu_backend() { return *own_backend("cpu"); }
+
+// A record of `config` for `problem` measured on `device`, with the family's current version.
+db::Record record_for(const db::Fingerprint& device, const Problem& problem, const Config& config, double median_ms,
+                      int64_t version = 0) {
+  db::Record r;
+  r.device = device;
+  r.backend = "cpu";
+  r.family_version = version ? version : cpu_backend().space(problem, cpu_device()).version;
+  r.problem = db::signature_of(problem);
+  r.config = config;
+  r.time = {median_ms, median_ms * 0.98, median_ms * 1.05, 40};
+  r.tflops = problem.flops() / (median_ms * 1e-3) / 1e12;
+  r.rel_error = 1e-7;
+  r.max_scaled_error = 1e-6;
+  r.tool_version = "0.1.0";
+  r.created_at = "2026-01-02T03:04:05Z";
+  return r;
+}
+
+// The same fingerprint on another machine of the same architecture, and one of another architecture.
+db::Fingerprint same_arch_elsewhere(db::Fingerprint f) {
+  f.name = "Some Other CPU of the same ISA";
+  f.cores += 7;
+  return f;
+}
+db::Fingerprint other_arch(db::Fingerprint f) {
+  f.arch = f.arch == "aarch64" ? "riscv64" : "aarch64";
+  return f;
+}
+
+class Dispatch : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    problem_ = testing::make_problem(24, 16, 40);
+    nearby_ = testing::make_problem(20, 16, 48);  // the same bucket: 32x16x64
+    fp_ = running_fingerprint(cpu_device());
+    // Distinct legal configs: the planner's pick with other KC values, so each source shows in the config itself.
+    options_.db.disabled = true;
+    auto planned = choose_config(problem_, cpu_device(), cpu_backend(), options_);
+    ASSERT_TRUE(planned) << planned.status().to_string();
+    ASSERT_EQ(planned->source, "planner") << planned->reason;
+    planned_ = planned->config;
+    const ParamSpace space = cpu_backend().space(problem_, cpu_device());
+    for (int64_t kc : {64, 128, 256, 512, 1024, 32, 16}) {
+      Config c = planned_;
+      c.params["KC"] = kc;
+      if (c != planned_ && space.check(c) && cpu_backend().space(nearby_, cpu_device()).check(c)) legal_.push_back(c);
+    }
+    ASSERT_GE(legal_.size(), 4u);
+    options_.db = {dir_.file("tune.db"), false};
+  }
+
+  db::Store writer() {
+    auto s = db::Store::open(dir_.file("tune.db"));
+    if (!s) throw std::runtime_error(s.status().to_string());
+    return std::move(s).value();
+  }
+
+  Choice choose(const Problem& p, const DispatchOptions& o) {
+    auto c = choose_config(p, cpu_device(), cpu_backend(), o);
+    EXPECT_TRUE(c) << c.status().to_string();
+    return c ? *c : Choice{};
+  }
+  Choice choose(const Problem& p) { return choose(p, options_); }
+
+  ScratchDir dir_;
+  Problem problem_, nearby_;
+  db::Fingerprint fp_;
+  Config planned_;
+  std::vector<Config> legal_;
+  DispatchOptions options_;
+};
+
+TEST_F(Dispatch, RunningFingerprintIsTheHostCpuWithItsCompiler) {
+  EXPECT_EQ(fp_.kind, "cpu");
+  EXPECT_EQ(fp_.arch, cpu_device().profile.arch);
+  EXPECT_EQ(fp_.name, cpu_device().profile.display_name);
+  EXPECT_EQ(fp_.driver, "");
+  EXPECT_EQ(fp_.toolkit, compiler_id());
+  EXPECT_EQ(running_fingerprint(cpu_device()).hash(), fp_.hash()) << "stable within a process";
+}
+
+TEST_F(Dispatch, FamilyVersionsCoverEveryFamily) {
+  const auto versions = current_family_versions();
+  for (const char* f : {"sm80", "cpu-avx512", "cpu-avx2", "cpu-generic"}) {
+    ASSERT_TRUE(versions.count(f)) << f;
+    EXPECT_GE(versions.at(f), 1) << f;
+  }
+  EXPECT_EQ(versions.at(cpu_backend().space(problem_, cpu_device()).family),
+            cpu_backend().space(problem_, cpu_device()).version);
+}
+
+// The whole order, one tier added at a time; each step's config shows which record won.
+TEST_F(Dispatch, OrderIsPinnedThenExactThenBucketThenArchThenPlannerThenHeuristic) {
+  // No file yet: the planner.
+  Choice c = choose(problem_);
+  EXPECT_EQ(c.source, "planner");
+  EXPECT_EQ(c.config, planned_);
+  EXPECT_NE(c.reason.find("no tuning DB"), std::string::npos) << c.reason;
+
+  // Only a record of another architecture, exact and fast: never used.
+  db::Store w = writer();
+  ASSERT_TRUE(w.upsert(record_for(other_arch(fp_), problem_, legal_[3], 1e-6)));
+  c = choose(problem_);
+  EXPECT_EQ(c.source, "planner") << c.reason;
+  EXPECT_EQ(c.config, planned_);
+  EXPECT_NE(c.reason.find("another architecture"), std::string::npos) << c.reason;
+
+  // Another fingerprint of the same architecture: db-arch (and still not the other architecture's record).
+  ASSERT_TRUE(w.upsert(record_for(same_arch_elsewhere(fp_), problem_, legal_[2], 0.5)));
+  c = choose(problem_);
+  EXPECT_EQ(c.source, "db-arch") << c.reason;
+  EXPECT_EQ(c.config, legal_[2]);
+
+  // A nearby shape on this machine: db-bucket beats the exact shape on another machine.
+  ASSERT_TRUE(w.upsert(record_for(fp_, nearby_, legal_[1], 0.5)));
+  c = choose(problem_);
+  EXPECT_EQ(c.source, "db-bucket") << c.reason;
+  EXPECT_EQ(c.config, legal_[1]);
+
+  // This shape on this machine: db-exact.
+  ASSERT_TRUE(w.upsert(record_for(fp_, problem_, legal_[0], 0.5)));
+  c = choose(problem_);
+  EXPECT_EQ(c.source, "db-exact") << c.reason;
+  EXPECT_EQ(c.config, legal_[0]);
+  EXPECT_NE(c.reason.find("db-exact"), std::string::npos) << c.reason;
+
+  // Pins go on top of the exact record.
+  DispatchOptions pinned = options_;
+  pinned.pins = {{"KC", legal_[2].at("KC")}};
+  c = choose(problem_, pinned);
+  EXPECT_EQ(c.source, "pinned") << c.reason;
+  Config want = legal_[0];
+  want.params["KC"] = legal_[2].at("KC");
+  EXPECT_EQ(c.config, want);
+  EXPECT_NE(c.reason.find("db-exact"), std::string::npos) << c.reason;
+
+  // Without a DB and without the planner: the backend's heuristic.
+  DispatchOptions bare;
+  bare.db.disabled = true;
+  bare.use_planner = false;
+  c = choose(problem_, bare);
+  EXPECT_EQ(c.source, "heuristic") << c.reason;
+  EXPECT_EQ(c.config, *cpu_backend().heuristic(problem_, cpu_device()));
+}
+
+TEST_F(Dispatch, RecordsOfAnotherVersionOrIllegalHereAreSkipped) {
+  db::Store w = writer();
+  const int64_t version = cpu_backend().space(problem_, cpu_device()).version;
+  ASSERT_TRUE(w.upsert(record_for(fp_, problem_, legal_[0], 0.1, version + 1)));
+  Choice c = choose(problem_);
+  EXPECT_EQ(c.source, "planner") << c.reason;
+
+  // A config the backend's space refuses (a register block no micro-kernel has) is vetoed, and the next tier wins.
+  Config illegal = legal_[1];
+  illegal.params["MR"] = 1;
+  illegal.params["NR"] = 1;
+  illegal.params["MC"] = 2;
+  ASSERT_TRUE(w.upsert(record_for(fp_, problem_, illegal, 0.1)));
+  ASSERT_TRUE(w.upsert(record_for(same_arch_elsewhere(fp_), problem_, legal_[2], 0.5)));
+  c = choose(problem_);
+  EXPECT_EQ(c.source, "db-arch") << c.reason;
+  EXPECT_EQ(c.config, legal_[2]);
+  EXPECT_FALSE(c.rejected.empty());
+}
+
+TEST_F(Dispatch, NoDbIgnoresAnExistingDb) {
+  ASSERT_TRUE(writer().upsert(record_for(fp_, problem_, legal_[0], 0.5)));
+  ASSERT_EQ(choose(problem_).source, "db-exact");
+  DispatchOptions off = options_;
+  off.db.disabled = true;
+  const Choice c = choose(problem_, off);
+  EXPECT_EQ(c.source, "planner");
+  EXPECT_EQ(c.config, planned_);
+  EXPECT_NE(c.reason.find("disabled"), std::string::npos) << c.reason;
+}
+
+TEST_F(Dispatch, TheDbComesFromTileforgeDbWhenNoPathIsGiven) {
+  ASSERT_TRUE(writer().upsert(record_for(fp_, problem_, legal_[0], 0.5)));
+  const std::string saved = std::getenv("TILEFORGE_DB") ? std::getenv("TILEFORGE_DB") : "";
+  setenv("TILEFORGE_DB", dir_.file("tune.db").c_str(), 1);
+  const Choice c = choose(problem_, DispatchOptions{});
+  setenv("TILEFORGE_DB", saved.c_str(), 1);
+  EXPECT_EQ(c.source, "db-exact") << c.reason;
+  EXPECT_EQ(c.config, legal_[0]);
+}
+
+TEST_F(Dispatch, CorruptedDbWarnsOnceAndPlans) {
+  const std::string path = dir_.file("garbage.db");
+  db::dbtest::write_file(path, std::string(8192, 'x'));
+  DispatchOptions o = options_;
+  o.db.path = path;
+  ::testing::internal::CaptureStderr();
+  const Choice first = choose(problem_, o);
+  const Choice second = choose(problem_, o);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(first.source, "planner");
+  EXPECT_EQ(first.config, planned_);
+  EXPECT_EQ(second.source, "planner");
+  const std::string warning = "tileforge: warning: tuning DB " + path + " is unreadable (";
+  ASSERT_NE(err.find(warning), std::string::npos) << err;
+  EXPECT_EQ(err.find(warning, err.find(warning) + 1), std::string::npos) << "warned twice: " << err;
+  EXPECT_NE(err.find("planning instead; pass --no-db or move the file"), std::string::npos) << err;
+  EXPECT_EQ(db::dbtest::read_file(path), std::string(8192, 'x')) << "the file must be left untouched";
+}
+
+TEST_F(Dispatch, IllegalPinsAreRefusedNamingTheParameter) {
+  DispatchOptions o = options_;
+  o.pins = {{"NO_SUCH", 4}};
+  auto c = choose_config(problem_, cpu_device(), cpu_backend(), o);
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.status().code(), Code::invalid_argument);
+  EXPECT_NE(c.status().message().find("NO_SUCH"), std::string::npos) << c.status().message();
+  o.pins = {{"KC", 13}};
+  c = choose_config(problem_, cpu_device(), cpu_backend(), o);
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.status().message().find("KC"), std::string::npos) << c.status().message();
+}
+
+// A legal value that breaks a constraint on the chosen base (a register block no micro-kernel has with the base's
+// other edge) takes the planner's best config with that value instead of failing.
+TEST_F(Dispatch, PinsBreakingTheBaseTakeThePlannersBestWithThem) {
+  const ParamSpace space = cpu_backend().space(problem_, cpu_device());
+  const ParamDecl* mr = space.find("MR");
+  ASSERT_NE(mr, nullptr);
+  int tried = 0;
+  for (int64_t v : mr->values) {
+    Config base = planned_;
+    base.params["MR"] = v;
+    if (space.check(base)) continue;
+    DispatchOptions o = options_;
+    o.db.disabled = true;
+    o.pins = {{"MR", v}};
+    auto c = choose_config(problem_, cpu_device(), cpu_backend(), o);
+    ++tried;
+    if (!c) {
+      // The planner found nothing with this value either: the refusal names the constraint.
+      EXPECT_NE(c.status().message().find("constraint"), std::string::npos) << c.status().message();
+      continue;
+    }
+    EXPECT_EQ(c->source, "pinned") << c->reason;
+    EXPECT_EQ(c->config.at("MR"), v);
+    EXPECT_TRUE(space.check(c->config)) << c->config.describe();
+  }
+  if (tried == 0) GTEST_SKIP() << "every MR value fits the planner's pick on this host";
+}
+
+TEST_F(Dispatch, EachShapeIsPlannedOnce) {
+  const Problem p = testing::make_problem(37, 29, 41);
+  const uint64_t before = dispatch_plans_made();
+  const Choice a = choose(p);
+  const Choice b = choose(p);
+  EXPECT_EQ(dispatch_plans_made() - before, 1u);
+  EXPECT_EQ(a.config, b.config);
+  EXPECT_EQ(a.source, "planner");
+}
+
+TEST_F(Dispatch, PlanCaseCarriesSourceAndReason) {
+  ASSERT_TRUE(writer().upsert(record_for(fp_, problem_, legal_[0], 0.5)));
+  Settings s;
+  s.db = options_.db;
+  auto plan = plan_case(cpu_device(), problem_, s);
+  ASSERT_TRUE(plan) << plan.status().to_string();
+  EXPECT_EQ(plan->config_source, "db-exact");
+  EXPECT_EQ(plan->config, legal_[0]);
+  EXPECT_FALSE(plan->config_reason.empty());
+  s.db.disabled = true;
+  plan = plan_case(cpu_device(), problem_, s);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->config_source, "planner");
+  s.pins = {{"KC", 12345}};
+  EXPECT_FALSE(plan_case(cpu_device(), problem_, s));
+}
+
+TEST_F(Dispatch, GemmUsesTheDbRecordAndStaysCorrect) {
+  ASSERT_TRUE(writer().upsert(record_for(fp_, problem_, legal_[0], 0.5)));
+  for (bool no_db : {false, true}) {
+    testing::Operands ops = testing::make_operands(problem_, 7);
+    const verify::Reference ref = testing::reference_for(ops);
+    Options o;
+    o.device = "cpu";
+    o.db = dir_.file("tune.db");
+    o.no_db = no_db;
+    ASSERT_TRUE(gemm(problem_, ops.a.data(), ops.b.data(), ops.c.data(), o).ok());
+    const verify::ErrorReport e = verify::compare(ops.problem, ops.c.data(), ref);
+    EXPECT_LT(e.rel_error, 1e-5) << "no_db " << no_db;
+  }
+}
+
+// The same order on the CUDA backend's keys, planned for an H200 profile: needs no GPU (the parameter space, the
+// planner and the DB lookup are host code). An A100 record (sm_80) is never used for the H200 (sm_90a).
+TEST(DispatchSm80, PlannerThenDbOnAnH200ProfileWithoutAGpu) {
+  Backend* cuda = find_backend("cuda");
+  if (!cuda) GTEST_SKIP() << "this build has no CUDA backend";
+  auto profile = hw::load_profile("h200");
+  ASSERT_TRUE(profile) << profile.status().to_string();
+  Device d;
+  d.kind = "cuda";
+  d.name = "NVIDIA H200";
+  d.profile = *profile;
+  Problem p = testing::make_problem(512, 512, 512, Layout::RR, DType::f16, DType::f16);
+  ScratchDir dir;
+  DispatchOptions o;
+  o.db.path = dir.file("tune.db");
+
+  auto planned = choose_config(p, d, *cuda, o);
+  ASSERT_TRUE(planned) << planned.status().to_string();
+  EXPECT_EQ(planned->source, "planner") << planned->reason;
+  const ParamSpace space = cuda->space(p, d);
+  EXPECT_TRUE(space.check(planned->config)) << planned->config.describe();
+
+  Config tuned = planned->config;
+  tuned.params["GROUP_M"] = tuned.at("GROUP_M") == 4 ? 8 : 4;
+  ASSERT_TRUE(space.check(tuned));
+  auto record = [&](const db::Fingerprint& f, const Config& c, double median) {
+    db::Record r;
+    r.device = f;
+    r.backend = "cuda";
+    r.family_version = space.version;
+    r.problem = db::signature_of(p);
+    r.config = c;
+    r.time = {median, median, median, 30};
+    r.tflops = p.flops() / (median * 1e-3) / 1e12;
+    r.tool_version = "0.1.0";
+    r.created_at = "2026-01-02T03:04:05Z";
+    return r;
+  };
+  const db::Fingerprint here = running_fingerprint(d);
+  EXPECT_EQ(here.kind, "gpu");
+  EXPECT_EQ(here.arch, "sm_90a");
+  auto store = db::Store::open(o.db.path);
+  ASSERT_TRUE(store) << store.status().to_string();
+  const db::Fingerprint a100{"gpu", "NVIDIA A100-SXM4-80GB", "sm_80", 108, 1410, "13.0", "13.0"};
+  ASSERT_TRUE(store->upsert(record(a100, tuned, 1e-4)));
+  auto c = choose_config(p, d, *cuda, o);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->source, "planner") << c->reason;
+  EXPECT_EQ(c->config, planned->config);
+
+  db::Fingerprint h100 = here;
+  h100.name = "NVIDIA H100 80GB HBM3";
+  ASSERT_TRUE(store->upsert(record(h100, tuned, 0.02)));
+  c = choose_config(p, d, *cuda, o);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->source, "db-arch") << c->reason;
+  EXPECT_EQ(c->config, tuned);
+
+  Config mine = tuned;
+  mine.params["GROUP_M"] = 16;
+  ASSERT_TRUE(space.check(mine));
+  ASSERT_TRUE(store->upsert(record(here, mine, 0.03)));
+  c = choose_config(p, d, *cuda, o);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->source, "db-exact") << c->reason;
+  EXPECT_EQ(c->config, mine);
+}
+
+}  // namespace
+}  // namespace tileforge::bench

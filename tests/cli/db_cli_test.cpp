@@ -1,0 +1,436 @@
+// The tuning DB from the command line: bench rows name the config's source (--db, TILEFORGE_DB, --no-db, a corrupted
+// file), and the db verbs list, show, export, import and prune, refusing bad input with the argument named.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/dispatch.hpp"
+#include "db/exchange.hpp"
+#include "db/store.hpp"
+#include "support/test_support.hpp"
+
+extern char** environ;
+
+namespace tileforge {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+struct Result {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs the CLI with stdout and stderr captured to files, with this process's environment except `env` (a value
+// of nullopt removes the variable).
+Result run_cli(const std::vector<std::string>& args, const fs::path& dir,
+               const std::map<std::string, std::optional<std::string>>& env = {}) {
+  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> all = {TILEFORGE_CLI_PATH};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> vars;
+  for (char** e = environ; *e; ++e) {
+    const std::string var = *e;
+    if (!env.count(var.substr(0, var.find('=')))) vars.push_back(var);
+  }
+  for (const auto& [name, value] : env)
+    if (value) vars.push_back(name + "=" + *value);
+  std::vector<char*> envp;
+  for (auto& v : vars) envp.push_back(v.data());
+  envp.push_back(nullptr);
+  pid_t pid = 0;
+  Result r;
+  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) return r;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  fs::remove(out);
+  fs::remove(err);
+  return r;
+}
+
+const Device& cpu_device() {
+  static const Device device = [] {
+    auto d = open_device("cpu");
+    if (!d) throw std::runtime_error(d.status().to_string());
+    return *d;
+  }();
+  return device;
+}
+
+Problem shape(int64_t m, int64_t n, int64_t k) {
+  Problem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  return p;
+}
+
+class CliDb : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::string name = info->name();  // "RefusedNamingTheArgument/3" for parameterized tests: one folder each
+    std::replace(name.begin(), name.end(), '/', '_');
+    dir = fs::path(::testing::TempDir()) / ("tileforge_cli_db_" + name);
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    db_path = (dir / "tune.db").string();
+    fp = bench::running_fingerprint(cpu_device());
+    // A legal config that differs from the planner's pick, so that a row shows which one ran.
+    bench::DispatchOptions off;
+    off.db.disabled = true;
+    Backend& cpu = *own_backend("cpu");
+    auto planned = bench::choose_config(shape(24, 16, 40), cpu_device(), cpu, off);
+    ASSERT_TRUE(planned) << planned.status().to_string();
+    planned_config = planned->config;
+    const ParamSpace space = cpu.space(shape(24, 16, 40), cpu_device());
+    for (int64_t kc : {64, 128, 256, 32}) {
+      Config c = planned_config;
+      c.params["KC"] = kc;
+      if (c != planned_config && space.check(c) && cpu.space(shape(20, 16, 48), cpu_device()).check(c)) {
+        tuned_config = c;
+        break;
+      }
+    }
+    ASSERT_FALSE(tuned_config.family.empty());
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  db::Record record(const db::Fingerprint& device, const Problem& p, const Config& config, double median_ms,
+                    std::string created_at = "2024-05-06T07:08:09Z") {
+    db::Record r;
+    r.device = device;
+    r.backend = "cpu";
+    r.family_version = own_backend("cpu")->space(p, cpu_device()).version;
+    r.problem = db::signature_of(p);
+    r.config = config;
+    r.time = {median_ms, median_ms, median_ms * 1.01, 30};
+    r.tflops = p.flops() / (median_ms * 1e-3) / 1e12;
+    r.rel_error = 1e-7;
+    r.max_scaled_error = 1e-6;
+    r.tool_version = "0.1.0";
+    r.created_at = std::move(created_at);
+    return r;
+  }
+  void put(const std::string& path, const db::Record& r) {
+    auto store = db::Store::open(path);
+    ASSERT_TRUE(store) << store.status().to_string();
+    ASSERT_TRUE(store->upsert(r));
+  }
+
+  json bench_row(std::vector<std::string> extra, const std::map<std::string, std::optional<std::string>>& env = {},
+                 std::string* err = nullptr) {
+    std::vector<std::string> args = {"bench", "--device", "cpu", "--format", "json", "--min-reps", "1",
+                                     "--min-time", "0", "--max-time", "0.01", "--quiet"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Result r = run_cli(args, dir, env);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    if (err) *err = r.err;
+    if (r.exit_code != 0) return json::object();
+    return json::parse(r.out)["rows"][0];
+  }
+
+  static Config config_of(const json& j) {
+    Config c;
+    for (const auto& [name, value] : j.items()) {
+      if (name == "family") c.family = value.get<std::string>();
+      else c.params[name] = value.get<int64_t>();
+    }
+    return c;
+  }
+
+  fs::path dir;
+  std::string db_path;
+  db::Fingerprint fp;
+  Config planned_config, tuned_config;
+};
+
+TEST_F(CliDb, BenchRowsNameTheConfigSource) {
+  put(db_path, record(fp, shape(24, 16, 40), tuned_config, 0.01));
+
+  json row = bench_row({"--shape", "24x16x40", "--db", db_path});
+  EXPECT_EQ(row["config_source"], "db-exact") << row["config_reason"];
+  EXPECT_EQ(config_of(row["config"]), tuned_config);
+  EXPECT_NE(row["config_reason"].get<std::string>().find("db-exact"), std::string::npos);
+
+  row = bench_row({"--shape", "20x16x48", "--db", db_path});
+  EXPECT_EQ(row["config_source"], "db-bucket") << row["config_reason"];
+  EXPECT_EQ(config_of(row["config"]), tuned_config);
+
+  // TILEFORGE_DB when --db is not given.
+  row = bench_row({"--shape", "24x16x40"}, {{"TILEFORGE_DB", db_path}});
+  EXPECT_EQ(row["config_source"], "db-exact") << row["config_reason"];
+
+  // --no-db ignores it, wherever it comes from.
+  row = bench_row({"--shape", "24x16x40", "--no-db"}, {{"TILEFORGE_DB", db_path}});
+  EXPECT_EQ(row["config_source"], "planner") << row["config_reason"];
+  // (Not compared with this process's planner pick: the cost model uses the CPU peak each process measures, and
+  // near-ties may rank differently from one process to the next.)
+  EXPECT_NE(row["config_reason"].get<std::string>().find("disabled"), std::string::npos) << row["config_reason"];
+
+  // A pin on top of the record.
+  row = bench_row({"--shape", "24x16x40", "--db", db_path, "--set", "KC=" + std::to_string(planned_config.at("KC"))});
+  EXPECT_EQ(row["config_source"], "pinned") << row["config_reason"];
+  EXPECT_EQ(config_of(row["config"]).at("KC"), planned_config.at("KC"));
+
+  // verify names the source too.
+  const Result v = run_cli({"verify", "--device", "cpu", "--shape", "24x16x40", "--layout", "RR", "--db", db_path,
+                            "--format", "json", "--quiet"},
+                           dir);
+  ASSERT_EQ(v.exit_code, 0) << v.err;
+  EXPECT_EQ(json::parse(v.out)["cases"][0]["config_source"], "db-exact");
+}
+
+TEST_F(CliDb, AnotherMachineOfTheSameArchIsDbArchAndAnotherArchIsNeverUsed) {
+  db::Fingerprint elsewhere = fp;
+  elsewhere.name = "A Different CPU";
+  elsewhere.cores += 3;
+  db::Fingerprint foreign = fp;
+  foreign.arch = "aarch64";
+  Config fast_foreign = planned_config;
+  fast_foreign.params["KC"] = tuned_config.at("KC") == 64 ? 128 : 64;
+  put(db_path, record(foreign, shape(24, 16, 40), fast_foreign, 1e-6));
+  json row = bench_row({"--shape", "24x16x40", "--db", db_path});
+  EXPECT_EQ(row["config_source"], "planner") << row["config_reason"];
+  put(db_path, record(elsewhere, shape(24, 16, 40), tuned_config, 0.5));
+  row = bench_row({"--shape", "24x16x40", "--db", db_path});
+  EXPECT_EQ(row["config_source"], "db-arch") << row["config_reason"];
+  EXPECT_EQ(config_of(row["config"]), tuned_config);
+}
+
+TEST_F(CliDb, CorruptedDbWarnsAndPlans) {
+  { std::ofstream(db_path) << std::string(4096, 'z'); }
+  std::string err;
+  const json row = bench_row({"--shape", "24x16x40", "--db", db_path}, {}, &err);
+  EXPECT_EQ(row["config_source"], "planner");
+  EXPECT_NE(err.find("tileforge: warning: tuning DB " + db_path + " is unreadable"), std::string::npos) << err;
+  EXPECT_NE(err.find("--no-db"), std::string::npos) << err;
+  // --no-db: no warning at all.
+  bench_row({"--shape", "24x16x40", "--db", db_path}, {}, &err);
+  bench_row({"--shape", "24x16x40", "--no-db"}, {{"TILEFORGE_DB", db_path}}, &err);
+  EXPECT_EQ(err.find("warning: tuning DB"), std::string::npos) << err;
+}
+
+TEST_F(CliDb, ExportImportRoundTrip) {
+  db::Fingerprint elsewhere = fp;
+  elsewhere.name = "A Different CPU";
+  put(db_path, record(fp, shape(24, 16, 40), tuned_config, 0.01));
+  put(db_path, record(fp, shape(64, 64, 64), planned_config, 0.02));
+  put(db_path, record(elsewhere, shape(24, 16, 40), planned_config, 0.03, "2020-01-01T00:00:00Z"));
+
+  Result r = run_cli({"db", "list", "--db", db_path}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("3 records on 2 devices"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(fp.hash()), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("24x16x40 f32->f32 acc f32 RR align 16"), std::string::npos) << r.out;
+
+  r = run_cli({"db", "list", "--db", db_path, "--format", "json", "--device", fp.hash().substr(0, 6)}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json listed = json::parse(r.out);
+  ASSERT_EQ(listed["records"].size(), 2u);
+  const int64_t id = listed["records"][0]["id"].get<int64_t>();
+  EXPECT_EQ(listed["records"][0]["device_hash"], fp.hash());
+
+  r = run_cli({"db", "show", std::to_string(id), "--db", db_path}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("record #" + std::to_string(id)), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(current)"), std::string::npos) << r.out;
+  r = run_cli({"db", "show", std::to_string(id), "--db", db_path, "--format", "json"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["id"], id);
+
+  // Export to a file, import into a new DB (TILEFORGE_DB this time), export again: the same records.
+  const std::string exported = (dir / "team.json").string();
+  r = run_cli({"db", "export", "--db", db_path, "--out", exported}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  const std::string second = (dir / "sub" / "second.db").string();
+  r = run_cli({"db", "import", exported}, dir, {{"TILEFORGE_DB", second}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("3 new, 0 replaced, 0 kept"), std::string::npos) << r.out;
+  r = run_cli({"db", "import", exported, "--db", second}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("0 new, 0 replaced, 3 kept"), std::string::npos) << r.out;
+  r = run_cli({"db", "export", "--db", second}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto original = db::parse_export(slurp(exported), "team.json");
+  auto again = db::parse_export(r.out, "second");
+  ASSERT_TRUE(original) << original.status().to_string();
+  ASSERT_TRUE(again) << again.status().to_string();
+  ASSERT_EQ(original->size(), again->size());
+  for (std::size_t i = 0; i < original->size(); ++i) {
+    db::Record a = (*original)[i], b = (*again)[i];
+    EXPECT_EQ(b.source, db::Source::imported);
+    b.source = a.source;
+    EXPECT_EQ(db::describe(a), db::describe(b));
+  }
+
+  // The imported DB dispatches like the original.
+  const json row = bench_row({"--shape", "24x16x40", "--db", second});
+  EXPECT_EQ(row["config_source"], "db-exact");
+
+  // Triton: CPU families have no Triton equivalent, so every record is a skipped comment.
+  r = run_cli({"db", "export", "--db", db_path, "--format", "triton", "--family", tuned_config.family}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("configs = ["), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("skipped"), std::string::npos) << r.out;
+
+  // Prune: one device by prefix, then what is older than a day (records of 2024), then nothing is left.
+  r = run_cli({"db", "prune", "--db", second, "--device", elsewhere.hash().substr(0, 8)}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("pruned 1 record "), std::string::npos) << r.out;
+  r = run_cli({"db", "prune", "--db", second, "--stale-versions"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("pruned 0 records"), std::string::npos) << r.out;
+  r = run_cli({"db", "prune", "--db", second, "--older-than", "1d"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("pruned 2 records"), std::string::npos) << r.out;
+  r = run_cli({"db", "list", "--db", second, "--format", "json"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(json::parse(r.out)["records"].empty());
+}
+
+TEST_F(CliDb, MissingDbIsSaidAndNeverCreated) {
+  const std::string missing = (dir / "nowhere" / "tune.db").string();
+  Result r = run_cli({"db", "list"}, dir, {{"TILEFORGE_DB", missing}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("no tuning DB at " + missing + " yet"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(no records)"), std::string::npos) << r.out;
+  r = run_cli({"db", "list", "--db", missing, "--format", "json"}, dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(json::parse(r.out)["exists"].get<bool>());
+  r = run_cli({"db", "show", "1", "--db", missing}, dir);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no tuning DB at " + missing + " yet"), std::string::npos) << r.err;
+  r = run_cli({"db", "export", "--db", missing}, dir);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no tuning DB at " + missing + " yet"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  r = run_cli({"db", "prune", "--older-than", "30d", "--db", missing}, dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("nothing to prune"), std::string::npos) << r.out;
+  // Bench with the missing DB plans and does not create it.
+  const json row = bench_row({"--shape", "8x8x8", "--db", missing});
+  EXPECT_EQ(row["config_source"], "planner");
+  EXPECT_FALSE(fs::exists(missing));
+  EXPECT_FALSE(fs::exists(dir / "nowhere"));
+}
+
+struct BadDbInput {
+  std::string label;
+  std::vector<std::string> args;      // after "tileforge"; DB is replaced by the fixture's DB path
+  std::vector<std::string> mentions;  // each must appear in stderr
+  int exit_code = 2;
+};
+
+void PrintTo(const BadDbInput& b, std::ostream* os) { *os << b.label; }
+
+class CliDbBadInput : public CliDb, public ::testing::WithParamInterface<BadDbInput> {};
+
+TEST_P(CliDbBadInput, RefusedNamingTheArgument) {
+  put(db_path, record(fp, shape(24, 16, 40), tuned_config, 0.01));
+  { std::ofstream(dir / "bad.json") << R"({"format": "tileforge-tuning-db", "format_version": 1, "records": [})"; }
+  {
+    // A well-formed export with one bad value.
+    auto store = db::Store::open(db_path);
+    ASSERT_TRUE(store);
+    auto all = store->list();
+    ASSERT_TRUE(all);
+    json doc = json::parse(db::export_json(*all));
+    doc["records"][0]["time_ms"]["median"] = -1;
+    std::ofstream(dir / "negative.json") << doc.dump();
+  }
+  const std::string before = slurp(db_path);
+  const BadDbInput& b = GetParam();
+  std::vector<std::string> args;
+  for (const std::string& a : b.args) {
+    if (a == "DB") args.push_back(db_path);
+    else if (a.starts_with("DIR/")) args.push_back((dir / a.substr(4)).string());
+    else args.push_back(a);
+  }
+  const Result r = run_cli(args, dir);
+  EXPECT_EQ(r.exit_code, b.exit_code) << b.label << "\nstderr: " << r.err << "\nstdout: " << r.out;
+  EXPECT_EQ(r.out, "") << b.label;
+  for (const auto& m : b.mentions) EXPECT_NE(r.err.find(m), std::string::npos) << b.label << ": '" << m << "' not in: " << r.err;
+  EXPECT_FALSE(fs::exists(dir / "out.json")) << b.label << ": output left behind";
+  auto store = db::Store::open(db_path);
+  ASSERT_TRUE(store);
+  EXPECT_EQ(store->list()->size(), 1u) << b.label << ": the DB changed";
+  EXPECT_FALSE(fs::exists(dir / "created.db")) << b.label << ": a DB was created";
+}
+
+std::vector<BadDbInput> bad_db_inputs() {
+  return {
+      {"no subcommand", {"db"}, {"db"}},
+      {"unknown subcommand", {"db", "frobnicate"}, {"frobnicate"}},
+      {"show without an id", {"db", "show", "--db", "DB"}, {"ID"}},
+      {"show a non-number", {"db", "show", "abc", "--db", "DB"}, {"ID", "abc", "allowed"}},
+      {"show id 0", {"db", "show", "0", "--db", "DB"}, {"ID", "allowed"}},
+      {"show a missing id", {"db", "show", "999", "--db", "DB"}, {"ID 999", "db list"}},
+      {"show unknown format", {"db", "show", "1", "--format", "xml", "--db", "DB"}, {"--format", "xml", "text, json"}},
+      {"list device not hex", {"db", "list", "--device", "xyz", "--db", "DB"}, {"--device", "xyz", "hex"}},
+      {"list device too long", {"db", "list", "--device", "0123456789abcdef0", "--db", "DB"}, {"--device"}},
+      {"list unknown backend", {"db", "list", "--backend", "tpu", "--db", "DB"}, {"--backend", "tpu", "cpu"}},
+      {"list unknown family", {"db", "list", "--family", "sm81", "--db", "DB"}, {"--family", "sm81", "sm80"}},
+      {"list unknown format", {"db", "list", "--format", "xml", "--db", "DB"}, {"--format", "xml", "table, json"}},
+      {"list empty --db", {"db", "list", "--db", ""}, {"--db"}},
+      {"list a directory", {"db", "list", "--db", "DIR/"}, {"is a directory"}},
+      {"export unknown format", {"db", "export", "--format", "csv", "--db", "DB", "--out", "DIR/out.json"},
+       {"--format", "csv", "json, triton"}},
+      {"export to an unwritable folder", {"db", "export", "--db", "DB", "--out", "/nonexistent/folder/x.json"},
+       {"--out"}},
+      {"import without a file", {"db", "import", "--db", "DB"}, {"FILE"}},
+      {"import a missing file", {"db", "import", "DIR/missing.json", "--db", "DB"}, {"missing.json"}},
+      {"import malformed JSON", {"db", "import", "DIR/bad.json", "--db", "DB"}, {"bad.json"}},
+      {"import a bad value", {"db", "import", "DIR/negative.json", "--db", "DB"},
+       {"negative.json", "records[0].time_ms.median"}},
+      {"import a bad file creates no DB", {"db", "import", "DIR/negative.json", "--db", "DIR/created.db"},
+       {"records[0]"}},
+      {"prune without criteria", {"db", "prune", "--db", "DB"}, {"--older-than", "--device", "--stale-versions"}},
+      {"prune a bad time", {"db", "prune", "--older-than", "yesterday", "--db", "DB"}, {"--older-than", "yesterday"}},
+      {"prune an unknown device", {"db", "prune", "--device", "ffffffff", "--db", "DB"}, {"--device", "matches no"}},
+      {"--no-db is not a db option", {"db", "list", "--no-db", "--db", "DB"}, {"--no-db"}},
+      {"bench --db with --no-db", {"bench", "--shape", "8x8x8", "--db", "DB", "--no-db"}, {"--no-db"}},
+      {"bench empty --db", {"bench", "--shape", "8x8x8", "--db", ""}, {"--db"}},
+      {"verify empty --db", {"verify", "--shape", "8x8x8", "--db", ""}, {"--db"}},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(Each, CliDbBadInput, ::testing::ValuesIn(bad_db_inputs()), [](const auto& info) {
+  std::string name;
+  for (char c : info.param.label) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return name;
+});
+
+}  // namespace
+}  // namespace tileforge
