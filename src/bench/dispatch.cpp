@@ -27,6 +27,10 @@
 namespace tileforge::bench {
 namespace {
 
+// The planner's first choice must be predicted at least this much faster than the backend's own pick to replace
+// it (10%: the cost model's error against the measurements so far; docs/PERF-LOG.md).
+constexpr double kPlannerMinGain = 1.10;
+
 // ---- the DB, once per process and path ------------------------------------------------------------------------
 
 struct DbEntry {
@@ -110,6 +114,18 @@ PlanPick plan_pick(const Problem& p, const Device& device, const std::string& fa
     pick.summary = fmt::format("{} pick of {} legal configs on {}, predicted {:.4g} ms ({}-bound)", family,
                                made->ranked.size(), device.profile.name, c.cost.seconds * 1e3,
                                c.cost.bound.empty() ? "?" : c.cost.bound);
+    // Until the tuner has calibrated the cost model against measurements, its pick replaces the backend's own
+    // (the analytic model on CPUs, measured tile efficiencies on GPUs) only when it predicts a clear gain.
+    if (made->reference_rank > 0 && std::size_t(made->reference_rank) <= made->ranked.size()) {
+      const plan::Candidate& ref = made->ranked[std::size_t(made->reference_rank) - 1];
+      if (ref.cost.seconds <= c.cost.seconds * kPlannerMinGain) {
+        pick.config = ref.config;
+        pick.summary = fmt::format("{} keeps the backend's own pick (rank {} of {}, predicted {:.4g} ms): the model "
+                                   "predicts its first choice only {:.1f}% faster, under the {:.0f}% it must show",
+                                   family, made->reference_rank, made->ranked.size(), ref.cost.seconds * 1e3,
+                                   (ref.cost.seconds / c.cost.seconds - 1) * 100, (kPlannerMinGain - 1) * 100);
+      }
+    }
   }
   std::lock_guard lock(mutex);
   return cache.emplace(key, pick).first->second;

@@ -88,14 +88,6 @@ inline constexpr double kL3VectorsPerCycle = 0.5;
 // Packing reads an operand with strided loads and writes panels: ~1 vector of output per cycle at best; the
 // phase does not overlap the micro-kernel (threads wait at a barrier after packing B).
 inline constexpr double kPackVectorsPerCycle = 1.0;
-// B read in place (PACK_B = 0) is walked row by row with the stride ldb: when its KC rows do not stay in L1 (set
-// conflicts of a power-of-two stride make that common), every micro-kernel call waits on them. Load-to-use
-// latencies of L2 and L3 (cycles; Zen 3: 12 and 46, Skylake-SP: 14 and ~70) and of DRAM, and the misses in flight
-// that hardware and software prefetch of the next rows sustain for such a walk.
-inline constexpr double kL2LatencyCycles = 14;
-inline constexpr double kL3LatencyCycles = 50;
-inline constexpr double kDramLatencySeconds = 90e-9;
-inline constexpr double kInPlaceMissesInFlight = 2;
 // One team barrier (all threads) costs about a microsecond on a one-socket server; the loop nest has two per
 // (NC, KC) panel.
 inline constexpr double kBarrierSeconds = 1.0e-6;
