@@ -6,6 +6,10 @@
 
 #include "options.hpp"
 
+namespace tileforge::cli {
+Command add_tune_command(CLI::App& parent);  // tune.cpp
+}
+
 int main(int argc, char** argv) {
   using namespace tileforge::cli;
   CLI::App app{"tileforge: plans, generates, verifies and benchmarks GEMM kernels for the chip it runs on, and "
@@ -17,7 +21,7 @@ int main(int argc, char** argv) {
   // A repeated single-valued option takes the last value (as most tools do); repeatable ones opt out.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   const Command commands[] = {add_devices_command(app), add_bench_command(app), add_verify_command(app),
-                              add_plan_command(app)};
+                              add_plan_command(app), add_tune_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
