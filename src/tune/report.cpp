@@ -63,7 +63,7 @@ std::string table_of(const TuneResult& r) {
     std::string outcome(to_string(c.outcome));
     if (c.confirmed) outcome = "confirmed";
     if (r.winner && *r.winner == i) outcome = "WINNER";
-    cells.push_back({fmt::format("{}", c.rank), params_text(c.config), ms(c.predicted_ms),
+    cells.push_back({fmt::format("{}{}", c.rank, c.heuristic ? "*" : ""), params_text(c.config), ms(c.predicted_ms),
                      c.screen.reps ? ms(c.screen.median_ms) : "-", c.ratio > 0 ? fmt::format("{:.2f}", c.ratio) : "-",
                      c.confirm.reps ? ms(c.confirm.median_ms) : "-",
                      c.confirm.reps ? fmt::format("{:.4g}-{:.4g}", c.confirm.min_ms, c.confirm.max_ms) : "-",
@@ -83,6 +83,10 @@ std::string table_of(const TuneResult& r) {
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
+  }
+  if (!r.heuristic_name.empty()) {
+    out += fmt::format("  * {}'s own pick, ranked below the top {} by the cost model: measured as a second opinion\n",
+                       r.heuristic_name, r.candidates.size() - 1);
   }
   // Reasons, grouped: one line per candidate that was skipped or failed, except the early-stopped and budget ones,
   // which the summary line covers.
@@ -140,6 +144,7 @@ ojson json_of(const TuneResult& r) {
     const CandidateResult& c = r.candidates[i];
     ojson cj;
     cj["rank"] = c.rank;
+    cj["heuristic"] = c.heuristic;
     cj["config"] = config_json(c.config);
     cj["predicted_ms"] = finite(c.predicted_ms);
     cj["outcome"] = to_string(c.outcome);

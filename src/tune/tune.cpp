@@ -189,16 +189,25 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
   result.family = plan->family;
   result.coverage = plan->coverage;
   result.space_size = plan->ranked.size();
-  const std::size_t n = options.exhaustive ? plan->ranked.size()
-                                           : std::min<std::size_t>(std::size_t(options.top), plan->ranked.size());
-  for (std::size_t i = 0; i < n; ++i) {
+  std::size_t n = options.exhaustive ? plan->ranked.size()
+                                     : std::min<std::size_t>(std::size_t(options.top), plan->ranked.size());
+  auto add = [&](const plan::Candidate& ranked, bool heuristic) {
     CandidateResult c;
-    c.rank = plan->ranked[i].rank;
-    c.config = plan->ranked[i].config;
-    c.predicted_ms = plan->ranked[i].cost.valid ? plan->ranked[i].cost.seconds * 1e3 : 0;
-    if (c.rank == 1) result.planner_pick = i;
+    c.rank = ranked.rank;
+    c.config = ranked.config;
+    c.predicted_ms = ranked.cost.valid ? ranked.cost.seconds * 1e3 : 0;
+    c.heuristic = heuristic;
+    if (c.rank == 1) result.planner_pick = result.candidates.size();
     result.candidates.push_back(std::move(c));
+  };
+  for (std::size_t i = 0; i < n; ++i) add(plan->ranked[i], false);
+  // The backend's own pick (the analytic BLIS model, the sm80 heuristic) is a second opinion the cost model cannot
+  // veto: where the model misprices a whole region (streaming B for skinny M, say) it ranks that pick far down.
+  if (options.with_heuristic && plan->reference_rank > int(n)) {
+    add(plan->ranked[std::size_t(plan->reference_rank - 1)], true);
+    result.heuristic_name = plan->reference_name;
   }
+  n = result.candidates.size();
   auto& cands = result.candidates;
   result.plan_s = since(t0);
   say("plan", 0, n,
@@ -354,6 +363,10 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
   const auto ts = Clock::now();
   double best_ms = std::numeric_limits<double>::infinity(), best_ratio = std::numeric_limits<double>::infinity();
   std::size_t best_i = 0, ratio_i = 0, verified = 0;
+  const double keep = 1 - options.early_stop_slack;
+  std::string stop_line;  // set when the early stop fires
+  double stop_ratio = 0, stop_best = 0;
+  std::size_t stopped = 0, stopped_after = 0;
   const double cap_ms = options.screen_cap_s * 1e3, min_ms = options.screen_time_s * 1e3;
   for (std::size_t i = 0; i < n; ++i) {
     CandidateResult& c = cands[i];
@@ -361,30 +374,29 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
     // The early stop (docs/TUNING.md): candidates come in order of predicted time, so this one is the most
     // promising left. Scaled by the smallest measured/predicted ratio seen (the model's most optimistic error so
     // far), and given the slack (the model cannot tell apart configs it predicts within a few percent), if even
-    // that cannot beat the best measured time, none of the rest can.
-    if (options.early_stop && !options.exhaustive && verified >= std::size_t(options.early_stop_after) &&
-        c.predicted_ms > 0 && std::isfinite(best_ratio)) {
-      const double keep = 1 - options.early_stop_slack;
+    // that cannot beat the best measured time, none of the rest can. The backend's own pick is exempt: it is there
+    // because the model may be wrong about it.
+    if (stop_line.empty() && !c.heuristic && options.early_stop && !options.exhaustive &&
+        verified >= std::size_t(options.early_stop_after) && c.predicted_ms > 0 && std::isfinite(best_ratio)) {
       const double bound = c.predicted_ms * best_ratio * keep;
       if (bound >= best_ms) {
-        std::size_t stopped = 0;
-        for (std::size_t j = i; j < n; ++j) {
-          if (cands[j].outcome != Outcome::screened) continue;
-          cands[j].outcome = Outcome::early_stopped;
-          cands[j].reason = fmt::format("early stop: predicted {} x best ratio {:.3f} x {:.2f} = {} >= best measured {}",
-                                        ms_text(cands[j].predicted_ms), best_ratio, keep,
-                                        ms_text(cands[j].predicted_ms * best_ratio * keep), ms_text(best_ms));
-          ++stopped;
-        }
-        result.early_stop = fmt::format(
-            "stopped after {} screened: rank {} is predicted {}; scaled by the best measured/predicted ratio so far "
-            "({:.3f}, rank {}) and less the {:.0f}% slack it would take {}, no faster than the best measured {} "
-            "(rank {}); the {} left are predicted slower still",
-            verified, c.rank, ms_text(c.predicted_ms), best_ratio, cands[ratio_i].rank, 100 * options.early_stop_slack,
-            ms_text(bound), ms_text(best_ms), cands[best_i].rank, stopped);
-        say("screen", i + 1, n, result.early_stop);
-        break;
+        stop_line = fmt::format(
+            "rank {} is predicted {}; scaled by the best measured/predicted ratio so far ({:.3f}, rank {}) and less the "
+            "{:.0f}% slack it would take {}, no faster than the best measured {} (rank {})",
+            c.rank, ms_text(c.predicted_ms), best_ratio, cands[ratio_i].rank, 100 * options.early_stop_slack,
+            ms_text(bound), ms_text(best_ms), cands[best_i].rank);
+        stop_ratio = best_ratio;
+        stop_best = best_ms;
+        stopped_after = verified;
       }
+    }
+    if (!stop_line.empty() && !c.heuristic) {
+      c.outcome = Outcome::early_stopped;
+      c.reason = fmt::format("early stop: predicted {} x best ratio {:.3f} x {:.2f} = {} >= best measured {}",
+                             ms_text(c.predicted_ms), stop_ratio, keep, ms_text(c.predicted_ms * stop_ratio * keep),
+                             ms_text(stop_best));
+      ++stopped;
+      continue;
     }
     if (verified >= 1 && spent()) {
       for (std::size_t j = i; j < n; ++j) {
@@ -451,6 +463,11 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
     say("screen", i + 1, n,
         fmt::format("[{}/{}] screening {} ... {} (predicted {}, {} reps)", i + 1, n, c.config.describe(),
                     ms_text(c.screen.median_ms), ms_text(c.predicted_ms), c.screen.reps));
+  }
+  if (!stop_line.empty()) {
+    result.early_stop = fmt::format("stopped after {} screened: {}; the {} left {} predicted slower still", stopped_after,
+                                    stop_line, stopped, stopped == 1 ? "is" : "are");
+    say("screen", n, n, result.early_stop);
   }
   result.screen_s = since(ts);
 

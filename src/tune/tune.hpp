@@ -25,6 +25,7 @@ struct TuneOptions {
   bool exhaustive = false;       // every config the planner ranks (the full sm80 space; the CPU's coarse grid)
   std::string family;            // the planner's family; empty = by the profile
   plan::Pins pins;               // --set: only candidates with these values
+  bool with_heuristic = true;    // also the backend's own pick when the planner ranks it below the top N
   // ---- time
   double budget_s = 0;           // bound on planning + compiling + screening, seconds; 0 = none
   // ---- screening: a few reps per candidate, after its verification run
@@ -64,6 +65,7 @@ std::string_view to_string(Outcome);
 
 struct CandidateResult {
   int rank = 0;                   // the planner's rank (1 = its choice)
+  bool heuristic = false;         // the backend's own pick, added below the top N (never stopped early)
   Config config;
   double predicted_ms = 0;        // the cost model's time
   Outcome outcome = Outcome::screened;
@@ -87,6 +89,7 @@ struct TuneResult {
   std::string coverage;           // what the planner enumerated
   std::size_t space_size = 0;     // legal configs the planner ranked (the space exhaustive measures)
   std::vector<CandidateResult> candidates;  // in the planner's order
+  std::string heuristic_name;     // the backend's own pick's name when it was added below the top N
   std::size_t measured = 0;       // candidates screened
   std::optional<std::size_t> winner;        // index into candidates; empty when none could run
   std::string winner_reason;      // "fastest median", or the tie it won by rank

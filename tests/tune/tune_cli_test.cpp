@@ -122,12 +122,14 @@ TEST_F(TuneCli, TunesPrintsProgressAndRecordsTheWinner) {
   args.insert(args.end(), kQuick.begin(), kQuick.end());
   Result r = run_cli(args, dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("[1/3] screening"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("] screening cpu-"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("winner:"), std::string::npos) << r.err;
   auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["results"].size(), 1u);
   const auto& res = j["results"][0];
-  EXPECT_EQ(res["candidates"].size(), 3u);
+  // The top 3, and the backend's own pick when the model ranks it lower.
+  EXPECT_GE(res["candidates"].size(), 3u);
+  EXPECT_LE(res["candidates"].size(), 4u);
   ASSERT_FALSE(res["winner"].is_null());
   EXPECT_EQ(res["db"]["outcome"], "inserted");
   auto store = tileforge::db::Store::open(db);

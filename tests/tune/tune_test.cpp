@@ -88,6 +88,7 @@ class Tune : public ::testing::Test {
   static TuneOptions quick() {
     TuneOptions o;
     o.top = 6;
+    o.with_heuristic = false;  // exactly the top N (the second opinion has its own test)
     o.screen_reps = 2;
     o.screen_time_s = 0;
     o.leaders = 2;
@@ -344,6 +345,44 @@ TEST_F(Tune, EarlyStopWhenTheModelSaysTheRestCannotWin) {
   ASSERT_TRUE(e);
   EXPECT_TRUE(e->early_stop.empty());
   EXPECT_EQ(e->measured, e->space_size);
+}
+
+TEST_F(Tune, TheBackendsOwnPickIsMeasuredEvenWhenTheModelRanksItLow) {
+  // Few rows: the analytic model reads B in place (PACK_B=0), which the cost model ranks far down.
+  const Problem p = problem(16, 512, 256);
+  plan::PlanOptions po;
+  po.threads = bench::effective_threads(device);
+  auto plan = plan::make_plan(p, device.profile, po);
+  ASSERT_TRUE(plan && plan->reference);
+  if (plan->reference_rank <= 6) GTEST_SKIP() << "SKIPPED: the planner ranks its reference " << plan->reference_rank;
+  auto rank = ranking(p);
+  const Config reference = *plan->reference;
+  // Everything the model ranks is twice as slow as predicted except rank 1 (exact), so the early stop fires after
+  // three; the reference is the fastest of all.
+  ScriptedTimer timer([&](const Config& c) {
+    if (c == reference) return 0.25 * rank.begin()->second.second;
+    const auto [r, predicted] = rank.at(c);
+    return r == 1 ? predicted : 2 * predicted;
+  });
+  TestBackend backend;
+  backend.timer = &timer;
+  TuneOptions o = quick();
+  o.with_heuristic = true;
+  o.early_stop_slack = 0;
+  o.backend = &backend;
+  o.timer = &timer;
+  auto r = tune(p, device, o);
+  ASSERT_TRUE(r) << r.status().to_string();
+  ASSERT_EQ(r->candidates.size(), 7u);
+  const CandidateResult& last = r->candidates.back();
+  EXPECT_TRUE(last.heuristic);
+  EXPECT_EQ(last.rank, plan->reference_rank);
+  EXPECT_EQ(last.config, reference);
+  EXPECT_EQ(last.outcome, Outcome::screened) << last.reason;
+  EXPECT_FALSE(r->early_stop.empty());
+  ASSERT_TRUE(r->winner);
+  EXPECT_EQ(r->best()->config, reference);
+  EXPECT_NE(to_table({*r}).find("own pick"), std::string::npos);
 }
 
 TEST_F(Tune, FailedPrepareIsSkippedWithItsReason) {
