@@ -213,7 +213,10 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
   say("plan", 0, n,
       fmt::format("planned {} on {}: {} candidate{} of {} legal {} configs ({}{})", p.describe(), device.profile.name, n,
                   n == 1 ? "" : "s", result.space_size, result.family,
-                  options.exhaustive ? "exhaustive" : fmt::format("the planner's top {}", options.top),
+                  options.exhaustive ? "exhaustive"
+                  : result.heuristic_name.empty()
+                      ? fmt::format("the planner's top {}", options.top)
+                      : fmt::format("the planner's top {} and {}'s own pick", options.top, result.heuristic_name),
                   options.budget_s > 0 ? fmt::format(", budget {:g} s", options.budget_s) : ""));
 
   // ---- compile: run-time compiled families build every candidate at once on all host cores
