@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
   // A repeated single-valued option takes the last value (as most tools do); repeatable ones opt out.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   const Command commands[] = {add_devices_command(app), add_bench_command(app), add_verify_command(app),
-                              add_plan_command(app), add_db_command(app)};
+                              add_plan_command(app), add_db_command(app),
+                              add_tune_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -37,17 +37,26 @@ Expected<std::string> arch_of(int ordinal) {
   return nvrtc_arch(props->cc_major, props->cc_minor);
 }
 
-Expected<jit::LoadedKernel> compile_and_load(const std::string& name, const std::string& source,
-                                             const std::string& entry, int ordinal) {
-  auto arch = arch_of(ordinal);
-  if (!arch) return arch.status();
+// One request for every path that compiles a kernel (prepare, utilities, compile-only), so that a kernel compiled
+// ahead of time is found in the cache by the same key when prepare() later asks for it.
+jit::CompileRequest request_for(const std::string& name, const std::string& source, const std::string& arch) {
   jit::CompileRequest req;
   req.name = name;
   req.source = source;
   req.headers = kernel_headers();
-  req.arch = *arch;
-  return jit::load_kernel(req, entry, ordinal);
+  req.arch = arch;
+  return req;
 }
+
+Expected<jit::LoadedKernel> compile_and_load(const std::string& name, const std::string& source,
+                                             const std::string& entry, int ordinal) {
+  auto arch = arch_of(ordinal);
+  if (!arch) return arch.status();
+  return jit::load_kernel(request_for(name, source, *arch), entry, ordinal);
+}
+
+// The load width prepare() compiles an instance for: 16 bytes after COPY_AB, else the config's VEC_BYTES.
+int prepared_vec(const Config& config) { return config.at("COPY_AB") ? 16 : int(config.at("VEC_BYTES")); }
 
 // One operand as the copy kernel sees it: stored rows x cols with leading dimension ld.
 struct StoredShape {
@@ -183,8 +192,7 @@ class CudaBackend final : public Backend {
     auto arch = arch_of(device.ordinal);
     if (!arch) return arch.status();
     auto kernel = std::make_unique<CudaKernel>(config, device.ordinal, *arch);
-    const int vec = config.at("COPY_AB") ? 16 : int(config.at("VEC_BYTES"));
-    auto inst = kernel->instance(p, vec, epilogue_vec(p));
+    auto inst = kernel->instance(p, prepared_vec(config), epilogue_vec(p));
     if (!inst) return inst.status();
     if (config.at("COPY_AB")) {
       if (auto copier = kernel->copier(); !copier) return copier.status();
@@ -353,5 +361,45 @@ Expected<UtilityKernel> utility_kernel(const std::string& entry, int ordinal) {
 }
 
 std::unique_ptr<Backend> make_cuda_backend() { return std::make_unique<CudaBackend>(); }
+
+Expected<std::string> target_arch(const Device& device) {
+  if (device.kind == "cuda") return arch_of(device.ordinal);
+  if (device.profile.kind == "gpu" && device.profile.vendor == "nvidia" && !device.profile.arch.empty()) {
+    return device.profile.arch;
+  }
+  return invalid_argument(fmt::format("no NVRTC target for device {} with profile {} (an NVIDIA GPU profile or a "
+                                      "CUDA device is needed)",
+                                      device.kind, device.profile.name));
+}
+
+Expected<CompiledInstance> compile_instance(const Problem& problem, const Config& config, const std::string& arch,
+                                            jit::KernelCache* cache) {
+  if (Status s = problem.validate(); !s) return s;
+  const Problem p = problem.normalized();
+  if (config.family != "sm80") {
+    return invalid_argument(fmt::format("the cuda backend compiles family sm80, not '{}'", config.family));
+  }
+  auto nvrtc = jit::Nvrtc::get();
+  if (!nvrtc) return nvrtc.status();
+  if (Status s = (*nvrtc)->check_arch(arch); !s) return s;
+  const GeneratedKernel gen = sm80_source(p, config, prepared_vec(config), epilogue_vec(p));
+  auto compiled = (cache ? *cache : jit::KernelCache::shared()).get(request_for(gen.entry, gen.source, arch));
+  if (!compiled) return compiled.status();
+  CompiledInstance out;
+  out.entry = gen.entry;
+  out.cache_hit = compiled->cache_hit;
+  out.compile_seconds = compiled->compile_seconds;
+  out.cache_entry = compiled->entry_path;
+  if (const jit::FunctionResources* r = compiled->resources(gen.entry)) {
+    out.registers = r->registers;
+    // The same refusal as prepare(): a spilling instance would be slow whatever its tiles promise.
+    if (r->spills()) {
+      return unsupported(fmt::format("{} spills ({} bytes stored, {} loaded; {} registers): refused before it runs "
+                                     "(choose smaller tiles or fewer stages)",
+                                     config.describe(), r->spill_store_bytes, r->spill_load_bytes, r->registers));
+    }
+  }
+  return out;
+}
 
 }  // namespace tileforge::cuda

@@ -6,6 +6,10 @@
 
 #include "backends/backend.hpp"
 
+namespace tileforge::jit {
+class KernelCache;
+}
+
 namespace tileforge::cuda {
 
 std::unique_ptr<Backend> make_cuda_backend();
@@ -17,5 +21,23 @@ struct UtilityKernel {
   void* function = nullptr;  // CUfunction
 };
 Expected<UtilityKernel> utility_kernel(const std::string& entry, int ordinal);
+
+// The NVRTC target for a device: the present GPU's own ("sm_90a" on an H200), or, for planning without one, the
+// arch of its NVIDIA profile.
+Expected<std::string> target_arch(const Device& device);
+
+// One sm80 instance compiled for `arch` into the kernel cache without a device (nothing is loaded): exactly the
+// source and options prepare() would compile, so that a later prepare() of the same problem and config on a GPU
+// of that arch only loads it. Thread-safe; the tuner runs one per host core. `cache` nullptr = the shared cache
+// (the one prepare() reads). A spilling instance is refused as prepare() refuses it.
+struct CompiledInstance {
+  std::string entry;          // the kernel's extern "C" name
+  bool cache_hit = false;     // found in the cache: no NVRTC run
+  double compile_seconds = 0; // NVRTC time of this call (0 on a hit)
+  int registers = 0;          // per thread, from ptxas
+  std::string cache_entry;    // the cache file
+};
+Expected<CompiledInstance> compile_instance(const Problem& problem, const Config& config, const std::string& arch,
+                                            jit::KernelCache* cache = nullptr);
 
 }  // namespace tileforge::cuda

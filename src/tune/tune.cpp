@@ -1,0 +1,626 @@
+// tune(): plan, compile, prepare, verify and screen in the planner's order, stop early by the model, confirm the
+// leaders under the contract, pick the winner deterministically, record it.
+#include "tune/tune.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "bench/dispatch.hpp"
+#include "db/store.hpp"
+#include "plan/planner.hpp"
+#include "tune/compile.hpp"
+#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
+#include "backends/cuda/cuda_backend.hpp"
+#endif
+
+namespace tileforge::tune {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Elements one operand spans over all batch entries (as the bench harness lays them out).
+int64_t elements(int64_t stride, int64_t span, int64_t batch) { return span == 0 ? 0 : (batch - 1) * stride + span; }
+
+std::string ms_text(double ms) {
+  if (ms >= 100) return fmt::format("{:.1f} ms", ms);
+  if (ms >= 1) return fmt::format("{:.3f} ms", ms);
+  return fmt::format("{:.4f} ms", ms);
+}
+
+Status check_options(const TuneOptions& o) {
+  if (!o.exhaustive && o.top < 1) return invalid_argument(fmt::format("--top {} (allowed: 1 or more)", o.top));
+  if (!(o.budget_s >= 0) || !std::isfinite(o.budget_s)) {
+    return invalid_argument(fmt::format("--budget {} (allowed: seconds > 0, or 0 for none)", o.budget_s));
+  }
+  if (o.screen_reps < 1) return invalid_argument(fmt::format("screening reps {} (allowed: 1 or more)", o.screen_reps));
+  if (o.screen_warmup_reps < 0) return invalid_argument("screening warm-up reps must be >= 0");
+  if (o.screen_time_s < 0 || o.screen_cap_s <= 0) return invalid_argument("screening times must be >= 0 (cap > 0)");
+  if (o.leaders < 1) return invalid_argument(fmt::format("--leaders {} (allowed: 1 or more)", o.leaders));
+  if (o.early_stop_after < 1) return invalid_argument("early_stop_after must be >= 1");
+  if (!(o.early_stop_slack >= 0) || o.early_stop_slack >= 1) return invalid_argument("early_stop_slack must be in [0, 1)");
+  if (!(o.tie_floor >= 0) || o.tie_floor >= 1) return invalid_argument("tie_floor must be in [0, 1)");
+  if (o.contract.min_reps < 1 || o.contract.max_time_s <= 0 || o.contract.min_time_s < 0) {
+    return invalid_argument("the confirmation contract needs min reps >= 1, min time >= 0 and max time > 0");
+  }
+  if (o.write_db && o.db_path.empty()) return invalid_argument("no tuning DB path given (pass one, or --no-db)");
+  return {};
+}
+
+// The device as it is, without a --profile override: what the measurements belong to.
+Device running_device(const Device& device) {
+  const std::string spec = device.kind == "cuda" ? fmt::format("cuda:{}", device.ordinal) : device.kind;
+  auto d = open_device(spec, {}, device.threads);
+  return d ? *d : device;
+}
+
+}  // namespace
+
+std::string_view to_string(Outcome o) {
+  switch (o) {
+    case Outcome::screened: return "screened";
+    case Outcome::prepare_failed: return "prepare-failed";
+    case Outcome::run_failed: return "run-failed";
+    case Outcome::over_threshold: return "over-threshold";
+    case Outcome::early_stopped: return "early-stop";
+    case Outcome::over_budget: return "budget";
+  }
+  return "?";
+}
+
+double relative_iqr(std::vector<double> s) {
+  if (s.size() < 2) return 0;
+  std::sort(s.begin(), s.end());
+  auto quantile = [&](double q) {
+    const double pos = q * double(s.size() - 1);
+    const std::size_t lo = std::size_t(pos);
+    const std::size_t hi = std::min(lo + 1, s.size() - 1);
+    return s[lo] + (pos - double(lo)) * (s[hi] - s[lo]);
+  };
+  const double median = quantile(0.5);
+  return median > 0 ? (quantile(0.75) - quantile(0.25)) / median : 0;
+}
+
+std::optional<std::pair<std::size_t, std::string>> pick_winner(const std::vector<CandidateResult>& cs,
+                                                               double tie_floor) {
+  std::optional<std::size_t> fastest;
+  auto faster = [&](std::size_t a, std::size_t b) {
+    if (cs[a].confirm.median_ms != cs[b].confirm.median_ms) return cs[a].confirm.median_ms < cs[b].confirm.median_ms;
+    return cs[a].rank < cs[b].rank;
+  };
+  for (std::size_t i = 0; i < cs.size(); ++i) {
+    if (!cs[i].confirmed || cs[i].outcome != Outcome::screened || cs[i].confirm.reps == 0) continue;
+    if (!fastest || faster(i, *fastest)) fastest = i;
+  }
+  if (!fastest) return std::nullopt;
+  const CandidateResult& f = cs[*fastest];
+  std::size_t winner = *fastest;
+  double winner_tol = 0;
+  for (std::size_t i = 0; i < cs.size(); ++i) {
+    const CandidateResult& c = cs[i];
+    if (i == *fastest || !c.confirmed || c.outcome != Outcome::screened || c.confirm.reps == 0) continue;
+    const double tol = std::max({tie_floor, f.noise, c.noise});
+    if (c.confirm.median_ms <= f.confirm.median_ms * (1 + tol) && c.rank < cs[winner].rank) {
+      winner = i;
+      winner_tol = tol;
+    }
+  }
+  if (winner == *fastest) return std::pair{winner, fmt::format("fastest median ({})", ms_text(f.confirm.median_ms))};
+  const CandidateResult& w = cs[winner];
+  return std::pair{winner,
+                   fmt::format("tie: its median {} is within {:.1f}% of the fastest, rank {} ({}), inside the noise "
+                               "tolerance of {:.1f}%; ties go to the planner's rank",
+                               ms_text(w.confirm.median_ms), 100 * (w.confirm.median_ms / f.confirm.median_ms - 1),
+                               f.rank, ms_text(f.confirm.median_ms), 100 * winner_tol)};
+}
+
+namespace {
+
+// Everything checked before anything runs: the options, the problem, the backend, and the plan (pins, family, a
+// profile planned for another backend).
+Expected<plan::Plan> plan_for(const Problem& p, const Device& device, const TuneOptions& options, Backend* backend,
+                              const std::string& running_profile) {
+  if (!backend) return not_available(fmt::format("tileforge has no backend for device kind '{}' in this build", device.kind));
+  if (Support s = backend->available(); !s) return not_available(fmt::format("{} is not available: {}", backend->name(), s.reason));
+  if (Support s = backend->supports(p, device); !s) {
+    return unsupported(fmt::format("{} does not support {}: {}", backend->name(), p.describe(), s.reason));
+  }
+  plan::PlanOptions po;
+  po.pins = options.pins;
+  po.family = options.family;
+  po.top_n = 0;
+  po.threads = device.kind == "cpu" ? bench::effective_threads(device) : 0;
+  po.running_profiles = {running_profile};
+  auto plan = plan::make_plan(p, device.profile, po);
+  if (!plan) return plan.status();
+  if (!plan->served) {
+    return unsupported(fmt::format("the planner serves no family for {} on {}: {}{}", p.describe(), device.profile.name,
+                                   plan->unserved, plan->needed.empty() ? "" : fmt::format(" (needed: {})", plan->needed)));
+  }
+  if (plan->backend != backend->name()) {
+    return invalid_argument(fmt::format("--profile {} plans family {} for the {} backend, but device {} runs the {} "
+                                        "backend (pass a profile of the device that runs)",
+                                        device.profile.name, plan->family, plan->backend, device.kind, backend->name()));
+  }
+  return plan;
+}
+
+}  // namespace
+
+Status check(const Problem& problem, const Device& device, const TuneOptions& options) {
+  if (Status s = problem.validate(); !s) return s;
+  if (Status s = check_options(options); !s) return s;
+  Backend* backend = options.backend ? options.backend : own_backend(device.kind);
+  auto plan = plan_for(problem.normalized(), device, options, backend, device.profile.name);
+  return plan ? Status{} : plan.status();
+}
+
+Expected<TuneResult> tune(const Problem& problem, const Device& device, const TuneOptions& options,
+                          const ProgressFn& progress) {
+  const auto t0 = Clock::now();
+  if (Status s = problem.validate(); !s) return s;
+  if (Status s = check_options(options); !s) return s;
+  auto say = [&](std::string phase, std::size_t index, std::size_t total, std::string line) {
+    if (progress) progress(Progress{std::move(phase), index, total, std::move(line)});
+  };
+  auto spent = [&] { return options.budget_s > 0 && since(t0) >= options.budget_s; };
+
+  TuneResult result;
+  result.problem = problem.normalized();
+  const Problem& p = result.problem;
+  result.device = device.name;
+  result.profile = device.profile.name;
+  result.tool_version = std::string(version());
+  result.seed = options.contract.seed;
+
+  // ---- plan: the candidates and their predicted times
+  Backend* backend = options.backend ? options.backend : own_backend(device.kind);
+  const Device running = running_device(device);
+  auto plan = plan_for(p, device, options, backend, running.profile.name);
+  if (!plan) return plan.status();
+  result.backend = std::string(backend->name());
+  result.family = plan->family;
+  result.coverage = plan->coverage;
+  result.space_size = plan->ranked.size();
+  std::size_t n = options.exhaustive ? plan->ranked.size()
+                                     : std::min<std::size_t>(std::size_t(options.top), plan->ranked.size());
+  auto add = [&](const plan::Candidate& ranked, bool heuristic) {
+    CandidateResult c;
+    c.rank = ranked.rank;
+    c.config = ranked.config;
+    c.predicted_ms = ranked.cost.valid ? ranked.cost.seconds * 1e3 : 0;
+    c.heuristic = heuristic;
+    if (c.rank == 1) result.planner_pick = result.candidates.size();
+    result.candidates.push_back(std::move(c));
+  };
+  for (std::size_t i = 0; i < n; ++i) add(plan->ranked[i], false);
+  // The backend's own pick (the analytic BLIS model, the sm80 heuristic) is a second opinion the cost model cannot
+  // veto: where the model misprices a whole region (streaming B for skinny M, say) it ranks that pick far down.
+  if (options.with_heuristic && plan->reference_rank > int(n)) {
+    add(plan->ranked[std::size_t(plan->reference_rank - 1)], true);
+    result.heuristic_name = plan->reference_name;
+  }
+  n = result.candidates.size();
+  auto& cands = result.candidates;
+  result.plan_s = since(t0);
+  say("plan", 0, n,
+      fmt::format("planned {} on {}: {} candidate{} of {} legal {} configs ({}{})", p.describe(), device.profile.name, n,
+                  n == 1 ? "" : "s", result.space_size, result.family,
+                  options.exhaustive ? "exhaustive"
+                  : result.heuristic_name.empty()
+                      ? fmt::format("the planner's top {}", options.top)
+                      : fmt::format("the planner's top {} and {}'s own pick", options.top, result.heuristic_name),
+                  options.budget_s > 0 ? fmt::format(", budget {:g} s", options.budget_s) : ""));
+
+  // ---- compile: run-time compiled families build every candidate at once on all host cores
+  if (compiled_at_run_time(plan->family) && backend->device_kind() == "cuda" && n > 0) {
+    const auto tc = Clock::now();
+    std::string arch;
+#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
+    auto a = cuda::target_arch(device);
+    if (!a) return a.status();
+    arch = *a;
+#endif
+    std::vector<Config> configs;
+    for (const auto& c : cands) configs.push_back(c.config);
+    std::atomic<bool> any_ok{false};
+    std::size_t finished = 0;
+    CompileOptions co;
+    co.arch = arch;
+    co.cache_dir = options.kernel_cache_dir;
+    co.threads = options.compile_threads;
+    // The budget never leaves the tuner without a compiled kernel: it stops compiles only once one has succeeded.
+    co.stop = [&] { return any_ok.load() && spent(); };
+    co.done = [&](std::size_t i, const CompileOutcome& o) {
+      if (o.ok) any_ok = true;
+      say("compile", ++finished, n,
+          fmt::format("[{}/{}] compiled {}: {}", finished, n, configs[i].describe(),
+                      o.ok ? (o.cache_hit ? "cache hit" : fmt::format("{:.1f} s", o.seconds)) : "FAILED: " + o.error));
+    };
+    const CompileSummary summary = compile_candidates(p, configs, co);
+    for (std::size_t i = 0; i < n; ++i) {
+      const CompileOutcome& o = summary.outcomes[i];
+      cands[i].compile_s = o.seconds;
+      cands[i].cache_hit = o.cache_hit;
+      if (!o.attempted) {
+        cands[i].outcome = Outcome::over_budget;
+        cands[i].reason = fmt::format("not compiled: the budget of {:g} s was spent", options.budget_s);
+        result.budget_hit = true;
+      } else if (!o.ok) {
+        cands[i].outcome = Outcome::prepare_failed;
+        cands[i].reason = fmt::format("compile failed: {}", o.error);
+      }
+    }
+    result.compile_threads = summary.threads;
+    result.compile_s = since(tc);
+    say("compile", n, n,
+        fmt::format("compiled {} candidates for {} on {} threads in {:.1f} s ({} compiled, {} cache hits, {} failed{})", n,
+                    arch, summary.threads, result.compile_s, summary.compiled, summary.hits, summary.failed,
+                    summary.skipped ? fmt::format(", {} skipped by the budget", summary.skipped) : ""));
+  }
+
+  // ---- prepare: after the compile step this only loads (GPU) or sets up blocking (CPU)
+  const auto tp = Clock::now();
+  std::vector<std::unique_ptr<Kernel>> kernels(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (cands[i].outcome != Outcome::screened) continue;
+    const auto start = Clock::now();
+    auto k = backend->prepare(p, cands[i].config, device);
+    cands[i].prepare_s = since(start);
+    if (!k) {
+      cands[i].outcome = Outcome::prepare_failed;
+      cands[i].reason = fmt::format("prepare failed: {}", k.status().message());
+      say("prepare", i + 1, n, fmt::format("[{}/{}] prepare failed {}: {}", i + 1, n, cands[i].config.describe(),
+                                           k.status().message()));
+      continue;
+    }
+    kernels[i] = std::move(*k);
+  }
+  result.prepare_s = since(tp);
+
+  // ---- operands and the reference, as bench makes them (same seeds: the same inputs as a bench row)
+  const auto tr = Clock::now();
+  std::unique_ptr<bench::RepTimer> own_timer;
+  bench::RepTimer* timer = options.timer;
+  if (!timer) {
+    auto t = bench::make_timer(device);
+    if (!t) return t.status();
+    own_timer = std::move(*t);
+    timer = own_timer.get();
+  }
+  const uint64_t seed = options.contract.seed;
+  const DType in = p.precision.input, out = p.precision.output;
+  const int64_t na = elements(p.stride_a, p.span_a(), p.batch), nb = elements(p.stride_b, p.span_b(), p.batch);
+  const int64_t nc = elements(p.stride_c, p.span_c(), p.batch);
+  std::vector<unsigned char> a(std::size_t(na) * size_of(in)), b(std::size_t(nb) * size_of(in)),
+      c_init(std::size_t(nc) * size_of(out));
+  verify::fill_random(a.data(), in, na, seed);
+  verify::fill_random(b.data(), in, nb, seed * 7919 + 1);
+  verify::fill_random(c_init.data(), out, nc, seed * 104729 + 2);
+  auto place = [&](std::size_t bytes, const void* host) -> Expected<std::unique_ptr<bench::OperandBuffer>> {
+    auto buf = timer->allocate(bytes);
+    if (!buf) return buf.status();
+    if (host) {
+      if (Status s = (*buf)->upload(host); !s) return s;
+    }
+    return std::move(*buf);
+  };
+  auto a_dev = place(a.size(), a.data());
+  if (!a_dev) return Status(a_dev.status().code(), "operand A could not be placed: " + a_dev.status().message());
+  auto b_dev = place(b.size(), b.data());
+  if (!b_dev) return Status(b_dev.status().code(), "operand B could not be placed: " + b_dev.status().message());
+  auto c_init_dev = place(c_init.size(), c_init.data());
+  if (!c_init_dev) return Status(c_init_dev.status().code(), "C could not be placed: " + c_init_dev.status().message());
+  auto c_dev = place(c_init.size(), nullptr);  // one output buffer: candidates run one after another
+  if (!c_dev) return Status(c_dev.status().code(), "C could not be placed: " + c_dev.status().message());
+  const bool device_reference = timer->verifies_on_device();
+  const verify::Reference reference =
+      device_reference ? verify::Reference{}
+                       : verify::reference_gemm(p, a.data(), b.data(), c_init.data(), options.contract.reference_full_limit);
+  // C before a verification run: the input C when beta reads it, NaN poison otherwise (an unwritten element shows).
+  auto reset_c = [&]() { return p.beta != 0.0 ? (*c_dev)->copy_from(**c_init_dev) : (*c_dev)->fill_bytes(0xFF); };
+  auto run_on = [&](Backend* bk, const Kernel& k) {
+    return bk->run(k, p, GemmArgs{(*a_dev)->data(), (*b_dev)->data(), (*c_dev)->data(), timer->stream()});
+  };
+  auto measure_error = [&]() -> Expected<verify::ErrorReport> {
+    if (device_reference) return timer->verify_on_device(p, **a_dev, **b_dev, **c_init_dev, **c_dev);
+    if (const void* host = (*c_dev)->host_view()) return verify::compare(p, host, reference);
+    std::vector<unsigned char> c_host((*c_dev)->bytes());
+    if (Status s = (*c_dev)->download(c_host.data()); !s) return s;
+    return verify::compare(p, c_host.data(), reference);
+  };
+  // Verification run: one call on reset C, compared with the float64 reference.
+  auto verify_once = [&](Backend* bk, const Kernel& k) -> Expected<verify::ErrorReport> {
+    if (Status s = reset_c(); !s) return s;
+    if (Status s = run_on(bk, k); !s) return Status(s.code(), fmt::format("run failed: {}", s.message()));
+    return measure_error();
+  };
+
+  // The native library's error on the same inputs: the threshold allows at most twice it (docs/NUMERICS.md).
+  if (NativeChoice nat = native_for(p, device); nat.native) {
+    auto cfg = nat.native->heuristic(p, device);
+    auto k = nat.native->prepare(p, cfg ? *cfg : Config{std::string(nat.native->name()), {}}, device);
+    if (!k) {
+      result.native = fmt::format("{} failed: {}", nat.native->name(), k.status().message());
+    } else if (auto e = verify_once(nat.native, **k); !e) {
+      result.native = fmt::format("{} failed: {}", nat.native->name(), e.status().message());
+    } else {
+      result.native = std::string(nat.native->name());
+      result.native_error = e->rel_error;
+    }
+    if (!result.native_error) result.warnings.push_back(fmt::format("no native error for the threshold: {}", result.native));
+  } else {
+    result.native = nat.missing.empty() ? "no vendor library for this precision on this device" : nat.missing;
+  }
+  result.threshold = verify::threshold(p, result.native_error);
+  result.reference_s = since(tr);
+
+  // ---- screen in the planner's order
+  const auto ts = Clock::now();
+  double best_ms = std::numeric_limits<double>::infinity(), best_ratio = std::numeric_limits<double>::infinity();
+  std::size_t best_i = 0, ratio_i = 0, verified = 0;
+  const double keep = 1 - options.early_stop_slack;
+  std::string stop_line;  // set when the early stop fires
+  double stop_ratio = 0, stop_best = 0;
+  std::size_t stopped = 0, stopped_after = 0;
+  const double cap_ms = options.screen_cap_s * 1e3, min_ms = options.screen_time_s * 1e3;
+  for (std::size_t i = 0; i < n; ++i) {
+    CandidateResult& c = cands[i];
+    if (c.outcome != Outcome::screened) continue;
+    // The early stop (docs/TUNING.md): candidates come in order of predicted time, so this one is the most
+    // promising left. Scaled by the smallest measured/predicted ratio seen (the model's most optimistic error so
+    // far), and given the slack (the model cannot tell apart configs it predicts within a few percent), if even
+    // that cannot beat the best measured time, none of the rest can. The backend's own pick is exempt: it is there
+    // because the model may be wrong about it.
+    if (stop_line.empty() && !c.heuristic && options.early_stop && !options.exhaustive &&
+        verified >= std::size_t(options.early_stop_after) && c.predicted_ms > 0 && std::isfinite(best_ratio)) {
+      const double bound = c.predicted_ms * best_ratio * keep;
+      if (bound >= best_ms) {
+        stop_line = fmt::format(
+            "rank {} is predicted {}; scaled by the best measured/predicted ratio so far ({:.3f}, rank {}) and less the "
+            "{:.0f}% slack it would take {}, no faster than the best measured {} (rank {})",
+            c.rank, ms_text(c.predicted_ms), best_ratio, cands[ratio_i].rank, 100 * options.early_stop_slack,
+            ms_text(bound), ms_text(best_ms), cands[best_i].rank);
+        stop_ratio = best_ratio;
+        stop_best = best_ms;
+        stopped_after = verified;
+      }
+    }
+    if (!stop_line.empty() && !c.heuristic) {
+      c.outcome = Outcome::early_stopped;
+      c.reason = fmt::format("early stop: predicted {} x best ratio {:.3f} x {:.2f} = {} >= best measured {}",
+                             ms_text(c.predicted_ms), stop_ratio, keep, ms_text(c.predicted_ms * stop_ratio * keep),
+                             ms_text(stop_best));
+      ++stopped;
+      continue;
+    }
+    if (verified >= 1 && spent()) {
+      for (std::size_t j = i; j < n; ++j) {
+        if (cands[j].outcome != Outcome::screened) continue;
+        cands[j].outcome = Outcome::over_budget;
+        cands[j].reason = fmt::format("not screened: the budget of {:g} s was spent", options.budget_s);
+      }
+      result.budget_hit = true;
+      say("screen", i + 1, n, fmt::format("budget of {:g} s spent after {} screened", options.budget_s, verified));
+      break;
+    }
+    const Kernel& k = *kernels[i];
+    auto fail = [&](Outcome o, std::string why) {
+      c.outcome = o;
+      c.reason = std::move(why);
+      say("screen", i + 1, n, fmt::format("[{}/{}] {} {}: {}", i + 1, n, to_string(o), c.config.describe(), c.reason));
+    };
+    auto error = verify_once(backend, k);
+    if (!error) {
+      fail(Outcome::run_failed, error.status().message());
+      continue;
+    }
+    c.error = *error;
+    if (Status s = verify::check(p, *error, result.native_error); !s) {
+      fail(Outcome::over_threshold, fmt::format("fails verification: {}", s.message()));
+      continue;
+    }
+    std::vector<double> samples;
+    double timed = 0;
+    bool failed = false;
+    for (int w = 0; w < options.screen_warmup_reps && !failed; ++w) {
+      auto t = timer->time([&] { return run_on(backend, k); });
+      if (!t) {
+        failed = true;
+        fail(Outcome::run_failed, fmt::format("run failed while screening: {}", t.status().message()));
+      }
+    }
+    while (!failed && !((int(samples.size()) >= options.screen_reps && timed >= min_ms) ||
+                        (!samples.empty() && timed >= cap_ms))) {
+      auto t = timer->time([&] { return run_on(backend, k); });
+      if (!t) {
+        failed = true;
+        fail(Outcome::run_failed, fmt::format("run failed while screening: {}", t.status().message()));
+        break;
+      }
+      samples.push_back(*t);
+      timed += *t;
+    }
+    if (failed) continue;
+    c.screen = bench::summarize(samples);
+    ++verified;
+    ++result.measured;
+    if (c.predicted_ms > 0) {
+      c.ratio = c.screen.median_ms / c.predicted_ms;
+      if (c.ratio < best_ratio) {
+        best_ratio = c.ratio;
+        ratio_i = i;
+      }
+    }
+    if (c.screen.median_ms < best_ms) {
+      best_ms = c.screen.median_ms;
+      best_i = i;
+    }
+    say("screen", i + 1, n,
+        fmt::format("[{}/{}] screening {} ... {} (predicted {}, {} reps)", i + 1, n, c.config.describe(),
+                    ms_text(c.screen.median_ms), ms_text(c.predicted_ms), c.screen.reps));
+  }
+  if (!stop_line.empty()) {
+    result.early_stop = fmt::format("stopped after {} screened: {}; the {} left {} predicted slower still", stopped_after,
+                                    stop_line, stopped, stopped == 1 ? "is" : "are");
+    say("screen", n, n, result.early_stop);
+  }
+  result.screen_s = since(ts);
+
+  // ---- confirm the leaders under the contract, interleaved
+  const auto tc = Clock::now();
+  std::vector<std::size_t> leaders;
+  for (std::size_t i = 0; i < n; ++i)
+    if (cands[i].outcome == Outcome::screened && cands[i].screen.reps > 0) leaders.push_back(i);
+  std::stable_sort(leaders.begin(), leaders.end(), [&](std::size_t x, std::size_t y) {
+    if (cands[x].screen.median_ms != cands[y].screen.median_ms) return cands[x].screen.median_ms < cands[y].screen.median_ms;
+    return cands[x].rank < cands[y].rank;
+  });
+  if (leaders.size() > std::size_t(options.leaders)) leaders.resize(std::size_t(options.leaders));
+  if (options.confirm_planner_pick && result.planner_pick) {
+    const std::size_t pick = *result.planner_pick;
+    if (cands[pick].outcome == Outcome::screened && cands[pick].screen.reps > 0 &&
+        std::find(leaders.begin(), leaders.end(), pick) == leaders.end()) {
+      leaders.push_back(pick);
+    }
+  }
+  if (!leaders.empty()) {
+    std::string names;
+    for (std::size_t i : leaders) names += fmt::format("{}rank {}", names.empty() ? "" : ", ", cands[i].rank);
+    say("confirm", 0, leaders.size(),
+        fmt::format("confirming {} leader{} under the contract ({}), interleaved", leaders.size(),
+                    leaders.size() == 1 ? "" : "s", names));
+    const bench::Settings& s = options.contract;
+    const double ccap_ms = s.max_time_s * 1e3;
+    const int warm_reps = std::max(s.warmup_reps, timer->min_warmup_reps());
+    const double warm_ms = std::min(s.warmup_time_s * 1e3, ccap_ms);
+    struct Entry {
+      std::size_t i = 0;
+      int warm_reps = 0;
+      double warm_ms = 0, timed_ms = 0;
+      std::vector<double> samples;
+      bool failed = false;
+    };
+    std::vector<Entry> entries;
+    for (std::size_t i : leaders) {
+      Entry e;
+      e.i = i;
+      entries.push_back(std::move(e));
+    }
+    auto rep = [&](Entry& e) -> std::optional<double> {
+      auto t = timer->time([&] { return run_on(backend, *kernels[e.i]); });
+      if (!t) {
+        e.failed = true;
+        cands[e.i].outcome = Outcome::run_failed;
+        cands[e.i].reason = fmt::format("run failed while confirming: {}", t.status().message());
+        return std::nullopt;
+      }
+      return *t;
+    };
+    auto warm = [&](const Entry& e) { return e.warm_reps >= warm_reps && e.warm_ms >= warm_ms; };
+    for (bool pending = true; pending;) {
+      pending = false;
+      for (Entry& e : entries) {
+        if (e.failed || warm(e)) continue;
+        if (auto t = rep(e)) {
+          ++e.warm_reps;
+          e.warm_ms += *t;
+        }
+        pending = pending || (!e.failed && !warm(e));
+      }
+    }
+    auto done = [&](const Entry& e) {
+      const int k = int(e.samples.size());
+      return e.failed || (k >= s.min_reps && e.timed_ms >= s.min_time_s * 1e3) || (k >= 1 && e.timed_ms >= ccap_ms);
+    };
+    for (bool pending = true; pending;) {
+      pending = false;
+      for (Entry& e : entries) {
+        if (done(e)) continue;
+        if (auto t = rep(e)) {
+          e.samples.push_back(*t);
+          e.timed_ms += *t;
+        }
+        pending = pending || !done(e);
+      }
+    }
+    std::size_t k = 0;
+    for (Entry& e : entries) {
+      CandidateResult& c = cands[e.i];
+      ++k;
+      if (e.failed) {
+        say("confirm", k, entries.size(), fmt::format("[confirm {}/{}] rank {} {}: {}", k, entries.size(), c.rank,
+                                                      c.config.describe(), c.reason));
+        continue;
+      }
+      c.confirmed = true;
+      c.confirm = bench::summarize(e.samples);
+      c.noise = relative_iqr(e.samples);
+      say("confirm", k, entries.size(),
+          fmt::format("[confirm {}/{}] rank {} {}: median {} (min {}, max {}, {} reps, IQR {:.1f}%)", k, entries.size(),
+                      c.rank, c.config.describe(), ms_text(c.confirm.median_ms), ms_text(c.confirm.min_ms),
+                      ms_text(c.confirm.max_ms), c.confirm.reps, 100 * c.noise));
+    }
+  }
+  result.confirm_s = since(tc);
+
+  // ---- the winner, and how the planner's pick compares with it
+  if (auto w = pick_winner(cands, options.tie_floor)) {
+    result.winner = w->first;
+    result.winner_reason = w->second;
+    const CandidateResult& win = cands[w->first];
+    result.winner_tflops = p.flops() / (win.confirm.median_ms * 1e-3) / 1e12;
+    if (result.planner_pick && cands[*result.planner_pick].confirmed) {
+      result.planner_fraction = win.confirm.median_ms / cands[*result.planner_pick].confirm.median_ms;
+    }
+    say("done", 0, 0,
+        fmt::format("winner: rank {} {}: median {} ({:.1f} GFLOP/s), {}", win.rank, win.config.describe(),
+                    ms_text(win.confirm.median_ms), result.winner_tflops * 1e3, result.winner_reason));
+  } else {
+    result.warnings.push_back(fmt::format("no candidate could run and pass verification for {}", p.describe()));
+  }
+
+  // ---- the DB: the winner under the running device's fingerprint
+  if (!options.write_db) {
+    result.db_outcome = "disabled";
+  } else if (result.winner) {
+    const CandidateResult& win = cands[*result.winner];
+    db::Record r;
+    r.device = bench::running_fingerprint(running);
+    r.backend = result.backend;
+    const auto versions = bench::current_family_versions();
+    const auto v = versions.find(win.config.family);
+    r.family_version = v == versions.end() ? 0 : v->second;
+    r.problem = db::signature_of(p);
+    r.config = win.config;
+    r.time = db::Timing{win.confirm.median_ms, win.confirm.min_ms, win.confirm.max_ms, win.confirm.reps};
+    r.tflops = result.winner_tflops;
+    r.rel_error = win.error ? win.error->rel_error : 0;
+    r.max_scaled_error = win.error ? win.error->max_scaled_error : 0;
+    r.tool_version = result.tool_version;
+    r.source = db::Source::tuned;
+    auto store = db::Store::open(options.db_path);
+    if (!store) {
+      result.db_outcome = "error: " + store.status().message();
+    } else if (auto u = store->upsert(r); !u) {
+      result.db_outcome = "error: " + u.status().message();
+    } else {
+      result.db_path = options.db_path;
+      result.db_outcome = std::string(db::to_string(*u));
+    }
+    if (result.db_outcome.starts_with("error")) result.warnings.push_back("the winner was not recorded: " + result.db_outcome);
+  } else {
+    result.db_outcome = "nothing to record";
+  }
+  result.total_s = since(t0);
+  return result;
+}
+
+}  // namespace tileforge::tune

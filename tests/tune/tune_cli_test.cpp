@@ -1,0 +1,161 @@
+// `tileforge tune` as a user meets it: bad input exits 2 naming the argument with nothing on stdout and no file left
+// behind; a good run prints the report, progress on stderr, and records the winner in the DB it was given.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "db/store.hpp"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs the CLI with stdout and stderr captured to files (no shell, so arguments need no quoting).
+Result run_cli(const std::vector<std::string>& args, const fs::path& dir) {
+  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> all = {TILEFORGE_CLI_PATH};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  Result r;
+  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) return r;
+  posix_spawn_file_actions_destroy(&actions);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  fs::remove(out);
+  fs::remove(err);
+  return r;
+}
+
+class TuneCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir = fs::path(::testing::TempDir()) / (std::string("tileforge_tune_cli_") + info->name());
+    fs::remove_all(dir);
+    fs::create_directories(dir / "results");
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  fs::path dir;
+};
+
+// Few reps: the rules are the same.
+const std::vector<std::string> kQuick = {"--device", "cpu", "--min-reps", "3", "--min-time", "0", "--max-time", "0.02"};
+
+TEST_F(TuneCli, BadInputExitsTwoNamingTheArgument) {
+  struct Bad {
+    std::vector<std::string> args;
+    std::string mention;
+  };
+  const std::vector<Bad> cases = {
+      {{"--shape", "64x48x32", "--top", "0"}, "--top"},
+      {{"--shape", "64x48x32", "--top", "many"}, "--top"},
+      {{"--shape", "64x48x32", "--budget", "-1"}, "--budget"},
+      {{"--shape", "64x48x32", "--budget", "0"}, "--budget"},
+      {{"--shape", "64x48x32", "--budget", "soon"}, "--budget"},
+      {{"--shape", "64x48x32", "--leaders", "0"}, "--leaders"},
+      {{"--shape", "64x48x32", "--screen-reps", "0"}, "--screen-reps"},
+      {{"--shape", "64x48x32", "--top", "4", "--exhaustive"}, "--exhaustive"},
+      {{"--shape", "64x48x32", "--db", "x.db", "--no-db"}, "--no-db"},
+      {{"--shape", "64x48"}, "--shape"},
+      {{}, "--shape"},
+      {{"--shape", "64x48x32", "--set", "NO_SUCH=4"}, "NO_SUCH"},
+      {{"--shape", "64x48x32", "--family", "sm80"}, "sm80"},
+      {{"--shape", "64x48x32", "--family", "tpu"}, "tpu"},
+      {{"--shape", "64x48x32", "--format", "xml"}, "--format"},
+      {{"--shape", "64x48x32", "--min-reps", "0"}, "--min-reps"},
+  };
+  for (const Bad& b : cases) {
+    // The case's own arguments last: a repeated option takes the last value.
+    std::vector<std::string> args = {"tune"};
+    args.insert(args.end(), kQuick.begin(), kQuick.end());
+    args.insert(args.end(), b.args.begin(), b.args.end());
+    args.insert(args.end(), {"--out", (dir / "results" / "r.json").string()});
+    // A DB in the results folder, so that a DB created by mistake shows up as output left behind.
+    if (std::find(b.args.begin(), b.args.end(), "--db") == b.args.end()) {
+      args.insert(args.end(), {"--db", (dir / "results" / "t.db").string()});
+    }
+    const Result r = run_cli(args, dir);
+    std::string label;
+    for (const auto& a : b.args) label += a + " ";
+    EXPECT_EQ(r.exit_code, 2) << label << "\nstderr: " << r.err;
+    EXPECT_EQ(r.out, "") << label;
+    EXPECT_NE(r.err.find(b.mention), std::string::npos) << label << ": '" << b.mention << "' not in: " << r.err;
+    EXPECT_TRUE(fs::is_empty(dir / "results")) << label << ": output left behind";
+  }
+}
+
+TEST_F(TuneCli, TunesPrintsProgressAndRecordsTheWinner) {
+  const std::string db = (dir / "t.db").string();
+  std::vector<std::string> args = {"tune", "--shape", "64x48x32", "--top", "3", "--db", db, "--format", "json"};
+  args.insert(args.end(), kQuick.begin(), kQuick.end());
+  Result r = run_cli(args, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("] screening cpu-"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("winner:"), std::string::npos) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["results"].size(), 1u);
+  const auto& res = j["results"][0];
+  // The top 3, and the backend's own pick when the model ranks it lower.
+  EXPECT_GE(res["candidates"].size(), 3u);
+  EXPECT_LE(res["candidates"].size(), 4u);
+  ASSERT_FALSE(res["winner"].is_null());
+  EXPECT_EQ(res["db"]["outcome"], "inserted");
+  auto store = tileforge::db::Store::open(db);
+  ASSERT_TRUE(store);
+  auto records = store->list();
+  ASSERT_TRUE(records);
+  ASSERT_EQ(records->size(), 1u);
+  EXPECT_EQ((*records)[0].source, tileforge::db::Source::tuned);
+
+  // --no-db writes nothing; --quiet prints no progress; the table names the winner.
+  args = {"tune", "--shape", "64x48x32", "--top", "2", "--no-db", "--quiet"};
+  args.insert(args.end(), kQuick.begin(), kQuick.end());
+  r = run_cli(args, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_NE(r.out.find("WINNER"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("db: disabled"), std::string::npos) << r.out;
+
+  // --out gets the JSON; the table still goes to stdout.
+  const fs::path out = dir / "results" / "tune.json";
+  args = {"tune", "--shape", "64x48x32", "--top", "2", "--no-db", "--quiet", "--format", "json", "--out", out.string()};
+  args.insert(args.end(), kQuick.begin(), kQuick.end());
+  r = run_cli(args, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("WINNER"), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(slurp(out))["results"].size(), 1u);
+}
+
+}  // namespace

@@ -1,0 +1,526 @@
+// The tuner on the CPU backend: a verified, legal winner recorded in the DB; exhaustive against top N; the tie
+// rule, the early stop and the budget with scripted times; failing and wrong candidates skipped with their reasons.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "db/db_fixtures.hpp"
+#include "hw/hw.hpp"
+#include "db/store.hpp"
+#include "plan/planner.hpp"
+#include "bench/dispatch.hpp"
+#include "tune/report.hpp"
+#include "tune/tune.hpp"
+
+namespace tileforge::tune {
+namespace {
+
+// Reports a time chosen per config (the config of the kernel that just ran), so the rules can be checked exactly
+// on a noisy machine. The call still runs, so kernels are exercised as in a real tune.
+class ScriptedTimer final : public bench::RepTimer {
+ public:
+  explicit ScriptedTimer(std::function<double(const Config&)> ms) : ms_(std::move(ms)) {}
+  std::string_view cache_state() const override { return "warm"; }
+  int min_warmup_reps() const override { return 2; }
+  Expected<double> time(const std::function<Status()>& call) override {
+    if (Status s = call(); !s) return s;
+    return ms_(current);
+  }
+  Config current;  // set by the backend's run()
+
+ private:
+  std::function<double(const Config&)> ms_;
+};
+
+// Our CPU backend, which can refuse to prepare some configs, corrupt the output of others, and tells a scripted
+// timer which config ran.
+class TestBackend final : public Backend {
+ public:
+  TestBackend() : inner_(own_backend("cpu")) {}
+  std::string_view name() const override { return inner_->name(); }
+  bool native() const override { return false; }
+  std::string_view device_kind() const override { return inner_->device_kind(); }
+  Support available() const override { return inner_->available(); }
+  Support supports(const Problem& p, const Device& d) const override { return inner_->supports(p, d); }
+  ParamSpace space(const Problem& p, const Device& d) const override { return inner_->space(p, d); }
+  Expected<Config> heuristic(const Problem& p, const Device& d) const override { return inner_->heuristic(p, d); }
+  Expected<std::unique_ptr<Kernel>> prepare(const Problem& p, const Config& c, const Device& d) override {
+    if (fail_prepare && fail_prepare(c)) return Status(Code::compile_failed, "deliberate compile failure");
+    return inner_->prepare(p, c, d);
+  }
+  Status run(const Kernel& k, const Problem& p, const GemmArgs& args) override {
+    if (timer) timer->current = k.config();
+    Status s = inner_->run(k, p, args);
+    if (s && corrupt && corrupt(k.config())) {
+      // One element off by 1%: far beyond any f32 rounding, as a wrong index or a lost k-step would be.
+      float* c = static_cast<float*>(args.c);
+      c[0] = c[0] * 1.01f + 0.5f;
+    }
+    return s;
+  }
+  std::function<bool(const Config&)> fail_prepare, corrupt;
+  ScriptedTimer* timer = nullptr;
+
+ private:
+  Backend* inner_;
+};
+
+class Tune : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto d = open_device("cpu");
+    ASSERT_TRUE(d) << d.status().to_string();
+    device = *d;
+  }
+  static Problem problem(int64_t m, int64_t n, int64_t k) {
+    Problem p;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.precision = {DType::f32, DType::f32, DType::f32};
+    p.layout = Layout::RR;
+    return p;
+  }
+  // Small settings: the rules are the same, the reps few.
+  static TuneOptions quick() {
+    TuneOptions o;
+    o.top = 6;
+    o.with_heuristic = false;  // exactly the top N (the second opinion has its own test)
+    o.screen_reps = 2;
+    o.screen_time_s = 0;
+    o.leaders = 2;
+    o.contract.min_reps = 3;
+    o.contract.min_time_s = 0;
+    o.contract.max_time_s = 0.05;
+    o.contract.warmup_time_s = 0;
+    o.write_db = false;
+    return o;
+  }
+  // The planner's ranking as tune() makes it: config -> (rank, predicted ms).
+  std::map<Config, std::pair<int, double>, bool (*)(const Config&, const Config&)> ranking(const Problem& p) {
+    plan::PlanOptions po;
+    po.threads = bench::effective_threads(device);
+    auto plan = plan::make_plan(p, device.profile, po);
+    EXPECT_TRUE(plan) << plan.status().to_string();
+    std::map<Config, std::pair<int, double>, bool (*)(const Config&, const Config&)> m(
+        [](const Config& a, const Config& b) { return a.params < b.params; });
+    for (const auto& c : plan->ranked) m[c.config] = {c.rank, c.cost.seconds * 1e3};
+    return m;
+  }
+  Device device;
+};
+
+TEST_F(Tune, WinnerIsLegalVerifiedAndRecordedAsTuned) {
+  db::dbtest::ScratchDir dir;
+  const std::string path = dir.file("tune.db");
+  for (const Problem& p : {problem(96, 80, 64), problem(200, 150, 130)}) {
+    TuneOptions o = quick();
+    o.write_db = true;
+    o.db_path = path;
+    std::vector<std::string> lines;
+    auto r = tune(p, device, o, [&](const Progress& pr) { lines.push_back(pr.line); });
+    ASSERT_TRUE(r) << r.status().to_string();
+    ASSERT_TRUE(r->winner) << to_table({*r});
+    const CandidateResult& w = *r->best();
+    EXPECT_TRUE(own_backend("cpu")->space(r->problem, device).check(w.config).ok()) << w.config.describe();
+    ASSERT_TRUE(w.error);
+    ASSERT_TRUE(r->threshold);
+    EXPECT_LE(w.error->rel_error, *r->threshold);
+    EXPECT_TRUE(verify::check(r->problem, *w.error, r->native_error).ok());
+    EXPECT_TRUE(w.confirmed);
+    EXPECT_GE(w.confirm.reps, 3);
+    EXPECT_EQ(r->db_outcome, "inserted") << r->db_outcome;
+    EXPECT_GE(r->measured, 1u);
+    EXPECT_LE(r->measured, 6u);
+    EXPECT_EQ(r->candidates.size(), 6u);
+    EXPECT_GT(r->space_size, r->candidates.size());
+    EXPECT_TRUE(r->planner_pick);
+    if (r->planner_fraction) {
+      EXPECT_GT(*r->planner_fraction, 0);
+      EXPECT_LE(*r->planner_fraction, 1.0 + 1e-12);  // the winner is the pick, or faster than it
+    }
+    EXPECT_GT(r->total_s, 0);
+    // Progress names each screened candidate with its time.
+    bool screened_line = false;
+    for (const auto& l : lines) screened_line = screened_line || l.find("screening") != std::string::npos;
+    EXPECT_TRUE(screened_line);
+
+    auto store = db::Store::open(path);
+    ASSERT_TRUE(store) << store.status().to_string();
+    auto records = store->list();
+    ASSERT_TRUE(records);
+    const db::Signature sig = db::signature_of(r->problem);
+    int found = 0;
+    for (const db::Record& rec : *records) {
+      if (!(rec.problem == sig)) continue;
+      ++found;
+      EXPECT_EQ(rec.source, db::Source::tuned);
+      EXPECT_EQ(rec.config, w.config);
+      EXPECT_EQ(rec.backend, "cpu");
+      EXPECT_EQ(rec.family_version, bench::current_family_versions().at(w.config.family));
+      EXPECT_EQ(rec.device, bench::running_fingerprint(device));
+      EXPECT_DOUBLE_EQ(rec.time.median_ms, w.confirm.median_ms);
+      EXPECT_EQ(rec.time.reps, w.confirm.reps);
+      EXPECT_GT(rec.tflops, 0);
+    }
+    EXPECT_EQ(found, 1);
+    // The lookup dispatch will make finds it.
+    db::LookupRequest q;
+    q.device = bench::running_fingerprint(device);
+    q.backend = "cpu";
+    q.problem = r->problem;
+    q.families = {{w.config.family, bench::current_family_versions().at(w.config.family)}};
+    auto hit = store->lookup(q);
+    ASSERT_TRUE(hit);
+    EXPECT_EQ(hit->source, db::Hit::exact) << hit->reason;
+    // And dispatch itself runs the tuned winner, saying where it came from.
+    bench::DispatchOptions d;
+    d.db.path = path;
+    auto choice = bench::choose_config(r->problem, device, *own_backend("cpu"), d);
+    ASSERT_TRUE(choice) << choice.status().to_string();
+    EXPECT_EQ(choice->source, "db-exact") << choice->reason;
+    EXPECT_EQ(choice->config, w.config);
+  }
+}
+
+TEST_F(Tune, ReportsEveryCandidateAsTableAndJson) {
+  auto r = tune(problem(96, 80, 64), device, quick());
+  ASSERT_TRUE(r) << r.status().to_string();
+  const std::string table = to_table({*r});
+  EXPECT_NE(table.find("WINNER"), std::string::npos) << table;
+  EXPECT_NE(table.find("planner's pick"), std::string::npos) << table;
+  EXPECT_NE(table.find("time: total"), std::string::npos) << table;
+  auto j = nlohmann::json::parse(to_json({*r}));
+  ASSERT_EQ(j["results"].size(), 1u);
+  const auto& res = j["results"][0];
+  EXPECT_EQ(res["candidates"].size(), 6u);
+  EXPECT_EQ(res["measured"].get<std::size_t>(), r->measured);
+  EXPECT_FALSE(res["winner"].is_null());
+  EXPECT_EQ(res["db"]["outcome"], "disabled");
+  for (const auto& c : res["candidates"]) {
+    EXPECT_TRUE(c.contains("predicted_ms"));
+    // Every candidate either has its screening time or says why it has none.
+    EXPECT_TRUE(!c["screen"].is_null() || !c["reason"].is_null()) << c.dump();
+  }
+}
+
+TEST_F(Tune, ExhaustiveMeasuresMoreThanTopFour) {
+  const Problem p = problem(96, 80, 64);
+  TuneOptions top4 = quick();
+  top4.top = 4;
+  auto a = tune(p, device, top4);
+  ASSERT_TRUE(a) << a.status().to_string();
+  TuneOptions all = quick();
+  all.exhaustive = true;
+  auto b = tune(p, device, all);
+  ASSERT_TRUE(b) << b.status().to_string();
+  EXPECT_LE(a->measured, 4u);
+  EXPECT_EQ(b->candidates.size(), b->space_size);
+  EXPECT_TRUE(b->early_stop.empty()) << b->early_stop;
+  EXPECT_EQ(b->measured, b->space_size);  // every legal config of the grid runs here
+  EXPECT_GT(b->measured, a->measured);
+  ASSERT_TRUE(a->winner && b->winner);
+}
+
+TEST_F(Tune, TiesGoToThePlannersRankAndThePickIsDeterministic) {
+  const Problem p = problem(96, 80, 64);
+  auto rank = ranking(p);
+  for (double second : {1.005, 0.95}) {
+    std::vector<int> winners;
+    for (int run = 0; run < 2; ++run) {
+      ScriptedTimer timer([&](const Config& c) {
+        const int r = rank.at(c).first;
+        return r == 1 ? 1.0 : r == 2 ? second : 2.0;
+      });
+      TestBackend backend;
+      backend.timer = &timer;
+      TuneOptions o = quick();
+      o.early_stop = false;
+      o.backend = &backend;
+      o.timer = &timer;
+      auto r = tune(p, device, o);
+      ASSERT_TRUE(r) << r.status().to_string();
+      ASSERT_TRUE(r->winner);
+      winners.push_back(r->best()->rank);
+      if (second > 1) {
+        // Rank 2 is 0.5% slower: inside 1%, a tie that rank 1 wins as the planner's choice (and fastest here).
+        EXPECT_EQ(r->best()->rank, 1) << r->winner_reason;
+      } else {
+        EXPECT_EQ(r->best()->rank, 2) << r->winner_reason;
+        EXPECT_NE(r->winner_reason.find("fastest"), std::string::npos) << r->winner_reason;
+        ASSERT_TRUE(r->planner_fraction);
+        EXPECT_NEAR(*r->planner_fraction, 0.95, 1e-12);
+      }
+    }
+    EXPECT_EQ(winners[0], winners[1]);
+  }
+  // Faster by 0.5% but ranked lower: the tie goes to rank 1.
+  ScriptedTimer timer([&](const Config& c) {
+    const int r = rank.at(c).first;
+    return r == 1 ? 1.0 : r == 2 ? 0.995 : 2.0;
+  });
+  TestBackend backend;
+  backend.timer = &timer;
+  TuneOptions o = quick();
+  o.early_stop = false;
+  o.backend = &backend;
+  o.timer = &timer;
+  auto r = tune(p, device, o);
+  ASSERT_TRUE(r && r->winner);
+  EXPECT_EQ(r->best()->rank, 1);
+  EXPECT_NE(r->winner_reason.find("tie"), std::string::npos) << r->winner_reason;
+}
+
+TEST(TieRule, NoiseWidensTheTieAndRankDecides) {
+  auto cand = [](int rank, double median, double noise) {
+    CandidateResult c;
+    c.rank = rank;
+    c.confirmed = true;
+    c.confirm.median_ms = c.confirm.min_ms = c.confirm.max_ms = median;
+    c.confirm.reps = 30;
+    c.noise = noise;
+    return c;
+  };
+  // 4% apart: a tie when either run's interquartile range is 5%, not when both are quiet.
+  auto w = pick_winner({cand(3, 1.04, 0.05), cand(7, 1.0, 0.002)}, 0.01);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->first, 0u);
+  w = pick_winner({cand(3, 1.04, 0.002), cand(7, 1.0, 0.002)}, 0.01);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->first, 1u);
+  // Equal medians: the better rank, whatever the order given.
+  w = pick_winner({cand(9, 1.0, 0), cand(4, 1.0, 0)}, 0.01);
+  EXPECT_EQ(w->first, 1u);
+  // Unconfirmed candidates never win.
+  CandidateResult fast = cand(1, 0.1, 0);
+  fast.confirmed = false;
+  w = pick_winner({fast, cand(2, 1.0, 0)}, 0.01);
+  EXPECT_EQ(w->first, 1u);
+  EXPECT_FALSE(pick_winner({fast}, 0.01));
+  EXPECT_DOUBLE_EQ(relative_iqr({1, 2, 3, 4, 5}), 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(relative_iqr({2}), 0);
+}
+
+TEST_F(Tune, EarlyStopWhenTheModelSaysTheRestCannotWin) {
+  const Problem p = problem(200, 150, 130);
+  auto rank = ranking(p);
+  // Rank 1 runs exactly as predicted, the rest twice as slow: the best ratio (1.0) belongs to the best measured,
+  // so a candidate predicted no faster than it cannot win.
+  ScriptedTimer timer([&](const Config& c) {
+    const auto [r, predicted] = rank.at(c);
+    return r == 1 ? predicted : 2 * predicted;
+  });
+  TestBackend backend;
+  backend.timer = &timer;
+  TuneOptions o = quick();
+  o.top = 12;
+  o.early_stop_slack = 0;
+  o.backend = &backend;
+  o.timer = &timer;
+  auto r = tune(p, device, o);
+  ASSERT_TRUE(r) << r.status().to_string();
+  EXPECT_EQ(r->measured, 3u) << to_table({*r});
+  EXPECT_FALSE(r->early_stop.empty());
+  std::size_t stopped = 0;
+  for (const CandidateResult& c : r->candidates) {
+    if (c.outcome != Outcome::early_stopped) continue;
+    ++stopped;
+    EXPECT_GT(c.rank, 3);
+    EXPECT_NE(c.reason.find("early stop"), std::string::npos) << c.reason;
+  }
+  EXPECT_EQ(stopped, 9u);
+  ASSERT_TRUE(r->winner);
+  EXPECT_EQ(r->best()->rank, 1);
+
+  // With the default slack, candidates predicted within it of the bound are still measured; the ones stopped are
+  // beyond it.
+  o.early_stop_slack = 0.05;
+  auto s = tune(p, device, o);
+  ASSERT_TRUE(s) << s.status().to_string();
+  const double best = s->candidates[0].screen.median_ms;
+  for (const CandidateResult& c : s->candidates) {
+    if (c.outcome == Outcome::early_stopped) {
+      EXPECT_GE(c.predicted_ms * 0.95, best * (1 - 1e-12)) << c.rank;
+    }
+  }
+  // Exhaustive never stops early.
+  o.exhaustive = true;
+  auto e = tune(p, device, o);
+  ASSERT_TRUE(e);
+  EXPECT_TRUE(e->early_stop.empty());
+  EXPECT_EQ(e->measured, e->space_size);
+}
+
+TEST_F(Tune, TheBackendsOwnPickIsMeasuredEvenWhenTheModelRanksItLow) {
+  // Few rows: the analytic model reads B in place (PACK_B=0), which the cost model ranks far down.
+  const Problem p = problem(16, 512, 256);
+  plan::PlanOptions po;
+  po.threads = bench::effective_threads(device);
+  auto plan = plan::make_plan(p, device.profile, po);
+  ASSERT_TRUE(plan && plan->reference);
+  if (plan->reference_rank <= 6) GTEST_SKIP() << "SKIPPED: the planner ranks its reference " << plan->reference_rank;
+  auto rank = ranking(p);
+  const Config reference = *plan->reference;
+  // Everything the model ranks is twice as slow as predicted except rank 1 (exact), so the early stop fires after
+  // three; the reference is the fastest of all.
+  ScriptedTimer timer([&](const Config& c) {
+    if (c == reference) return 0.25 * rank.begin()->second.second;
+    const auto [r, predicted] = rank.at(c);
+    return r == 1 ? predicted : 2 * predicted;
+  });
+  TestBackend backend;
+  backend.timer = &timer;
+  TuneOptions o = quick();
+  o.with_heuristic = true;
+  o.early_stop_slack = 0;
+  o.backend = &backend;
+  o.timer = &timer;
+  auto r = tune(p, device, o);
+  ASSERT_TRUE(r) << r.status().to_string();
+  ASSERT_EQ(r->candidates.size(), 7u);
+  const CandidateResult& last = r->candidates.back();
+  EXPECT_TRUE(last.heuristic);
+  EXPECT_EQ(last.rank, plan->reference_rank);
+  EXPECT_EQ(last.config, reference);
+  EXPECT_EQ(last.outcome, Outcome::screened) << last.reason;
+  EXPECT_FALSE(r->early_stop.empty());
+  ASSERT_TRUE(r->winner);
+  EXPECT_EQ(r->best()->config, reference);
+  EXPECT_NE(to_table({*r}).find("own pick"), std::string::npos);
+}
+
+TEST_F(Tune, FailedPrepareIsSkippedWithItsReason) {
+  const Problem p = problem(96, 80, 64);
+  auto rank = ranking(p);
+  TestBackend backend;
+  backend.fail_prepare = [&](const Config& c) { return rank.at(c).first <= 2; };
+  TuneOptions o = quick();
+  o.backend = &backend;
+  auto r = tune(p, device, o);
+  ASSERT_TRUE(r) << r.status().to_string();
+  for (const CandidateResult& c : r->candidates) {
+    if (c.rank <= 2) {
+      EXPECT_EQ(c.outcome, Outcome::prepare_failed);
+      EXPECT_NE(c.reason.find("deliberate compile failure"), std::string::npos) << c.reason;
+      EXPECT_EQ(c.screen.reps, 0);
+    }
+  }
+  ASSERT_TRUE(r->winner);
+  EXPECT_GT(r->best()->rank, 2);
+  EXPECT_FALSE(r->planner_fraction);  // the planner's pick never ran
+  EXPECT_NE(to_table({*r}).find("deliberate compile failure"), std::string::npos);
+}
+
+TEST_F(Tune, NoCandidateRunsMeansNoWinnerAndNothingRecorded) {
+  db::dbtest::ScratchDir dir;
+  TestBackend backend;
+  backend.fail_prepare = [](const Config&) { return true; };
+  TuneOptions o = quick();
+  o.backend = &backend;
+  o.write_db = true;
+  o.db_path = dir.file("tune.db");
+  auto r = tune(problem(96, 80, 64), device, o);
+  ASSERT_TRUE(r) << r.status().to_string();
+  EXPECT_FALSE(r->winner);
+  EXPECT_EQ(r->measured, 0u);
+  EXPECT_EQ(r->db_outcome, "nothing to record");
+  EXPECT_FALSE(r->warnings.empty());
+}
+
+TEST_F(Tune, AFamilyTheProfileCannotRunIsRefused) {
+  // The host profile is what plans here: a family it lacks is refused before anything runs, naming what it needs.
+  const bool avx512 = device.profile.has("avx512f") && device.profile.has("avx512bw");
+  TuneOptions o = quick();
+  o.family = avx512 ? "sm80" : "cpu-avx512";
+  auto r = tune(problem(96, 80, 64), device, o);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.status().code(), Code::invalid_argument);
+  EXPECT_NE(r.status().message().find(o.family), std::string::npos) << r.status().message();
+}
+
+TEST_F(Tune, WrongResultsNeverWin) {
+  const Problem p = problem(96, 80, 64);
+  auto rank = ranking(p);
+  TestBackend backend;
+  backend.corrupt = [&](const Config& c) { return rank.at(c).first == 1; };
+  // Make the corrupt one look fastest, so only verification keeps it out.
+  ScriptedTimer timer([&](const Config& c) { return rank.at(c).first == 1 ? 0.001 : 1.0 + 0.01 * rank.at(c).first; });
+  backend.timer = &timer;
+  TuneOptions o = quick();
+  o.backend = &backend;
+  o.timer = &timer;
+  auto r = tune(p, device, o);
+  ASSERT_TRUE(r) << r.status().to_string();
+  EXPECT_EQ(r->candidates[0].rank, 1);
+  EXPECT_EQ(r->candidates[0].outcome, Outcome::over_threshold);
+  EXPECT_NE(r->candidates[0].reason.find("verification"), std::string::npos) << r->candidates[0].reason;
+  ASSERT_TRUE(r->winner);
+  EXPECT_NE(r->best()->rank, 1);
+}
+
+TEST_F(Tune, BudgetBoundsScreening) {
+  TuneOptions o = quick();
+  o.budget_s = 1e-9;  // spent at once: only the first candidate is screened, so there is still a winner
+  auto r = tune(problem(96, 80, 64), device, o);
+  ASSERT_TRUE(r) << r.status().to_string();
+  EXPECT_TRUE(r->budget_hit);
+  EXPECT_EQ(r->measured, 1u);
+  ASSERT_TRUE(r->winner);
+  EXPECT_EQ(r->best()->rank, 1);
+  for (std::size_t i = 1; i < r->candidates.size(); ++i) EXPECT_EQ(r->candidates[i].outcome, Outcome::over_budget);
+}
+
+TEST_F(Tune, RefusesBadInput) {
+  TuneOptions o = quick();
+  o.top = 0;
+  auto r = tune(problem(8, 8, 8), device, o);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("--top"), std::string::npos);
+
+  o = quick();
+  o.write_db = true;  // and no path
+  r = tune(problem(8, 8, 8), device, o);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.status().code(), Code::invalid_argument);
+
+  o = quick();
+  o.pins = {{"NO_SUCH", 1}};
+  r = tune(problem(8, 8, 8), device, o);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("NO_SUCH"), std::string::npos);
+
+  Problem bad = problem(8, 8, 8);
+  bad.lda = 3;
+  r = tune(bad, device, quick());
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.status().message().find("lda"), std::string::npos);
+
+  // A GPU profile plans for the cuda backend; this device runs the cpu one.
+  Device gpu_planned = device;
+  auto a100 = hw::load_profile("a100-sxm");
+  ASSERT_TRUE(a100);
+  gpu_planned.profile = *a100;
+  Problem half = problem(64, 64, 64);
+  half.precision = {DType::f16, DType::f16, DType::f32};
+  r = tune(half, gpu_planned, quick());
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.status().code(), Code::invalid_argument);
+  EXPECT_NE(r.status().message().find("cuda"), std::string::npos) << r.status().message();
+}
+
+TEST_F(Tune, PinsRestrictTheCandidates) {
+  const Problem p = problem(96, 80, 64);
+  auto rank = ranking(p);
+  const int64_t kc = rank.begin()->first.at("KC");
+  TuneOptions o = quick();
+  o.pins = {{"KC", kc}};
+  auto r = tune(p, device, o);
+  ASSERT_TRUE(r) << r.status().to_string();
+  for (const CandidateResult& c : r->candidates) EXPECT_EQ(c.config.at("KC"), kc);
+}
+
+}  // namespace
+}  // namespace tileforge::tune

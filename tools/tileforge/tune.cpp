@@ -1,0 +1,164 @@
+// `tileforge tune`: measures the planner's best candidates for a shape on this device and records the winner.
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "core/parse.hpp"
+#include "db/location.hpp"
+#include "options.hpp"
+#include "tune/report.hpp"
+#include "tune/tune.hpp"
+
+namespace tileforge::cli {
+namespace {
+
+const std::vector<std::string> kFormats = {"table", "json"};
+
+struct TuneArgs {
+  ProblemArgs problem;
+  DeviceArgs device;
+  OutputArgs output;
+  RunArgs run;
+  std::string top, budget, leaders, screen_reps, family;
+  bool exhaustive = false;
+};
+
+Expected<int64_t> count(const std::string& text, const char* name, int64_t max) {
+  auto v = parse_int(text, name);
+  if (!v) return invalid_argument(fmt::format("{} (allowed: 1 to {})", v.status().message(), max));
+  if (*v < 1 || *v > max) return invalid_argument(fmt::format("{} = {} is out of range (allowed: 1 to {})", name, *v, max));
+  return *v;
+}
+
+Expected<double> positive_seconds(const std::string& text, const char* name) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v) || v <= 0) {
+    return invalid_argument(fmt::format("{} '{}' is not a number of seconds > 0", name, text));
+  }
+  return v;
+}
+
+// Everything the user typed, checked before anything runs.
+Expected<tune::TuneOptions> options_from(const TuneArgs& a, const bench::Settings& settings) {
+  tune::TuneOptions o;
+  o.exhaustive = a.exhaustive;
+  o.contract = settings;
+  o.pins = settings.pins;
+  o.family = a.family;
+  if (!a.top.empty()) {
+    auto v = count(a.top, "--top", 1000000);
+    if (!v) return v.status();
+    o.top = int(*v);
+  }
+  if (!a.budget.empty()) {
+    auto v = positive_seconds(a.budget, "--budget");
+    if (!v) return v.status();
+    o.budget_s = *v;
+  }
+  if (!a.leaders.empty()) {
+    auto v = count(a.leaders, "--leaders", 1000);
+    if (!v) return v.status();
+    o.leaders = int(*v);
+  }
+  if (!a.screen_reps.empty()) {
+    auto v = count(a.screen_reps, "--screen-reps", 100000);
+    if (!v) return v.status();
+    o.screen_reps = int(*v);
+  }
+  auto request = db_request_from(a.run.db);
+  if (!request) return request.status();
+  auto where = db::resolve_location(*request);
+  if (!where) return where.status();
+  o.write_db = where->enabled;
+  o.db_path = where->path;
+  return o;
+}
+
+int run_tune(const TuneArgs& a) {
+  constexpr std::string_view verb = "tune";
+  if (Status s = check_format(a.output, kFormats); !s) return fail(verb, s);
+  if (a.problem.shapes.empty() && a.problem.suite.empty()) {
+    return fail(verb, invalid_argument("--shape MxNxK is required (or --suite NAME|FILE to tune every shape of a suite)"));
+  }
+  auto settings = settings_from(a.run);
+  if (!settings) return fail(verb, settings.status());
+  auto options = options_from(a, *settings);
+  if (!options) return fail(verb, options.status());
+  auto device = open_device_from(a.device);
+  if (!device) return fail(verb, device.status());
+  auto problems = problems_from(a.problem, *device);
+  if (!problems) return fail(verb, problems.status());
+  for (const Problem& p : *problems) {
+    // Pins, family and profile are checked for every problem before the first one is measured.
+    if (Status s = tune::check(p, *device, *options); !s && s.code() == Code::invalid_argument) return fail(verb, s);
+  }
+  std::optional<bench::OutputFile> out;
+  if (!a.output.out.empty()) {
+    auto file = bench::OutputFile::create(a.output.out);
+    if (!file) return fail(verb, file.status());
+    out.emplace(std::move(*file));
+  }
+
+  const bool quiet = a.output.quiet;
+  auto progress = [quiet](const tune::Progress& p) {
+    if (!quiet) std::fprintf(stderr, "%s\n", p.line.c_str());
+  };
+  std::vector<tune::TuneResult> results;
+  bool failed = false;
+  for (const Problem& p : *problems) {
+    auto r = tune::tune(p, *device, *options, progress);
+    // A bad pin or family is the user's error and stops before anything is measured (exit 2); a problem this
+    // device cannot run is reported and the next one goes on.
+    if (!r) {
+      if (r.status().code() == Code::invalid_argument) return fail(verb, r.status());
+      std::fprintf(stderr, "tileforge tune: error: %s: %s\n", p.describe().c_str(), r.status().message().c_str());
+      failed = true;
+      continue;
+    }
+    for (const auto& w : r->warnings) std::fprintf(stderr, "tileforge tune: warning: %s\n", w.c_str());
+    if (!r->winner || r->db_outcome.starts_with("error")) failed = true;
+    results.push_back(std::move(*r));
+  }
+  const std::string text = a.output.format == "json" ? tune::to_json(results) : tune::to_table(results);
+  if (int rc = emit(verb, out, text); rc != kExitOk) return rc;
+  if (out) {
+    // As bench: with --out the report goes to the file and the table for people still goes to stdout.
+    const std::string table = tune::to_table(results);
+    std::fwrite(table.data(), 1, table.size(), stdout);
+  }
+  return failed ? kExitFailure : kExitOk;
+}
+
+}  // namespace
+
+Command add_tune_command(CLI::App& parent) {
+  auto a = std::make_shared<TuneArgs>();
+  CLI::App* app = parent.add_subcommand(
+      "tune", "Measure the planner's best candidates for a shape on this device (screen a few reps each, stop when "
+              "the model says the rest cannot win, confirm the leaders under the benchmark contract), verify each, "
+              "and record the winner in the tuning DB");
+  add_problem_options(*app, a->problem, ProblemFlags::bench);
+  add_device_options(*app, a->device);
+  add_output_options(*app, a->output, kFormats, true);
+  add_run_options(*app, a->run, true);
+  auto* top = app->add_option("--top", a->top, "candidates from the planner's ranking (default: 16)")->type_name("N");
+  auto* exhaustive = app->add_flag("--exhaustive", a->exhaustive,
+                                   "measure every config the planner ranks (the whole sm80 space; the CPU's coarse "
+                                   "grid), without early stop");
+  top->excludes(exhaustive);
+  exhaustive->excludes(top);
+  app->add_option("--budget", a->budget, "seconds for planning, compiling and screening (default: no limit)")
+      ->type_name("S");
+  app->add_option("--leaders", a->leaders, "screened leaders confirmed under the contract (default: 3)")->type_name("N");
+  app->add_option("--screen-reps", a->screen_reps, "timed reps per candidate when screening, at least (default: 3)")
+      ->type_name("N");
+  app->add_option("--family", a->family, "kernel family to tune (default: the profile's)")->type_name("NAME");
+  return {app, [a] { return run_tune(*a); }};
+}
+
+}  // namespace tileforge::cli
