@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "bench/dispatch.hpp"
 #include "db/store.hpp"
@@ -36,6 +37,10 @@ std::string ms_text(double ms) {
 }
 
 Status check_options(const TuneOptions& o) {
+  if (!o.ranks.empty() && o.exhaustive) return invalid_argument("--ranks and --exhaustive exclude each other");
+  for (int r : o.ranks) {
+    if (r < 1) return invalid_argument(fmt::format("--ranks {} (allowed: planner ranks, 1 or more)", r));
+  }
   if (!o.exhaustive && o.top < 1) return invalid_argument(fmt::format("--top {} (allowed: 1 or more)", o.top));
   if (!(o.budget_s >= 0) || !std::isfinite(o.budget_s)) {
     return invalid_argument(fmt::format("--budget {} (allowed: seconds > 0, or 0 for none)", o.budget_s));
@@ -200,10 +205,21 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
     if (c.rank == 1) result.planner_pick = result.candidates.size();
     result.candidates.push_back(std::move(c));
   };
-  for (std::size_t i = 0; i < n; ++i) add(plan->ranked[i], false);
+  std::vector<int> ranks = options.ranks;
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  if (!ranks.empty()) {
+    if (std::size_t(ranks.back()) > plan->ranked.size()) {
+      return invalid_argument(fmt::format("--ranks {}: the planner ranks {} legal configs for {} (allowed: 1 to {})",
+                                          ranks.back(), plan->ranked.size(), p.describe(), plan->ranked.size()));
+    }
+    for (int r : ranks) add(plan->ranked[std::size_t(r - 1)], false);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) add(plan->ranked[i], false);
+  }
   // The backend's own pick (the analytic BLIS model, the sm80 heuristic) is a second opinion the cost model cannot
   // veto: where the model misprices a whole region (streaming B for skinny M, say) it ranks that pick far down.
-  if (options.with_heuristic && plan->reference_rank > int(n)) {
+  if (ranks.empty() && options.with_heuristic && plan->reference_rank > int(n)) {
     add(plan->ranked[std::size_t(plan->reference_rank - 1)], true);
     result.heuristic_name = plan->reference_name;
   }
@@ -214,6 +230,7 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
       fmt::format("planned {} on {}: {} candidate{} of {} legal {} configs ({}{})", p.describe(), device.profile.name, n,
                   n == 1 ? "" : "s", result.space_size, result.family,
                   options.exhaustive ? "exhaustive"
+                  : !ranks.empty()       ? fmt::format("planner ranks {}", fmt::join(ranks, ", "))
                   : result.heuristic_name.empty()
                       ? fmt::format("the planner's top {}", options.top)
                       : fmt::format("the planner's top {} and {}'s own pick", options.top, result.heuristic_name),
@@ -379,7 +396,7 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
     // far), and given the slack (the model cannot tell apart configs it predicts within a few percent), if even
     // that cannot beat the best measured time, none of the rest can. The backend's own pick is exempt: it is there
     // because the model may be wrong about it.
-    if (stop_line.empty() && !c.heuristic && options.early_stop && !options.exhaustive &&
+    if (stop_line.empty() && !c.heuristic && options.early_stop && !options.exhaustive && ranks.empty() &&
         verified >= std::size_t(options.early_stop_after) && c.predicted_ms > 0 && std::isfinite(best_ratio)) {
       const double bound = c.predicted_ms * best_ratio * keep;
       if (bound >= best_ms) {
@@ -483,7 +500,8 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
     if (cands[x].screen.median_ms != cands[y].screen.median_ms) return cands[x].screen.median_ms < cands[y].screen.median_ms;
     return cands[x].rank < cands[y].rank;
   });
-  if (leaders.size() > std::size_t(options.leaders)) leaders.resize(std::size_t(options.leaders));
+  // With --ranks every candidate is confirmed: the point is to measure them side by side.
+  if (ranks.empty() && leaders.size() > std::size_t(options.leaders)) leaders.resize(std::size_t(options.leaders));
   if (options.confirm_planner_pick && result.planner_pick) {
     const std::size_t pick = *result.planner_pick;
     if (cands[pick].outcome == Outcome::screened && cands[pick].screen.reps > 0 &&

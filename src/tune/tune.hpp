@@ -26,6 +26,9 @@ struct TuneOptions {
   std::string family;            // the planner's family; empty = by the profile
   plan::Pins pins;               // --set: only candidates with these values
   bool with_heuristic = true;    // also the backend's own pick when the planner ranks it below the top N
+  // Exactly these planner ranks (1-based), every one screened and confirmed, with no early stop: re-measures
+  // chosen configs of an earlier tune or exhaustive search side by side in one run. Not with top/exhaustive.
+  std::vector<int> ranks;
   // ---- time
   double budget_s = 0;           // bound on planning + compiling + screening, seconds; 0 = none
   // ---- screening: a few reps per candidate, after its verification run

@@ -95,6 +95,12 @@ TEST_F(TuneCli, BadInputExitsTwoNamingTheArgument) {
       {{"--shape", "64x48x32", "--family", "tpu"}, "tpu"},
       {{"--shape", "64x48x32", "--format", "xml"}, "--format"},
       {{"--shape", "64x48x32", "--min-reps", "0"}, "--min-reps"},
+      {{"--shape", "64x48x32", "--ranks", "0"}, "--ranks"},
+      {{"--shape", "64x48x32", "--ranks", "1,two"}, "--ranks"},
+      {{"--shape", "64x48x32", "--ranks", "1,,3"}, "--ranks"},
+      {{"--shape", "64x48x32", "--ranks", "2", "--top", "4"}, "--ranks"},
+      {{"--shape", "64x48x32", "--ranks", "2", "--exhaustive"}, "--ranks"},
+      {{"--shape", "64x48x32", "--ranks", "99999"}, "--ranks"},
   };
   for (const Bad& b : cases) {
     // The case's own arguments last: a repeated option takes the last value.

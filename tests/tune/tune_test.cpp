@@ -473,6 +473,34 @@ TEST_F(Tune, BudgetBoundsScreening) {
   for (std::size_t i = 1; i < r->candidates.size(); ++i) EXPECT_EQ(r->candidates[i].outcome, Outcome::over_budget);
 }
 
+TEST_F(Tune, RanksRemeasuresExactlyThoseSideBySide) {
+  // An earlier search's picks, named by planner rank, all confirmed in one interleaved run.
+  TuneOptions o = quick();
+  o.ranks = {5, 1, 3, 5};
+  o.with_heuristic = true;  // ignored with ranks: exactly what was asked
+  auto r = tune(problem(96, 80, 64), device, o);
+  ASSERT_TRUE(r) << r.status().to_string();
+  ASSERT_EQ(r->candidates.size(), 3u) << to_table({*r});
+  const auto order = ranking(r->problem);
+  std::vector<int> ranks;
+  for (const CandidateResult& c : r->candidates) {
+    ranks.push_back(c.rank);
+    EXPECT_EQ(order.at(c.config).first, c.rank) << c.config.describe();
+    EXPECT_EQ(c.outcome, Outcome::screened) << c.reason;
+    EXPECT_TRUE(c.confirmed) << c.config.describe();  // more than quick()'s 2 leaders: all of them
+    EXPECT_GE(c.confirm.reps, 3);
+  }
+  EXPECT_EQ(ranks, (std::vector<int>{1, 3, 5}));
+  EXPECT_TRUE(r->winner);
+  EXPECT_TRUE(r->early_stop.empty());
+
+  o.ranks = {1, int(r->space_size) + 1};
+  auto beyond = tune(problem(96, 80, 64), device, o);
+  ASSERT_FALSE(beyond);
+  EXPECT_EQ(beyond.status().code(), Code::invalid_argument);
+  EXPECT_NE(beyond.status().message().find("--ranks"), std::string::npos) << beyond.status().message();
+}
+
 TEST_F(Tune, RefusesBadInput) {
   TuneOptions o = quick();
   o.top = 0;

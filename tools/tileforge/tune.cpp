@@ -22,7 +22,7 @@ struct TuneArgs {
   DeviceArgs device;
   OutputArgs output;
   RunArgs run;
-  std::string top, budget, leaders, screen_reps, family;
+  std::string top, budget, leaders, screen_reps, family, ranks;
   bool exhaustive = false;
 };
 
@@ -54,6 +54,18 @@ Expected<tune::TuneOptions> options_from(const TuneArgs& a, const bench::Setting
     auto v = count(a.top, "--top", 1000000);
     if (!v) return v.status();
     o.top = int(*v);
+  }
+  if (!a.ranks.empty()) {
+    // "1,5,17": planner ranks, re-measured side by side (an earlier tune's or exhaustive search's picks).
+    std::size_t start = 0;
+    while (start <= a.ranks.size()) {
+      const std::size_t comma = std::min(a.ranks.find(',', start), a.ranks.size());
+      auto v = count(a.ranks.substr(start, comma - start), "--ranks", 100000000);
+      if (!v) return invalid_argument(fmt::format("{} in '{}' (a comma-separated list of planner ranks)",
+                                                  v.status().message(), a.ranks));
+      o.ranks.push_back(int(*v));
+      start = comma + 1;
+    }
   }
   if (!a.budget.empty()) {
     auto v = positive_seconds(a.budget, "--budget");
@@ -150,8 +162,16 @@ Command add_tune_command(CLI::App& parent) {
   auto* exhaustive = app->add_flag("--exhaustive", a->exhaustive,
                                    "measure every config the planner ranks (the whole sm80 space; the CPU's coarse "
                                    "grid), without early stop");
+  auto* ranks = app->add_option("--ranks", a->ranks,
+                                 "measure exactly these planner ranks side by side, each confirmed (e.g. the top "
+                                 "three of an exhaustive search and tune's pick: 1,4,9,23)")
+                    ->type_name("R,R,...");
   top->excludes(exhaustive);
   exhaustive->excludes(top);
+  ranks->excludes(top);
+  ranks->excludes(exhaustive);
+  top->excludes(ranks);
+  exhaustive->excludes(ranks);
   app->add_option("--budget", a->budget, "seconds for planning, compiling and screening (default: no limit)")
       ->type_name("S");
   app->add_option("--leaders", a->leaders, "screened leaders confirmed under the contract (default: 3)")->type_name("N");
