@@ -53,6 +53,13 @@ inline constexpr double kWarpsForFullRate = 8;
 // resident block fills the bubble. This is what makes a deeper BLOCK_K pay off beyond the bytes it moves.
 inline constexpr double kKStepSyncCycles = 40;
 
+// Time of the block's pipeline (tensor work, shared-memory reads and the latency-bound loads) without FRAG_PIPE,
+// relative to with it. Measured on the H200 over the public suite (bench/results/h200/2026-11-29-tune: 118 pairs of
+// configs that differ only in FRAG_PIPE): FRAG_PIPE=0 was slower in every pair, by 1.03-1.48x, median 1.22 (1.2-1.3
+// for 64x64 warp tiles, 1.1-1.5 for the 16x16 warp tiles of skinny and small-MN shapes): without it each k-step's
+// ldmatrix latency and every barrier stall the tensor pipe in the warp's shadow.
+inline constexpr double kFragPipeOffSlowdown = 1.2;
+
 // Resident blocks per SM (CUDA C++ Programming Guide, compute capabilities table): 32 on sm_80 and sm_90,
 // 16 on sm_86, 24 on sm_89; 16 where the arch is not one of these.
 inline int max_blocks_per_sm(std::string_view arch) {

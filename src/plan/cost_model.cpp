@@ -201,14 +201,16 @@ Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   const double kp = double(c.waves.k_steps * bk);
   const double flops_tile = 2.0 * double(bm) * double(bn) * kp;
   const double sync_s = double(c.waves.k_steps) * kKStepSyncCycles / clock / double(active);
-  c.compute_s = double(per_sm) * (flops_tile / (rate_sm * warp_factor) + sync_s);
+  // Without fragment double-buffering the warp waits for every k-step's ldmatrix and every barrier.
+  const double pipe_slowdown = param(cfg, "FRAG_PIPE") != 0 ? 1.0 : kFragPipeOffSlowdown;
+  c.compute_s = double(per_sm) * (flops_tile / (rate_sm * warp_factor) + sync_s) * pipe_slowdown;
   c.compute_share = q.flops() / c.compute_s / (*peak.tflops * 1e12);
 
   // Shared memory: ldmatrix reads (each warp reads its rows of A and columns of B) plus the cp.async writes.
   const double smem_tile =
       double(c.waves.k_steps) * (double(wn * bm * bk + wm * bk * bn) * in + double((bm + bn) * bk) * in);
   const double smem_bw = kSmemBytesPerSmCycle * clock;
-  const double smem_s = double(per_sm) * smem_tile / smem_bw;
+  const double smem_s = double(per_sm) * smem_tile / smem_bw * pipe_slowdown;
 
   // L2 -> SM: every block loads its A rows and B columns over the whole K.
   const double stage_bytes = double((bm + bn) * bk) * in;
@@ -220,7 +222,7 @@ Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   // Little's law: the stages in flight (one when 2-byte loads cannot be asynchronous) over the loaded latency.
   const double in_flight_stages = (vec <= 2) ? 1.0 : double(std::max<int64_t>(1, stages - 1));
   const double in_flight = double(active) * in_flight_stages * stage_bytes;
-  c.latency_s = double(per_sm) * l2_tile / (in_flight / kLoadedLatencySeconds);
+  c.latency_s = double(per_sm) * l2_tile / (in_flight / kLoadedLatencySeconds) * pipe_slowdown;
 
   // DRAM: A and B panels as the raster and L2 let them through, C written (and read when beta != 0).
   const double operand_bytes = sm80_operand_dram_bytes(q, profile, bm, bn, group_m, c.occupancy, cache);
