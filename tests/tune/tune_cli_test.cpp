@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -32,31 +33,43 @@ std::string slurp(const fs::path& p) {
   return s.str();
 }
 
-// Runs the CLI with stdout and stderr captured to files (no shell, so arguments need no quoting).
-Result run_cli(const std::vector<std::string>& args, const fs::path& dir) {
-  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
+// A CLI process started with stdout and stderr captured to files named by `tag` (no shell, so arguments need no
+// quoting); wait() collects it.
+struct Spawned {
+  pid_t pid = -1;
+  fs::path out, err;
+};
+
+Spawned spawn_cli(const std::vector<std::string>& args, const fs::path& dir, const std::string& tag = "cli") {
+  Spawned s{-1, dir / (tag + ".stdout"), dir / (tag + ".stderr")};
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 1, s.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, s.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   std::vector<std::string> all = {TILEFORGE_CLI_PATH};
   all.insert(all.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : all) argv.push_back(a.data());
   argv.push_back(nullptr);
-  pid_t pid = 0;
-  Result r;
-  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) return r;
+  if (posix_spawn(&s.pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) s.pid = -1;
   posix_spawn_file_actions_destroy(&actions);
+  return s;
+}
+
+Result wait_cli(const Spawned& s) {
+  Result r;
+  if (s.pid < 0) return r;
   int status = 0;
-  waitpid(pid, &status, 0);
+  waitpid(s.pid, &status, 0);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(out);
-  r.err = slurp(err);
-  fs::remove(out);
-  fs::remove(err);
+  r.out = slurp(s.out);
+  r.err = slurp(s.err);
+  fs::remove(s.out);
+  fs::remove(s.err);
   return r;
 }
+
+Result run_cli(const std::vector<std::string>& args, const fs::path& dir) { return wait_cli(spawn_cli(args, dir)); }
 
 class TuneCli : public ::testing::Test {
  protected:
@@ -162,6 +175,46 @@ TEST_F(TuneCli, TunesPrintsProgressAndRecordsTheWinner) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("WINNER"), std::string::npos);
   EXPECT_EQ(nlohmann::json::parse(slurp(out))["results"].size(), 1u);
+}
+
+TEST_F(TuneCli, FourProcessesTuningIntoOneDbLoseNothing) {
+  // Four tuners at once, each on its own shape, all writing their winner into one DB (WAL, transactions and a busy
+  // timeout: docs/TUNING-DB.md). Every process succeeds and every winner is there, readable by a fifth process.
+  const std::string db = (dir / "shared.db").string();
+  const std::vector<std::string> shapes = {"40x24x16", "48x32x24", "56x40x32", "64x48x40"};
+  std::vector<Spawned> procs;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    std::vector<std::string> args = {"tune", "--shape", shapes[i], "--top", "3", "--db", db, "--quiet",
+                                     "--format", "json"};
+    args.insert(args.end(), kQuick.begin(), kQuick.end());
+    procs.push_back(spawn_cli(args, dir, "tuner" + std::to_string(i)));
+  }
+  std::map<std::string, nlohmann::json> winners;
+  for (std::size_t i = 0; i < procs.size(); ++i) {
+    const Result r = wait_cli(procs[i]);
+    ASSERT_EQ(r.exit_code, 0) << shapes[i] << ": " << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    const auto& res = j["results"][0];
+    ASSERT_FALSE(res["winner"].is_null()) << shapes[i];
+    EXPECT_EQ(res["db"]["outcome"], "inserted") << shapes[i];
+    winners[shapes[i]] = res["winner"]["config"];
+  }
+  auto store = tileforge::db::Store::open(db);
+  ASSERT_TRUE(store) << store.status().to_string();
+  auto records = store->list();
+  ASSERT_TRUE(records);
+  ASSERT_EQ(records->size(), shapes.size());
+  for (const auto& rec : *records) {
+    const std::string shape = std::to_string(rec.problem.m) + "x" + std::to_string(rec.problem.n) + "x" +
+                              std::to_string(rec.problem.k);
+    ASSERT_TRUE(winners.count(shape)) << shape;
+    EXPECT_EQ(rec.source, tileforge::db::Source::tuned);
+    for (const auto& [name, value] : rec.config.params) EXPECT_EQ(winners[shape][name], value) << shape << " " << name;
+  }
+  // And `db list` in another process sees all four.
+  const Result list = run_cli({"db", "list", "--db", db, "--format", "json"}, dir);
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(nlohmann::json::parse(list.out)["records"].size(), shapes.size()) << list.out;
 }
 
 }  // namespace
