@@ -251,9 +251,22 @@ __device__ __forceinline__ void gemm(const Params& p) {
     copy_a.advance(p.lda);
     copy_b.advance(p.ldb);
   };
-  // All copies of a k-tile are issued at its first k-step.
+  // The copies of one k-tile are spread over its k-steps (group s of KSTEPS, A's chunks first), so that they
+  // issue between the mma of the current tile instead of in one burst; 2-byte copies all go in group 0.
+  constexpr int NA = decltype(copy_a)::CHUNKS, NC = NA + decltype(copy_b)::CHUNKS;
   auto copy_group = [&](int s, unsigned stage_off) {
-    if (s == 0) {
+    if constexpr (Cfg::VEC >= 4) {
+#pragma unroll
+      for (int g = 0; g < NC; ++g) {
+        if (g >= s * NC / KSTEPS && g < (s + 1) * NC / KSTEPS) {
+          if (g < NA) {
+            copy_a.copy(g, stage_off, p.lda, p.a);
+          } else {
+            copy_b.copy(g - NA, stage_off, p.ldb, p.b);
+          }
+        }
+      }
+    } else if (s == 0) {
       copy_a.copy_all(stage_off, p.lda, p.a);
       copy_b.copy_all(stage_off, p.ldb, p.b);
     }
