@@ -19,8 +19,9 @@ int epilogue_vec(const Problem& problem, const void* c = nullptr);
 
 // Dynamic shared memory of one block (the kernel has no static shared memory).
 int64_t sm80_smem_bytes(const Config& config);
-// Upper bound on registers per thread: accumulators, two k-steps of A and B fragments, the copy addresses of
-// one stage, and a fixed allowance for indices and the epilogue. Checked against the compiler's report in CI.
+// Upper bound on registers per thread: accumulators, two k-steps of A and B fragments, about one register per
+// copy chunk of a k-tile, and fixed allowances for the copy state, indices, the epilogue and FRAG_PIPE. Checked
+// against the compiler's report in CI.
 // `arch` is the NVRTC target ("sm_90a", "sm_80"); empty means the most demanding target measured.
 int sm80_register_estimate(const Config& config, std::string_view arch = {});
 int sm80_threads(const Config& config);

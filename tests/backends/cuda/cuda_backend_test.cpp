@@ -153,6 +153,48 @@ TEST_F(CudaBackendTest, EveryVectorWidthAndCopyMode) {
   }
 }
 
+Config sm80_config(int bm, int bn, int bk, int wm, int wn, int stages, int vec, int frag_pipe) {
+  return Config{"sm80", {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"WARPS_M", wm}, {"WARPS_N", wn},
+                         {"STAGES", stages}, {"GROUP_M", 8}, {"VEC_BYTES", vec}, {"COPY_AB", 0},
+                         {"FRAG_PIPE", frag_pipe}}};
+}
+
+// Leading dimensions rounded up to 8 elements: every load width is legal while M, N and K stay ragged, so 16-byte
+// chunks straddle the matrix's edges in both dimensions of every layout and the last k-tile is partial.
+Problem padded(Problem p) {
+  p.lda = (p.min_lda() + 7) / 8 * 8;
+  p.ldb = (p.min_ldb() + 7) / 8 * 8;
+  return p;
+}
+
+TEST_F(CudaBackendTest, BlockK64PipelinedTilesInEveryLayoutAndWidth) {
+  const Layout layouts[] = {Layout::RR, Layout::RC, Layout::CR, Layout::CC};
+  const Config deep[] = {sm80_config(128, 256, 64, 2, 4, 3, 16, 1), sm80_config(128, 256, 64, 2, 4, 4, 16, 1),
+                         sm80_config(256, 128, 64, 4, 2, 3, 16, 1), sm80_config(256, 128, 64, 4, 2, 4, 16, 1),
+                         sm80_config(128, 128, 64, 2, 2, 3, 16, 0)};
+  uint64_t seed = 500;
+  for (const Config& c : deep) {
+    for (Layout l : layouts) {
+      run(padded(half(301, 263, 517, l, seed % 2 ? DType::bf16 : DType::f16)), "cuda", &c, 0, seed);
+      ++seed;
+    }
+  }
+  // Every load width (2-byte copies go through registers) on a smaller pipelined tile, with alpha, beta and a
+  // batch; 4096-wide K with a 16-element tail for the steady state.
+  for (int vec : {2, 4, 8, 16}) {
+    for (Layout l : layouts) {
+      Problem p = padded(half(130, 200, 190, l, vec % 8 ? DType::bf16 : DType::f16, DType::f32));
+      p.batch = 3;
+      p.alpha = -1.0;
+      p.beta = 0.5;
+      const Config c = sm80_config(64, 128, 64, 2, 2, 3, vec, 1);
+      run(p, "cuda", &c, 0, ++seed);
+    }
+  }
+  const Config big = sm80_config(128, 256, 64, 2, 4, 4, 16, 1);
+  run(half(520, 776, 4112, Layout::RR), "cuda", &big, 0, ++seed);
+}
+
 TEST_F(CudaBackendTest, MisalignedPointersFallBackToNarrowerLoads) {
   // A and B start 1 element (2 bytes) past an aligned base: the 16-byte config must not fault.
   Problem p = half(256, 256, 256, Layout::RR);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 
 #include <fmt/format.h>
 
@@ -25,6 +26,24 @@ Problem fp16(int64_t m, int64_t n, int64_t k, Layout l = Layout::RR) {
   p.layout = l;
   p.precision = {DType::f16, DType::f16, DType::f32};
   return p.normalized();
+}
+
+Problem problem(int64_t m, int64_t n, int64_t k, Layout l, DType in) {
+  Problem p = fp16(m, n, k, l);
+  p.precision = {in, in, DType::f32};
+  return p.normalized();
+}
+
+Config sm80_config(int bm, int bn, int bk, int wm, int wn, int stages, int vec, int frag_pipe) {
+  return Config{"sm80", {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"WARPS_M", wm}, {"WARPS_N", wn},
+                         {"STAGES", stages}, {"GROUP_M", 8}, {"VEC_BYTES", vec}, {"COPY_AB", 0},
+                         {"FRAG_PIPE", frag_pipe}}};
+}
+
+std::vector<jit::Header> kernel_headers() {
+  std::vector<jit::Header> headers;
+  for (const auto& [name, text] : embedded::embedded_kernel_headers()) headers.push_back({std::string(name), std::string(text)});
+  return headers;
 }
 
 hw::HwProfile profile(const char* name) {
@@ -114,8 +133,7 @@ TEST(Sm80Family, GeneratedSourceInstantiatesEveryParameter) {
 TEST(Sm80Family, NvrtcBuildsStayWithinTheirEstimates) {
   auto nvrtc = jit::Nvrtc::get();
   if (!nvrtc.ok()) GTEST_SKIP() << "SKIPPED: NVRTC not available: " << nvrtc.status().message();
-  std::vector<jit::Header> headers;
-  for (const auto& [name, text] : embedded::embedded_kernel_headers()) headers.push_back({std::string(name), std::string(text)});
+  const std::vector<jit::Header> headers = kernel_headers();
   struct Case {
     std::string arch;
     const char* profile;
@@ -162,6 +180,68 @@ TEST(Sm80Family, NvrtcBuildsStayWithinTheirEstimates) {
     std::printf("[ info ] %s %s: %d registers (estimate %d), %lld B shared memory\n", k.arch.c_str(),
                 k.config.describe().c_str(), r->registers, sm80_register_estimate(k.config, k.arch),
                 (long long)(r->smem_bytes + g.smem_bytes));
+  }
+}
+
+// The deep pipelined tiles (BLOCK_K 64 with FRAG_PIPE, 8 warps of 64x64) are legal on the H200 at 3 and 4
+// stages, and NVRTC builds them for sm_90a without spills and within their estimate, in every layout and both
+// input types; so does, for each load width, the largest legal BLOCK_K 64 FRAG_PIPE config (the narrow widths
+// copy 4 to 8 times as many chunks per thread).
+TEST(Sm80Family, NvrtcBuildsBlockK64PipelinedTilesWithoutSpills) {
+  auto nvrtc = jit::Nvrtc::get();
+  if (!nvrtc.ok()) GTEST_SKIP() << "SKIPPED: NVRTC not available: " << nvrtc.status().message();
+  const auto h200 = profile("h200");
+  struct Case {
+    Problem problem;
+    Config config;
+  };
+  std::vector<Case> cases;
+  const Layout layouts[] = {Layout::RR, Layout::RC, Layout::CR, Layout::CC};
+  for (int stages : {3, 4}) {
+    for (auto [bm, bn, wm, wn] : {std::array{128, 256, 2, 4}, std::array{256, 128, 4, 2}}) {
+      for (int l = 0; l < 4; ++l) {
+        // Each layout once per tile and stage count; f16 and bf16 alternate.
+        const DType in = (l + stages) % 2 ? DType::bf16 : DType::f16;
+        cases.push_back({problem(4096, 4096, 4096, layouts[l], in), sm80_config(bm, bn, 64, wm, wn, stages, 16, 1)});
+      }
+    }
+  }
+  const auto legal = sm80_space(fp16(4096, 4096, 4096), h200).enumerate();
+  for (int vec : {8, 4, 2}) {
+    const Config* best = nullptr;
+    for (const Config& c : legal) {
+      if (c.at("BLOCK_K") != 64 || c.at("FRAG_PIPE") != 1 || c.at("VEC_BYTES") != vec || c.at("COPY_AB") != 0) continue;
+      if (!best || std::pair{c.at("BLOCK_M") * c.at("BLOCK_N"), c.at("STAGES")} >
+                       std::pair{best->at("BLOCK_M") * best->at("BLOCK_N"), best->at("STAGES")}) {
+        best = &c;
+      }
+    }
+    ASSERT_NE(best, nullptr) << "no legal BLOCK_K=64 FRAG_PIPE=1 config with VEC_BYTES=" << vec;
+    for (int l = 0; l < 4; ++l) {
+      cases.push_back({problem(4096, 4096, 4096, layouts[l], l % 2 ? DType::bf16 : DType::f16), *best});
+    }
+  }
+  jit::KernelCache cache(::testing::TempDir() + "/tf-sm80-ci-cache");
+  const std::vector<jit::Header> headers = kernel_headers();
+  for (const Case& k : cases) {
+    const std::string what = fmt::format("{} {} {}", to_string(k.problem.layout), to_string(k.problem.precision.input),
+                                         k.config.describe());
+    ASSERT_TRUE(sm80_space(k.problem, h200).check(k.config).ok()) << what;
+    GeneratedKernel g = sm80_source(k.problem, k.config, int(k.config.at("VEC_BYTES")), epilogue_vec(k.problem));
+    jit::CompileRequest req;
+    req.name = g.entry;
+    req.source = g.source;
+    req.headers = headers;
+    req.arch = "sm_90a";
+    auto compiled = cache.get(req);
+    ASSERT_TRUE(compiled.ok()) << what << ": " << compiled.status().to_string();
+    const jit::FunctionResources* r = compiled->resources(g.entry);
+    ASSERT_NE(r, nullptr) << compiled->log;
+    EXPECT_FALSE(r->spills()) << what << ": " << r->spill_store_bytes << " bytes spilled";
+    EXPECT_LE(r->registers, sm80_register_estimate(k.config, "sm_90a")) << what;
+    EXPECT_LE(r->smem_bytes + g.smem_bytes, h200.smem_per_block_bytes) << what;
+    std::printf("[ info ] sm_90a %s: %d registers (estimate %d)\n", what.c_str(), r->registers,
+                sm80_register_estimate(k.config, "sm_90a"));
   }
 }
 

@@ -18,9 +18,25 @@ namespace tf {
 // The offset is relative to a tile base aligned to 128 bytes; only bits 4..6 change, so every 2-, 4-, 8- and
 // 16-byte access stays inside its chunk. kRowBytes must be a power of two.
 template <unsigned kRowBytes>
-TF_HOST_DEVICE unsigned swizzle_128b(unsigned byte_offset) {
+TF_HOST_DEVICE constexpr unsigned swizzle_128b(unsigned byte_offset) {
   constexpr unsigned kUnit = kRowBytes >= 128 ? kRowBytes : 128;
   return byte_offset ^ (((byte_offset / kUnit) & 7u) << 4);
+}
+
+// The swizzle of a sum, from the swizzle of its per-thread part `base` and a compile-time `offset`:
+//   swizzle_128b(base + offset) == (swizzle_128b(base) ^ swizzle_xor(offset)) + swizzle_add(offset)
+// i.e. the offset's own swizzle split into its bits inside a 128-byte line (XORed: they only touch the 16-byte
+// chunk index) and above (added). This holds for the offsets the kernels combine (a copy chunk's from the
+// thread's first chunk, an ldmatrix step's from the lane's first address), for every tile shape the family
+// allows (tests/backends/cuda/swizzle_test.cpp); it also holds with a 128-byte-aligned tile base added to both
+// sides, so an address costs one XOR and an immediate offset instead of a swizzle per access.
+template <unsigned kRowBytes>
+TF_HOST_DEVICE constexpr unsigned swizzle_xor(unsigned offset) {
+  return swizzle_128b<kRowBytes>(offset) & 127u;
+}
+template <unsigned kRowBytes>
+TF_HOST_DEVICE constexpr unsigned swizzle_add(unsigned offset) {
+  return swizzle_128b<kRowBytes>(offset) & ~127u;
 }
 
 }  // namespace tf

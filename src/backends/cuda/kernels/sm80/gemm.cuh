@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 
 #include "common/swizzle.cuh"
+#include "sm80/tile_layout.cuh"
 
 namespace tf::sm80 {
 
@@ -129,37 +130,70 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4],
 
 // ---- global -> shared tiles ------------------------------------------------------------------------------
 
-// Copies a ROWS x COLS tile of 16-bit elements (COLS contiguous in global and shared memory) whose top-left
-// element is (row0, col0) of a rows x cols matrix with leading dimension ld. Chunks of VEC bytes; elements
-// outside the matrix are zero-filled, and nothing outside it is read.
-template <int ROWS, int COLS, int VEC, int THREADS>
-__device__ __forceinline__ void load_tile(unsigned smem_tile, const unsigned short* g, long long ld, int row0,
-                                          int col0, int rows, int cols, int tid) {
-  constexpr int EPC = VEC / 2;  // elements per chunk
-  constexpr int CHUNKS_PER_ROW = COLS / EPC;
-  constexpr int CHUNKS = ROWS * CHUNKS_PER_ROW;
-  // 2-byte copies go through registers: unrolling all of them would keep every address and value live at once
-  // (spills on small blocks), so only a few are in flight.
-#pragma unroll(VEC >= 4 ? CHUNKS / THREADS : 4)
-  for (int i = 0; i < CHUNKS / THREADS; ++i) {
-    const int id = tid + i * THREADS;
-    const int r = id / CHUNKS_PER_ROW;
-    const int c = (id % CHUNKS_PER_ROW) * EPC;
-    const int gr = row0 + r, gc = col0 + c;
-    int valid = cols - gc;
-    valid = valid < 0 ? 0 : (valid > EPC ? EPC : valid);
-    if (gr >= rows) valid = 0;
-    const unsigned short* src = valid > 0 ? g + gr * ld + gc : g;
-    const unsigned dst = smem_tile + swizzle_128b<COLS * 2>(static_cast<unsigned>((r * COLS + c) * 2));
+// One operand's global -> shared copies, as one thread sees them. The stored tile is ROWS x COLS 16-bit
+// elements with COLS contiguous in global and shared memory; K runs along its rows (K_ROWS: column-major A,
+// row-major B) or its columns. Everything that does not change between k-tiles is computed once: the source
+// address of the thread's first chunk (advanced by one tile per k-tile: BK elements, or BK rows), how many
+// matrix rows and columns remain from that chunk on, and its swizzled shared-memory address. Chunk i then sits
+// at compile-time offsets from these (ChunkMap), and its validity is two compares against the remaining counts:
+// elements outside the matrix (M, N, and K past its end in the last k-tile) are zero-filled and never read.
+template <int ROWS, int COLS, int VEC, int THREADS, bool K_ROWS>
+struct TileCopy {
+  using Map = ChunkMap<ROWS, COLS, VEC, THREADS>;
+  static constexpr int EPC = Map::EPC, CHUNKS = Map::PER_THREAD;
+  static constexpr unsigned ROW_BYTES = COLS * 2;
+
+  const unsigned short* src;  // the thread's first chunk in the k-tile copied next (may lie outside the matrix)
+  int rows_left, cols_left;   // matrix rows and columns from that chunk on (<= 0: none)
+  unsigned smem;              // shared-memory address of the thread's first chunk in stage 0's tile
+
+  // Tile origin (row0, col0) of the first k-tile in a rows x cols matrix `g` with leading dimension ld; `tile`
+  // is the 128-byte-aligned shared-memory address of the operand's tile in stage 0.
+  __device__ __forceinline__ void init(const unsigned short* g, long long ld, int row0, int col0, int rows, int cols,
+                                       unsigned tile, int tid) {
+    const int r = Map::first_row(tid), c = Map::first_col(tid);
+    src = g + static_cast<long long>(row0 + r) * ld + (col0 + c);
+    rows_left = rows - row0 - r;
+    cols_left = cols - col0 - c;
+    smem = tile + swizzle_128b<ROW_BYTES>(Map::first_offset(tid));
+  }
+
+  // On to the next k-tile.
+  __device__ __forceinline__ void advance(long long ld) {
+    if constexpr (K_ROWS) {
+      src += ROWS * ld;
+      rows_left -= ROWS;
+    } else {
+      src += COLS;
+      cols_left -= COLS;
+    }
+  }
+
+  // Chunk i into the stage `stage_off` bytes from stage 0. `safe` is a valid address inside the matrix: the
+  // source operand of a chunk that reads nothing (its bytes are all zero-filled).
+  __device__ __forceinline__ void copy(int i, unsigned stage_off, long long ld, const void* safe) const {
+    int n = cols_left - Map::col_off(i);
+    n = n < 0 ? 0 : (n > EPC ? EPC : n);
+    if (Map::row_off(i) >= rows_left) n = 0;
+    const unsigned off = Map::chunk_offset(i);
+    const unsigned dst = ((smem + stage_off) ^ swizzle_xor<ROW_BYTES>(off)) + swizzle_add<ROW_BYTES>(off);
+    const unsigned short* s = src + Map::row_off(i) * ld + Map::col_off(i);
     if constexpr (VEC >= 4) {
-      cp_async_zfill<VEC>(dst, src, valid * 2);
+      cp_async_zfill<VEC>(dst, n > 0 ? static_cast<const void*>(s) : safe, n * 2);
     } else {
       // No 2-byte cp.async: a plain load staged through a register.
-      const unsigned short v = valid > 0 ? *src : static_cast<unsigned short>(0);
+      const unsigned short v = n > 0 ? *s : static_cast<unsigned short>(0);
       asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(dst), "h"(v));
     }
   }
-}
+
+  // The whole tile. 2-byte copies go through registers: unrolling all of them would keep every address and
+  // value live at once (spills on small blocks), so only a few are in flight.
+  __device__ __forceinline__ void copy_all(unsigned stage_off, long long ld, const void* safe) const {
+#pragma unroll(VEC >= 4 ? CHUNKS : 4)
+    for (int i = 0; i < CHUNKS; ++i) copy(i, stage_off, ld, safe);
+  }
+};
 
 // ---- the kernel body ---------------------------------------------------------------------------------------
 
@@ -168,8 +202,9 @@ __device__ __forceinline__ void gemm(const Params& p) {
   extern __shared__ __align__(1024) unsigned char smem[];
   using In = Elem<Cfg::IN>;
   using Out = Elem<Cfg::OUT>;
-  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, THREADS = Cfg::THREADS;
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, THREADS = Cfg::THREADS, STAGES = Cfg::STAGES;
   constexpr int MI = Cfg::MI, NI = Cfg::NI;
+  constexpr int KSTEPS = BK / 16;
 
   const int tid = threadIdx.x;
   const int lane = tid & 31, warp = tid >> 5;
@@ -192,23 +227,48 @@ __device__ __forceinline__ void gemm(const Params& p) {
   const auto* B = static_cast<const unsigned short*>(p.b) + batch * p.stride_b;
   auto* C = static_cast<typename Out::T*>(p.c) + batch * p.stride_c;
 
-  const unsigned smem_base = smem_u32(smem);
-  auto a_tile = [&](int stage) { return smem_base + stage * Cfg::STAGE_BYTES; };
-  auto b_tile = [&](int stage) { return smem_base + stage * Cfg::STAGE_BYTES + Cfg::A_TILE_BYTES; };
+  // Shared memory: STAGES stages of [A tile][B tile]. Tiles keep the global orientation: [BM][BK] or [BK][BM]
+  // for A, [BK][BN] or [BN][BK] for B; ldmatrix (.trans where needed) turns either into the mma fragments.
+  // `rd` and `wr` are the byte offsets of the stage read (tile kt) and written (tile kt + STAGES - 1).
+  constexpr unsigned STAGE = Cfg::STAGE_BYTES, RING = STAGES * Cfg::STAGE_BYTES;
+  const unsigned a_tile = smem_u32(smem), b_tile = a_tile + Cfg::A_TILE_BYTES;
+  auto next_stage = [](unsigned off) { return off + STAGE == RING ? 0u : off + STAGE; };
 
-  // Tiles keep the global orientation: [BM][BK] or [BK][BM] for A, [BK][BN] or [BN][BK] for B; ldmatrix
-  // (.trans where needed) turns either into the mma fragments.
-  auto load_stage = [&](int stage, int kt) {
-    const int k0 = kt * BK;
-    if constexpr (Cfg::A_ROW) {
-      load_tile<BM, BK, Cfg::VEC, THREADS>(a_tile(stage), A, p.lda, m0, k0, p.m, p.k, tid);
-    } else {
-      load_tile<BK, BM, Cfg::VEC, THREADS>(a_tile(stage), A, p.lda, k0, m0, p.k, p.m, tid);
-    }
-    if constexpr (Cfg::B_ROW) {
-      load_tile<BK, BN, Cfg::VEC, THREADS>(b_tile(stage), B, p.ldb, k0, n0, p.k, p.n, tid);
-    } else {
-      load_tile<BN, BK, Cfg::VEC, THREADS>(b_tile(stage), B, p.ldb, n0, k0, p.n, p.k, tid);
+  constexpr int A_COLS = Cfg::A_ROW ? BK : BM, B_COLS = Cfg::B_ROW ? BN : BK;
+  TileCopy<Cfg::A_ROW ? BM : BK, A_COLS, Cfg::VEC, THREADS, !Cfg::A_ROW> copy_a;
+  TileCopy<Cfg::B_ROW ? BK : BN, B_COLS, Cfg::VEC, THREADS, Cfg::B_ROW> copy_b;
+  if constexpr (Cfg::A_ROW) {
+    copy_a.init(A, p.lda, m0, 0, p.m, p.k, a_tile, tid);
+  } else {
+    copy_a.init(A, p.lda, 0, m0, p.k, p.m, a_tile, tid);
+  }
+  if constexpr (Cfg::B_ROW) {
+    copy_b.init(B, p.ldb, 0, n0, p.k, p.n, b_tile, tid);
+  } else {
+    copy_b.init(B, p.ldb, n0, 0, p.n, p.k, b_tile, tid);
+  }
+  auto advance = [&]() {
+    copy_a.advance(p.lda);
+    copy_b.advance(p.ldb);
+  };
+  // The copies of one k-tile are spread over its k-steps (group s of KSTEPS, A's chunks first), so that they
+  // issue between the mma of the current tile instead of in one burst; 2-byte copies all go in group 0.
+  constexpr int NA = decltype(copy_a)::CHUNKS, NC = NA + decltype(copy_b)::CHUNKS;
+  auto copy_group = [&](int s, unsigned stage_off) {
+    if constexpr (Cfg::VEC >= 4) {
+#pragma unroll
+      for (int g = 0; g < NC; ++g) {
+        if (g >= s * NC / KSTEPS && g < (s + 1) * NC / KSTEPS) {
+          if (g < NA) {
+            copy_a.copy(g, stage_off, p.lda, p.a);
+          } else {
+            copy_b.copy(g - NA, stage_off, p.ldb, p.b);
+          }
+        }
+      }
+    } else if (s == 0) {
+      copy_a.copy_all(stage_off, p.lda, p.a);
+      copy_b.copy_all(stage_off, p.ldb, p.b);
     }
   };
 
@@ -222,38 +282,37 @@ __device__ __forceinline__ void gemm(const Params& p) {
 
   const int k_tiles = (p.k + BK - 1) / BK;
 #pragma unroll
-  for (int s = 0; s < Cfg::STAGES - 1; ++s) {
-    if (s < k_tiles) load_stage(s, s);
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < k_tiles) {
+      copy_a.copy_all(s * STAGE, p.lda, p.a);
+      copy_b.copy_all(s * STAGE, p.ldb, p.b);
+      advance();
+    }
     cp_async_commit();  // empty groups keep the wait counts uniform
   }
 
-  // Per-lane fragment coordinates inside a 16x16 (A) or 16-wide (B) block; see the layout notes below.
-  const int a_row_off = Cfg::A_ROW ? (lane & 15) : ((lane & 7) + ((lane >> 4) << 3));
-  const int a_col_off = Cfg::A_ROW ? ((lane >> 4) << 3) : (((lane >> 3) & 1) << 3);
-  const int b_row_off = Cfg::B_ROW ? ((lane & 7) + (((lane >> 3) & 1) << 3)) : ((lane & 7) + ((lane >> 4) << 3));
-  const int b_col_off = Cfg::B_ROW ? ((lane >> 4) << 3) : (((lane >> 3) & 1) << 3);
+  // ldmatrix addresses: the lane's first address in stage 0 (lane and warp offsets, swizzled once), then per
+  // fragment and k-step one XOR and an immediate offset (swizzle_xor / swizzle_add, see tile_layout.cuh).
+  const RowCol al = a_frag_lane(Cfg::A_ROW, lane, wm * Cfg::WM);
+  const RowCol bl = b_frag_lane(Cfg::B_ROW, lane, wn * Cfg::WN);
+  const unsigned a_frag = a_tile + swizzle_128b<A_COLS * 2>(static_cast<unsigned>((al.row * A_COLS + al.col) * 2));
+  const unsigned b_frag = b_tile + swizzle_128b<B_COLS * 2>(static_cast<unsigned>((bl.row * B_COLS + bl.col) * 2));
 
-  // Fragments of one 16-deep k-step from one stage: A as [BM][BK] (lanes 0-15 give rows 0-15 at k, lanes
-  // 16-31 the same rows at k+8: ldmatrix) or [BK][BM] (lanes give k rows at m and m+8: ldmatrix.trans); B as
-  // [BN][BK] (ldmatrix) or [BK][BN] (ldmatrix.trans), two 8-column fragments per ldmatrix.x4.
-  auto load_fragments = [&](unsigned (&af)[MI][4], unsigned (&bf)[NI][2], int stage, int kk) {
-    const unsigned sa = a_tile(stage), sb = b_tile(stage);
+  // Fragments of one 16-deep k-step (k offset kk) from the stage `stage_off` bytes from stage 0.
+  auto load_fragments = [&](unsigned (&af)[MI][4], unsigned (&bf)[NI][2], unsigned stage_off, int kk) {
+    const unsigned sa = a_frag + stage_off, sb = b_frag + stage_off;
 #pragma unroll
     for (int i = 0; i < MI; ++i) {
-      const int mrow = wm * Cfg::WM + i * 16;
-      const int r = Cfg::A_ROW ? mrow + a_row_off : kk + a_row_off;
-      const int c = Cfg::A_ROW ? kk + a_col_off : mrow + a_col_off;
-      constexpr int cols = Cfg::A_ROW ? BK : BM;
-      ldmatrix_x4<!Cfg::A_ROW>(af[i], sa + swizzle_128b<cols * 2>(static_cast<unsigned>((r * cols + c) * 2)));
+      const RowCol st = a_frag_step(Cfg::A_ROW, i, kk);
+      const unsigned off = static_cast<unsigned>((st.row * A_COLS + st.col) * 2);
+      ldmatrix_x4<!Cfg::A_ROW>(af[i], (sa ^ swizzle_xor<A_COLS * 2>(off)) + swizzle_add<A_COLS * 2>(off));
     }
 #pragma unroll
     for (int j = 0; j < NI; j += 2) {
-      const int ncol = wn * Cfg::WN + j * 8;
-      const int r = Cfg::B_ROW ? kk + b_row_off : ncol + b_row_off;
-      const int c = Cfg::B_ROW ? ncol + b_col_off : kk + b_col_off;
-      constexpr int cols = Cfg::B_ROW ? BN : BK;
+      const RowCol st = b_frag_step(Cfg::B_ROW, j, kk);
+      const unsigned off = static_cast<unsigned>((st.row * B_COLS + st.col) * 2);
       unsigned t[4];
-      ldmatrix_x4<Cfg::B_ROW>(t, sb + swizzle_128b<cols * 2>(static_cast<unsigned>((r * cols + c) * 2)));
+      ldmatrix_x4<Cfg::B_ROW>(t, (sb ^ swizzle_xor<B_COLS * 2>(off)) + swizzle_add<B_COLS * 2>(off));
       bf[j][0] = t[0];
       bf[j][1] = t[1];
       bf[j + 1][0] = t[2];
@@ -266,8 +325,8 @@ __device__ __forceinline__ void gemm(const Params& p) {
 #pragma unroll
       for (int j = 0; j < NI; ++j) mma_16816<Cfg::IN>(acc[i][j], af[i], bf[j][0], bf[j][1]);
   };
-  constexpr int KSTEPS = BK / 16;
 
+  unsigned rd = 0, wr = (STAGES - 1) * STAGE;
   if constexpr (Cfg::FRAG_PIPE) {
     // Fragments double-buffered across k-steps and across the barrier: the next step's ldmatrix (the next
     // tile's first, after the barrier) is issued before this step's mma, so shared-memory latency and the
@@ -275,45 +334,51 @@ __device__ __forceinline__ void gemm(const Params& p) {
     unsigned af[2][MI][4];
     unsigned bf[2][NI][2];
     if (k_tiles > 0) {
-      cp_async_wait<Cfg::STAGES - 2>();
+      cp_async_wait<STAGES - 2>();
       __syncthreads();
-      load_fragments(af[0], bf[0], 0, 0);
+      load_fragments(af[0], bf[0], rd, 0);
     }
     for (int kt = 0; kt < k_tiles; ++kt) {
-      const int stage = kt % Cfg::STAGES;
+      // Stage `wr` (tile kt-1's) is free: every thread passed the barrier after its last fragment load from it.
+      const bool fetch = kt + STAGES - 1 < k_tiles;
 #pragma unroll
       for (int s = 0; s < KSTEPS; ++s) {
-        if (s == 0) {
-          // Stage kt-1 is free: every thread passed the barrier after its last fragment load from it.
-          const int next = kt + Cfg::STAGES - 1;
-          if (next < k_tiles) load_stage(next % Cfg::STAGES, next);
-          cp_async_commit();
-        }
-        if (s == KSTEPS - 1) {
-          cp_async_wait<Cfg::STAGES - 2>();
-          __syncthreads();  // tile kt+1 is visible to all
-          if (kt + 1 < k_tiles) load_fragments(af[(s + 1) & 1], bf[(s + 1) & 1], (kt + 1) % Cfg::STAGES, 0);
+        if (s < KSTEPS - 1) {
+          load_fragments(af[(s + 1) & 1], bf[(s + 1) & 1], rd, (s + 1) * 16);
+          mma_all(af[s & 1], bf[s & 1]);
+          if (fetch) copy_group(s, wr);
         } else {
-          load_fragments(af[(s + 1) & 1], bf[(s + 1) & 1], stage, (s + 1) * 16);
+          if (fetch) {
+            copy_group(s, wr);
+            advance();
+          }
+          cp_async_commit();
+          cp_async_wait<STAGES - 2>();
+          __syncthreads();  // tile kt+1 is visible to all
+          rd = next_stage(rd);
+          wr = next_stage(wr);
+          if (kt + 1 < k_tiles) load_fragments(af[0], bf[0], rd, 0);
+          mma_all(af[s & 1], bf[s & 1]);
         }
-        mma_all(af[s & 1], bf[s & 1]);
       }
     }
   } else {
     for (int kt = 0; kt < k_tiles; ++kt) {
-      cp_async_wait<Cfg::STAGES - 2>();
-      __syncthreads();  // stage kt is visible to all, and stage kt-1 is no longer read by anyone
-      const int next = kt + Cfg::STAGES - 1;
-      if (next < k_tiles) load_stage(next % Cfg::STAGES, next);
-      cp_async_commit();
-      const int stage = kt % Cfg::STAGES;
+      cp_async_wait<STAGES - 2>();
+      __syncthreads();  // tile kt is visible to all, and stage `wr` (tile kt-1's) is no longer read by anyone
+      const bool fetch = kt + STAGES - 1 < k_tiles;
 #pragma unroll
       for (int s = 0; s < KSTEPS; ++s) {
         unsigned af[MI][4];
         unsigned bf[NI][2];
-        load_fragments(af, bf, stage, s * 16);
+        load_fragments(af, bf, rd, s * 16);
         mma_all(af, bf);
+        if (fetch) copy_group(s, wr);
       }
+      if (fetch) advance();
+      cp_async_commit();
+      rd = next_stage(rd);
+      wr = next_stage(wr);
     }
   }
   cp_async_wait<0>();

@@ -1,0 +1,181 @@
+// Where the sm80 kernel's threads copy into and read from shared memory (kernels/sm80/tile_layout.cuh), proven
+// on the host for every tile shape the family allows: each thread's chunks cover the tile exactly once, and the
+// cheap address forms the kernel uses (a per-thread base computed once, then one XOR and an immediate offset per
+// access) equal the plain swizzled addresses of the same elements.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <utility>
+
+#include "sm80/tile_layout.cuh"
+
+namespace {
+
+using tf::swizzle_128b;
+using tf::swizzle_add;
+using tf::swizzle_xor;
+
+// The swizzle and its split for a row length known only at run time.
+struct Swizzle {
+  unsigned (*full)(unsigned);
+  unsigned (*x)(unsigned);
+  unsigned (*add)(unsigned);
+  // swizzle(base + offset), as the kernel computes it from swizzle(base), with a 128-byte-aligned tile at `tile`.
+  unsigned split(unsigned tile, unsigned base, unsigned offset) const { return ((tile + full(base)) ^ x(offset)) + add(offset); }
+};
+template <unsigned kRowBytes>
+Swizzle swizzle_of() {
+  return {swizzle_128b<kRowBytes>, swizzle_xor<kRowBytes>, swizzle_add<kRowBytes>};
+}
+Swizzle swizzle_for_cols(int cols) {
+  switch (cols) {
+    case 16: return swizzle_of<32>();
+    case 32: return swizzle_of<64>();
+    case 64: return swizzle_of<128>();
+    case 128: return swizzle_of<256>();
+    default: return swizzle_of<512>();
+  }
+}
+
+constexpr int kSizes[] = {16, 32, 64, 128, 256};  // BLOCK_M, BLOCK_N (and BLOCK_K up to 64)
+constexpr unsigned kTileBase = 3 * 1024 + 128;    // any 128-byte-aligned tile address in shared memory
+
+template <int ROWS, int COLS, int VEC, int THREADS>
+void check_chunk_map(int& checked) {
+  using Map = tf::sm80::ChunkMap<ROWS, COLS, VEC, THREADS>;
+  const Swizzle swz = swizzle_for_cols(COLS);
+  std::set<std::pair<int, int>> seen;
+  for (int t = 0; t < THREADS; ++t) {
+    for (int i = 0; i < Map::PER_THREAD; ++i) {
+      // Chunk t + i * THREADS in row-major order: the order that keeps a warp's copies contiguous.
+      const int id = t + i * THREADS;
+      const int row = id / Map::CHUNKS_PER_ROW, col = (id % Map::CHUNKS_PER_ROW) * Map::EPC;
+      ASSERT_EQ(Map::first_row(t) + Map::row_off(i), row) << ROWS << "x" << COLS << " v" << VEC << " t" << THREADS;
+      ASSERT_EQ(Map::first_col(t) + Map::col_off(i), col) << ROWS << "x" << COLS << " v" << VEC << " t" << THREADS;
+      ASSERT_LT(row, ROWS);
+      ASSERT_TRUE(seen.insert({row, col}).second);
+      const unsigned plain = kTileBase + swz.full(static_cast<unsigned>((row * COLS + col) * 2));
+      ASSERT_EQ(swz.split(kTileBase, Map::first_offset(t), Map::chunk_offset(i)), plain)
+          << ROWS << "x" << COLS << " v" << VEC << " t" << THREADS << " thread " << t << " chunk " << i;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(seen.size(), size_t(ROWS * Map::CHUNKS_PER_ROW));
+}
+
+template <int ROWS, int COLS, int VEC, int THREADS>
+void check_if_legal(int& checked) {
+  constexpr int chunks = ROWS * COLS * 2 / VEC;
+  if constexpr (chunks % THREADS == 0) check_chunk_map<ROWS, COLS, VEC, THREADS>(checked);
+}
+template <int ROWS, int COLS, int VEC>
+void check_threads(int& checked) {
+  check_if_legal<ROWS, COLS, VEC, 32>(checked);
+  check_if_legal<ROWS, COLS, VEC, 64>(checked);
+  check_if_legal<ROWS, COLS, VEC, 128>(checked);
+  check_if_legal<ROWS, COLS, VEC, 256>(checked);
+  check_if_legal<ROWS, COLS, VEC, 512>(checked);
+}
+template <int ROWS, int COLS>
+void check_vecs(int& checked) {
+  check_threads<ROWS, COLS, 2>(checked);
+  check_threads<ROWS, COLS, 4>(checked);
+  check_threads<ROWS, COLS, 8>(checked);
+  check_threads<ROWS, COLS, 16>(checked);
+}
+template <int ROWS>
+void check_cols(int& checked) {
+  check_vecs<ROWS, 16>(checked);
+  check_vecs<ROWS, 32>(checked);
+  check_vecs<ROWS, 64>(checked);
+  check_vecs<ROWS, 128>(checked);
+  check_vecs<ROWS, 256>(checked);
+}
+
+TEST(Sm80TileLayout, CopyChunksCoverEachTileOnceAtTheirSwizzledAddresses) {
+  // Every stored tile: [BM][BK], [BK][BM], [BK][BN], [BN][BK] with BM, BN in 16..256 and BK in 16..64, i.e. rows
+  // and columns of 16..256 elements; 1 to 16 warps; 2- to 16-byte chunks.
+  int checked = 0;
+  check_cols<16>(checked);
+  check_cols<32>(checked);
+  check_cols<64>(checked);
+  check_cols<128>(checked);
+  check_cols<256>(checked);
+  EXPECT_GT(checked, 1000000);
+}
+
+// One operand's ldmatrix reads: for each warp, lane, fragment and k-step, the kernel's address (the lane's
+// first address swizzled once, then XOR and add of the step's split) against the plain swizzle.
+void check_fragments(bool is_a, bool row_major, int block, int bk, int warps, int& checked) {
+  const int warp_tile = block / warps;
+  const int cols = is_a ? (row_major ? bk : block) : (row_major ? block : bk);
+  const Swizzle swz = swizzle_for_cols(cols);
+  const int frags = is_a ? warp_tile / 16 : warp_tile / 8;
+  const int frag_step = is_a ? 1 : 2;  // one ldmatrix.x4 reads two 8-column B fragments
+  for (int w = 0; w < warps; ++w) {
+    for (int lane = 0; lane < 32; ++lane) {
+      const tf::sm80::RowCol l = is_a ? tf::sm80::a_frag_lane(row_major, lane, w * warp_tile)
+                                      : tf::sm80::b_frag_lane(row_major, lane, w * warp_tile);
+      const unsigned base = static_cast<unsigned>((l.row * cols + l.col) * 2);
+      for (int f = 0; f < frags; f += frag_step) {
+        for (int kk = 0; kk < bk; kk += 16) {
+          const tf::sm80::RowCol s = is_a ? tf::sm80::a_frag_step(row_major, f, kk) : tf::sm80::b_frag_step(row_major, f, kk);
+          const int row = l.row + s.row, col = l.col + s.col;
+          // Inside the tile, and in the warp's own rows (A) or columns (B) of C.
+          ASSERT_LT(row, is_a ? (row_major ? block : bk) : (row_major ? bk : block));
+          ASSERT_LT(col, cols);
+          const unsigned offset = static_cast<unsigned>((s.row * cols + s.col) * 2);
+          const unsigned plain = kTileBase + swz.full(static_cast<unsigned>((row * cols + col) * 2));
+          ASSERT_EQ(swz.split(kTileBase, base, offset), plain)
+              << (is_a ? "A " : "B ") << (row_major ? "row-major " : "column-major ") << block << "x" << bk << " warps "
+              << warps << " warp " << w << " lane " << lane << " fragment " << f << " k " << kk;
+          ++checked;
+        }
+      }
+    }
+  }
+}
+
+TEST(Sm80TileLayout, FragmentReadsMatchThePlainSwizzleForEveryTileShape) {
+  int checked = 0;
+  for (bool is_a : {true, false}) {
+    for (bool row_major : {true, false}) {
+      for (int block : kSizes) {
+        for (int bk : {16, 32, 64}) {
+          for (int warps : {1, 2, 4, 8}) {
+            if (block % (16 * warps) != 0) continue;  // the space's whole-fragment constraints
+            check_fragments(is_a, row_major, block, bk, warps, checked);
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 50000);
+}
+
+TEST(Sm80TileLayout, FragmentLanesAddressTheRowsLdmatrixExpects) {
+  // ldmatrix.x4: lanes 8q..8q+7 give the eight row addresses of matrix q. Non-transposed A ([BM][BK]): matrices
+  // are (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15), the mma's a0..a3.
+  for (int lane = 0; lane < 32; ++lane) {
+    const int q = lane / 8, r = lane % 8;
+    const tf::sm80::RowCol a = tf::sm80::a_frag_lane(true, lane, 0);
+    EXPECT_EQ(a.row, r + (q & 1) * 8);
+    EXPECT_EQ(a.col, (q >> 1) * 8);
+    // Transposed A ([BK][BM]): matrix q holds k rows (q >> 1) * 8.. at m columns (q & 1) * 8..
+    const tf::sm80::RowCol at = tf::sm80::a_frag_lane(false, lane, 0);
+    EXPECT_EQ(at.row, r + (q >> 1) * 8);
+    EXPECT_EQ(at.col, (q & 1) * 8);
+    // B ([BK][BN], .trans): matrices (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15): b0, b1
+    // of fragment j, then of fragment j+1.
+    const tf::sm80::RowCol b = tf::sm80::b_frag_lane(true, lane, 0);
+    EXPECT_EQ(b.row, r + (q & 1) * 8);
+    EXPECT_EQ(b.col, (q >> 1) * 8);
+    // B ([BN][BK]): matrices (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15).
+    const tf::sm80::RowCol bt = tf::sm80::b_frag_lane(false, lane, 0);
+    EXPECT_EQ(bt.row, r + (q >> 1) * 8);
+    EXPECT_EQ(bt.col, (q & 1) * 8);
+  }
+}
+
+}  // namespace
