@@ -175,7 +175,8 @@ TEST_F(CudaBackendTest, BlockK64PipelinedTilesInEveryLayoutAndWidth) {
   uint64_t seed = 500;
   for (const Config& c : deep) {
     for (Layout l : layouts) {
-      run(padded(half(301, 263, 517, l, seed % 2 ? DType::bf16 : DType::f16)), "cuda", &c, 0, seed);
+      const DType dt = seed % 2 ? DType::bf16 : DType::f16;  // bf16 inputs write bf16 (or f32), never f16
+      run(padded(half(301, 263, 517, l, dt, dt)), "cuda", &c, 0, seed);
       ++seed;
     }
   }
@@ -185,6 +186,9 @@ TEST_F(CudaBackendTest, BlockK64PipelinedTilesInEveryLayoutAndWidth) {
     for (Layout l : layouts) {
       Problem p = padded(half(130, 200, 190, l, vec % 8 ? DType::bf16 : DType::f16, DType::f32));
       p.batch = 3;
+      // Batch strides rounded up to 8 elements, so that every entry's rows keep the 16-byte alignment.
+      p.stride_a = (p.span_a() + 7) / 8 * 8;
+      p.stride_b = (p.span_b() + 7) / 8 * 8;
       p.alpha = -1.0;
       p.beta = 0.5;
       const Config c = sm80_config(64, 128, 64, 2, 2, 3, vec, 1);
