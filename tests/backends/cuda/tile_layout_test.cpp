@@ -4,9 +4,11 @@
 // access) equal the plain swizzled addresses of the same elements.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "sm80/tile_layout.cuh"
 
@@ -36,6 +38,11 @@ Swizzle swizzle_for_cols(int cols) {
     case 128: return swizzle_of<256>();
     default: return swizzle_of<512>();
   }
+}
+
+std::string fmt(int rows, int cols, int vec, int threads, bool k_rows) {
+  return "tile " + std::to_string(rows) + "x" + std::to_string(cols) + " v" + std::to_string(vec) + " t" +
+         std::to_string(threads) + (k_rows ? " (K along rows)" : " (K along columns)");
 }
 
 constexpr int kSizes[] = {16, 32, 64, 128, 256};  // BLOCK_M, BLOCK_N (and BLOCK_K up to 64)
@@ -103,6 +110,108 @@ TEST(Sm80TileLayout, CopyChunksCoverEachTileOnceAtTheirSwizzledAddresses) {
   check_cols<128>(checked);
   check_cols<256>(checked);
   EXPECT_GT(checked, 1000000);
+}
+
+// Replays one operand's copies on the host exactly as each thread of the kernel issues them (CopyState: init,
+// then per k-tile the chunk() of every chunk, then advance) into a simulated shared-memory
+// tile, and compares it, k-tile by k-tile, with the plain tile: the matrix's elements where the tile lies inside
+// the matrix, zeros elsewhere. Every chunk must read only inside the matrix (its padding up to the leading
+// dimension holds a marker that must never show up) and every tile element must be written exactly once.
+// The stored matrix is rows x cols with leading dimension ld; the block's tile starts at (row0, col0) and moves
+// by ROWS rows (K_ROWS) or COLS columns per k-tile.
+template <int ROWS, int COLS, int VEC, int THREADS, bool K_ROWS>
+void replay_copies(int rows, int cols, long long ld, int row0, int col0) {
+  using State = tf::sm80::CopyState<ROWS, COLS, VEC, THREADS, K_ROWS>;
+  constexpr int EPC = VEC / 2;
+  constexpr unsigned kTile = 2048;  // the tile's shared address (128-byte aligned)
+  const std::string what = fmt(ROWS, COLS, VEC, THREADS, K_ROWS) + " matrix " + std::to_string(rows) + "x" +
+                           std::to_string(cols) + " ld " + std::to_string(ld) + " origin " + std::to_string(row0) +
+                           "," + std::to_string(col0);
+  const int k_extent = K_ROWS ? rows - row0 : cols - col0;
+  const int k_tiles = (k_extent + (K_ROWS ? ROWS : COLS) - 1) / (K_ROWS ? ROWS : COLS);
+  // Room for the addresses of chunks outside the matrix (computed, never read).
+  std::vector<unsigned short> g(std::size_t((rows + 2 * ROWS + 2) * ld + 2 * COLS + 64), 0xDEAD);
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) g[std::size_t(r * ld + c)] = static_cast<unsigned short>(1 + (r * 131 + c * 7) % 65000);
+  std::vector<State> threads(THREADS);
+  for (int t = 0; t < THREADS; ++t) threads[t].init(g.data(), ld, row0, col0, rows, cols, kTile, t);
+  const Swizzle swz = swizzle_for_cols(COLS);
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    std::vector<unsigned short> smem(ROWS * COLS, 0xBEEF);
+    std::vector<int> writes(ROWS * COLS, 0);
+    for (const State& st : threads) {
+      for (int i = 0; i < State::CHUNKS; ++i) {
+        const auto chunk = st.chunk(i, 0, ld);
+        const int n = chunk.elements;
+        const unsigned dst = chunk.dst;
+        ASSERT_GE(dst, kTile) << what;
+        ASSERT_LT(dst, kTile + ROWS * COLS * 2) << what;
+        ASSERT_EQ(dst % VEC, 0u) << what;
+        ASSERT_GE(n, 0) << what;
+        ASSERT_LE(n, EPC) << what;
+        const unsigned short* src = chunk.src;
+        if (n > 0) {
+          const long long at = src - g.data();
+          ASSERT_GE(at, 0) << what;
+          ASSERT_LT(at / ld, rows) << what << " k-tile " << kt << " chunk " << i;
+          ASSERT_LE(at % ld + n, cols) << what << " k-tile " << kt << " chunk " << i;
+          ASSERT_EQ((at * 2) % VEC, 0) << what << ": a misaligned source";
+        }
+        for (int e = 0; e < EPC; ++e) {
+          const unsigned el = (dst - kTile) / 2 + e;
+          smem[el] = e < n ? src[e] : 0;
+          ++writes[el];
+        }
+      }
+    }
+    const int tr0 = K_ROWS ? row0 + kt * ROWS : row0, tc0 = K_ROWS ? col0 : col0 + kt * COLS;
+    for (int r = 0; r < ROWS; ++r) {
+      for (int c = 0; c < COLS; ++c) {
+        const unsigned el = swz.full(static_cast<unsigned>((r * COLS + c) * 2)) / 2;
+        const int gr = tr0 + r, gc = tc0 + c;
+        const unsigned short want = gr < rows && gc < cols ? g[std::size_t(gr * ld + gc)] : 0;
+        ASSERT_EQ(writes[el], 1) << what << " k-tile " << kt << " element " << r << "," << c;
+        ASSERT_EQ(smem[el], want) << what << " k-tile " << kt << " element " << r << "," << c;
+      }
+    }
+    for (State& st : threads) st.advance(ld);
+  }
+}
+
+// The four operand roles of one block tile (BM x BN x BK, THREADS) at VEC bytes: A as [BM][BK] (rows M, K along
+// the columns) or [BK][BM] (rows K), B as [BK][BN] (rows K) or [BN][BK] (rows N), on M x N x K with leading
+// dimensions `pad`-rounded; the block at (m0, n0).
+template <int BM, int BN, int BK, int VEC, int THREADS>
+void replay_block(int m, int n, int k, int pad, int m0, int n0) {
+  auto ld = [pad](int cols) { return (cols + pad - 1) / pad * pad; };
+  replay_copies<BM, BK, VEC, THREADS, false>(m, k, ld(k), m0, 0);  // A row-major
+  replay_copies<BK, BM, VEC, THREADS, true>(k, m, ld(m), 0, m0);   // A column-major
+  replay_copies<BK, BN, VEC, THREADS, true>(k, n, ld(n), 0, n0);   // B row-major
+  replay_copies<BN, BK, VEC, THREADS, false>(n, k, ld(k), n0, 0);  // B column-major
+}
+
+template <int BM, int BN, int BK, int THREADS>
+void replay_widths(int m, int n, int k, int m0, int n0) {
+  // Leading dimensions rounded to 8 elements: every width is legal and chunks straddle the ragged edges.
+  replay_block<BM, BN, BK, 16, THREADS>(m, n, k, 8, m0, n0);
+  replay_block<BM, BN, BK, 8, THREADS>(m, n, k, 4, m0, n0);
+  replay_block<BM, BN, BK, 4, THREADS>(m, n, k, 2, m0, n0);
+  replay_block<BM, BN, BK, 2, THREADS>(m, n, k, 1, m0, n0);  // tight, odd leading dimensions
+}
+
+TEST(Sm80TileLayout, CopiesReplayedOnTheHostFillEachTileWithTheMatrixAndZerosOnly) {
+  // 301 x 263 x 517: ragged in M, N and K; the first block and the last (partial) one along M and N.
+  for (auto [m0, n0] : {std::pair{0, 0}, std::pair{256, 256}}) {
+    replay_widths<128, 256, 64, 256>(301, 263, 517, m0, n0);
+    replay_widths<256, 128, 64, 256>(301, 263, 517, m0 == 0 ? 0 : 256, n0 == 0 ? 0 : 256);
+    replay_widths<128, 256, 32, 256>(301, 263, 517, m0, n0);
+    replay_widths<128, 128, 64, 128>(301, 263, 517, m0, n0);
+    replay_widths<64, 128, 32, 128>(301, 263, 517, m0 / 2, n0);
+    replay_widths<16, 64, 32, 64>(301, 263, 517, m0, n0);
+  }
+  // K smaller than one k-tile, and a block whose tile starts past a short matrix's edge in one dimension.
+  replay_widths<128, 128, 64, 128>(5, 7, 3, 0, 0);
+  replay_widths<64, 64, 64, 128>(130, 70, 33, 128, 64);
 }
 
 // One operand's ldmatrix reads: for each warp, lane, fragment and k-step, the kernel's address (the lane's

@@ -130,60 +130,22 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4],
 
 // ---- global -> shared tiles ------------------------------------------------------------------------------
 
-// One operand's global -> shared copies, as one thread sees them. The stored tile is ROWS x COLS 16-bit
-// elements with COLS contiguous in global and shared memory; K runs along its rows (K_ROWS: column-major A,
-// row-major B) or its columns. Everything that does not change between k-tiles is computed once: the source
-// address of the thread's first chunk (advanced by one tile per k-tile: BK elements, or BK rows), how many
-// matrix rows and columns remain from that chunk on, and its swizzled shared-memory address. Chunk i then sits
-// at compile-time offsets from these (ChunkMap), and its validity is two compares against the remaining counts:
-// elements outside the matrix (M, N, and K past its end in the last k-tile) are zero-filled and never read.
+// One operand's global -> shared copies: the per-thread state of tile_layout.cuh's CopyState, issued as cp.async
+// (2-byte chunks as a load and a shared store).
 template <int ROWS, int COLS, int VEC, int THREADS, bool K_ROWS>
-struct TileCopy {
-  using Map = ChunkMap<ROWS, COLS, VEC, THREADS>;
-  static constexpr int EPC = Map::EPC, CHUNKS = Map::PER_THREAD;
-  static constexpr unsigned ROW_BYTES = COLS * 2;
-
-  const unsigned short* src;  // the thread's first chunk in the k-tile copied next (may lie outside the matrix)
-  int rows_left, cols_left;   // matrix rows and columns from that chunk on (<= 0: none)
-  unsigned smem;              // shared-memory address of the thread's first chunk in stage 0's tile
-
-  // Tile origin (row0, col0) of the first k-tile in a rows x cols matrix `g` with leading dimension ld; `tile`
-  // is the 128-byte-aligned shared-memory address of the operand's tile in stage 0.
-  __device__ __forceinline__ void init(const unsigned short* g, long long ld, int row0, int col0, int rows, int cols,
-                                       unsigned tile, int tid) {
-    const int r = Map::first_row(tid), c = Map::first_col(tid);
-    src = g + static_cast<long long>(row0 + r) * ld + (col0 + c);
-    rows_left = rows - row0 - r;
-    cols_left = cols - col0 - c;
-    smem = tile + swizzle_128b<ROW_BYTES>(Map::first_offset(tid));
-  }
-
-  // On to the next k-tile.
-  __device__ __forceinline__ void advance(long long ld) {
-    if constexpr (K_ROWS) {
-      src += ROWS * ld;
-      rows_left -= ROWS;
-    } else {
-      src += COLS;
-      cols_left -= COLS;
-    }
-  }
+struct TileCopy : CopyState<ROWS, COLS, VEC, THREADS, K_ROWS> {
+  using CopyState<ROWS, COLS, VEC, THREADS, K_ROWS>::CHUNKS;
 
   // Chunk i into the stage `stage_off` bytes from stage 0. `safe` is a valid address inside the matrix: the
   // source operand of a chunk that reads nothing (its bytes are all zero-filled).
   __device__ __forceinline__ void copy(int i, unsigned stage_off, long long ld, const void* safe) const {
-    int n = cols_left - Map::col_off(i);
-    n = n < 0 ? 0 : (n > EPC ? EPC : n);
-    if (Map::row_off(i) >= rows_left) n = 0;
-    const unsigned off = Map::chunk_offset(i);
-    const unsigned dst = ((smem + stage_off) ^ swizzle_xor<ROW_BYTES>(off)) + swizzle_add<ROW_BYTES>(off);
-    const unsigned short* s = src + Map::row_off(i) * ld + Map::col_off(i);
+    const auto c = this->chunk(i, stage_off, ld);
     if constexpr (VEC >= 4) {
-      cp_async_zfill<VEC>(dst, n > 0 ? static_cast<const void*>(s) : safe, n * 2);
+      cp_async_zfill<VEC>(c.dst, c.elements > 0 ? static_cast<const void*>(c.src) : safe, c.elements * 2);
     } else {
       // No 2-byte cp.async: a plain load staged through a register.
-      const unsigned short v = n > 0 ? *s : static_cast<unsigned short>(0);
-      asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(dst), "h"(v));
+      const unsigned short v = c.elements > 0 ? *c.src : static_cast<unsigned short>(0);
+      asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(c.dst), "h"(v));
     }
   }
 
