@@ -337,13 +337,13 @@ TEST_F(Tune, EarlyStopWhenTheModelSaysTheRestCannotWin) {
 
   // With the default slack, candidates predicted within it of the bound are still measured; the ones stopped are
   // beyond it.
-  o.early_stop_slack = 0.05;
+  o.early_stop_slack = TuneOptions{}.early_stop_slack;
   auto s = tune(p, device, o);
   ASSERT_TRUE(s) << s.status().to_string();
   const double best = s->candidates[0].screen.median_ms;
   for (const CandidateResult& c : s->candidates) {
     if (c.outcome == Outcome::early_stopped) {
-      EXPECT_GE(c.predicted_ms * 0.95, best * (1 - 1e-12)) << c.rank;
+      EXPECT_GE(c.predicted_ms * (1 - o.early_stop_slack), best * (1 - 1e-12)) << c.rank;
     }
   }
   // Exhaustive never stops early.
