@@ -80,6 +80,13 @@ std::string_view to_string(Outcome o) {
   return "?";
 }
 
+double median_uncertainty(const CandidateResult& c) {
+  // Half-width of the ~95% interval of a median (the notch of a box plot, McGill, Tukey and Larsen 1978):
+  // 1.57 x IQR / sqrt(n). The spread of single reps says how noisy one call is; two medians of a few hundred
+  // interleaved reps each are known far more precisely than that.
+  return c.confirm.reps > 0 ? 1.57 * c.noise / std::sqrt(double(c.confirm.reps)) : c.noise;
+}
+
 double relative_iqr(std::vector<double> s) {
   if (s.size() < 2) return 0;
   std::sort(s.begin(), s.end());
@@ -111,7 +118,7 @@ std::optional<std::pair<std::size_t, std::string>> pick_winner(const std::vector
   for (std::size_t i = 0; i < cs.size(); ++i) {
     const CandidateResult& c = cs[i];
     if (i == *fastest || !c.confirmed || c.outcome != Outcome::screened || c.confirm.reps == 0) continue;
-    const double tol = std::max({tie_floor, f.noise, c.noise});
+    const double tol = std::max({tie_floor, median_uncertainty(f), median_uncertainty(c)});
     if (c.confirm.median_ms <= f.confirm.median_ms * (1 + tol) && c.rank < cs[winner].rank) {
       winner = i;
       winner_tol = tol;
@@ -120,8 +127,8 @@ std::optional<std::pair<std::size_t, std::string>> pick_winner(const std::vector
   if (winner == *fastest) return std::pair{winner, fmt::format("fastest median ({})", ms_text(f.confirm.median_ms))};
   const CandidateResult& w = cs[winner];
   return std::pair{winner,
-                   fmt::format("tie: its median {} is within {:.1f}% of the fastest, rank {} ({}), inside the noise "
-                               "tolerance of {:.1f}%; ties go to the planner's rank",
+                   fmt::format("tie: its median {} is within {:.1f}% of the fastest, rank {} ({}), inside the "
+                               "uncertainty of the medians ({:.1f}%); ties go to the planner's rank",
                                ms_text(w.confirm.median_ms), 100 * (w.confirm.median_ms / f.confirm.median_ms - 1),
                                f.rank, ms_text(f.confirm.median_ms), 100 * winner_tol)};
 }

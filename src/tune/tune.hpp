@@ -141,10 +141,14 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
 Status check(const Problem& problem, const Device& device, const TuneOptions& options);
 
 // The tie rule (docs/TUNING.md), exposed for tests: among confirmed candidates, the fastest median f; every
-// candidate whose median is within max(tie_floor, noise of f, its own noise) of f's ties with it; the tied one of
+// candidate whose median is within max(tie_floor, f's median uncertainty, its own) of f's ties with it; the tied one of
 // best planner rank wins. Returns the index into `candidates` and the reason line; nullopt when none is confirmed.
 std::optional<std::pair<std::size_t, std::string>> pick_winner(const std::vector<CandidateResult>& candidates,
                                                                double tie_floor);
+
+// How far a candidate's confirmed median may be off, relative: 1.57 x its reps' relative IQR / sqrt(reps), the
+// half-width of a median's ~95% interval (a box plot's notch). The tie rule compares medians with it.
+double median_uncertainty(const CandidateResult& c);
 
 // Interquartile range / median of samples (0 for fewer than 2): the run-to-run noise the tie rule tolerates.
 double relative_iqr(std::vector<double> samples);

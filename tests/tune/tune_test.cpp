@@ -2,6 +2,7 @@
 // rule, the early stop and the budget with scripted times; failing and wrong candidates skipped with their reasons.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <map>
 
@@ -284,8 +285,16 @@ TEST(TieRule, NoiseWidensTheTieAndRankDecides) {
     c.noise = noise;
     return c;
   };
-  // 4% apart: a tie when either run's interquartile range is 5%, not when both are quiet.
-  auto w = pick_winner({cand(3, 1.04, 0.05), cand(7, 1.0, 0.002)}, 0.01);
+  // 4% apart: a tie when a median is that uncertain (IQR 20% over 30 reps: 1.57 x 0.2 / sqrt(30) = 5.7%), not when
+  // both are quiet, nor when single reps spread 5% (30 reps pin the median to 1.4%).
+  auto w = pick_winner({cand(3, 1.04, 0.2), cand(7, 1.0, 0.002)}, 0.01);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->first, 0u);
+  EXPECT_NEAR(median_uncertainty(cand(3, 1.04, 0.2)), 1.57 * 0.2 / std::sqrt(30.0), 1e-12);
+  w = pick_winner({cand(3, 1.04, 0.05), cand(7, 1.0, 0.002)}, 0.01);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->first, 1u);
+  w = pick_winner({cand(3, 1.04, 0.2), cand(7, 1.0, 0.002)}, 0.01);
   ASSERT_TRUE(w);
   EXPECT_EQ(w->first, 0u);
   w = pick_winner({cand(3, 1.04, 0.002), cand(7, 1.0, 0.002)}, 0.01);
