@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "hw/fma_peak_kernels.hpp"
+#include "hw/host_measurements.hpp"
 #include "hw/hw.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -407,7 +408,7 @@ HwProfile build_host_profile() {
   p.arch = isa.x86_64_level >= 2 ? fmt::format("x86-64-v{}", isa.x86_64_level)
                                  : (isa.x86_64_level == 1 ? "x86-64" : "unknown");
   p.measured = true;
-  p.notes = "detected on this host: CPUID, XCR0, sysfs; peak and bandwidth measured at start-up";
+  p.notes = "detected on this host: CPUID, XCR0, sysfs; peak and bandwidth measured at start-up, the highest kept across processes";
 
   const std::vector<int> ids = usable_cpu_ids();
   p.cores = usable_cpu_count();
@@ -486,8 +487,30 @@ HwProfile build_host_profile() {
   for (int trial = 0; trial < 3; ++trial)
     gflops = std::max(gflops, measure_fma_peak_gflops(fma_isa, p.cores, kTrialSeconds).value());
   const std::string today = utc_date();
-  const std::string fma_source = fmt::format("measured: {} FMA loop, {} threads, best of 3 x {} s, {}",
-                                             to_string(fma_isa), p.cores, kTrialSeconds, today);
+  // NOTE: a short read of a buffer larger than the caches, so the planner's roofline uses what this process's
+  // cores can actually pull from memory (in a VM, often far below the socket's datasheet figure).
+  int64_t bytes = bandwidth_buffer_bytes(p.caches, p.cores);
+  double bandwidth = 0;
+  for (; bytes >= (int64_t(8) << 20); bytes /= 4) {
+    try {
+      bandwidth = measure_read_bandwidth_gbps(p.cores, bytes);
+      break;
+    } catch (const std::bad_alloc&) {
+      // A smaller buffer overstates bandwidth a little (more of it sits in cache) but still measures memory.
+    }
+  }
+  // The highest numbers any process measured on this host: a process that starts while the machine is busy
+  // measures low, and planning should not follow each start-up's noise (host_measurements.hpp).
+  const HostMeasurements kept = remember_host_measurements(
+      fmt::format("{} | {} cpus | {}", p.display_name, p.cores, to_string(fma_isa)), gflops, bandwidth, today);
+  const std::string kept_note =
+      kept.file.empty() ? std::string("this process")
+                        : fmt::format("highest of {} processes on this host since {} ({})", kept.processes, kept.since,
+                                      kept.file);
+  gflops = kept.fma_gflops;
+  p.mem_bandwidth_gbps = kept.bandwidth_gbps;
+  const std::string fma_source = fmt::format("measured: {} FMA loop, {} threads, best of 3 x {} s, {}; {}",
+                                             to_string(fma_isa), p.cores, kTrialSeconds, today, kept_note);
   p.peaks.push_back(PeakRate{DType::f32, DType::f32, gflops / 1e3, fma_source});
   // NOTE: the CPU backend converts f16 and bf16 operands to f32 while packing and multiplies in f32, so the FP32
   // FMA rate is the ceiling of those precisions too (AVX512_BF16 / AMX would be faster, but are not used yet).
@@ -496,20 +519,10 @@ HwProfile build_host_profile() {
                                fmt::format("same as f32: inputs are converted to f32 while packing ({})", fma_source)});
   }
 
-  // NOTE: a short read of a buffer larger than the caches, so the planner's roofline uses what this process's
-  // cores can actually pull from memory (in a VM, often far below the socket's datasheet figure).
-  int64_t bytes = bandwidth_buffer_bytes(p.caches, p.cores);
-  for (; bytes >= (int64_t(8) << 20); bytes /= 4) {
-    try {
-      p.mem_bandwidth_gbps = measure_read_bandwidth_gbps(p.cores, bytes);
-      break;
-    } catch (const std::bad_alloc&) {
-      // A smaller buffer overstates bandwidth a little (more of it sits in cache) but still measures memory.
-    }
-  }
   p.sources["mem_bandwidth_gbps"] =
       p.mem_bandwidth_gbps > 0
-          ? fmt::format("measured: read of {} MiB on {} threads, best of 3 passes, {}", bytes >> 20, p.cores, today)
+          ? fmt::format("measured: read of {} MiB on {} threads, best of 3 passes, {}; {}", bytes >> 20, p.cores,
+                        today, kept_note)
           : "not measured: no buffer could be allocated";
   return p;
 }
