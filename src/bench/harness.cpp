@@ -27,8 +27,6 @@ struct Entry {
   std::unique_ptr<Kernel> kernel;
   std::unique_ptr<OperandBuffer> c;
   std::vector<double> samples;
-  double warm_ms = 0, timed_ms = 0;
-  int warm_reps = 0;
   bool failed = false;
   std::string failure;
 };
@@ -49,6 +47,57 @@ Timing summarize(std::vector<double> samples) {
   t.max_ms = samples.back();
   t.median_ms = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
   return t;
+}
+
+std::vector<Interleaved> time_interleaved(RepTimer& timer, const Settings& settings,
+                                          const std::vector<std::function<Status()>>& calls) {
+  struct State {
+    int warm_reps = 0;
+    double warm_ms = 0, timed_ms = 0;
+  };
+  std::vector<Interleaved> out(calls.size());
+  std::vector<State> state(calls.size());
+  const double cap_ms = settings.max_time_s * 1e3;
+  const int warm_reps = std::max(settings.warmup_reps, timer.min_warmup_reps());
+  const double warm_ms = std::min(settings.warmup_time_s * 1e3, cap_ms);
+  auto rep = [&](std::size_t i) -> std::optional<double> {
+    auto t = timer.time(calls[i]);
+    if (!t) {
+      out[i].failure = t.status();
+      return std::nullopt;
+    }
+    return *t;
+  };
+  auto failed = [&](std::size_t i) { return !out[i].failure.ok(); };
+  auto warm = [&](std::size_t i) { return state[i].warm_reps >= warm_reps && state[i].warm_ms >= warm_ms; };
+  auto done = [&](std::size_t i) {
+    const int n = int(out[i].samples.size());
+    return failed(i) || (n >= settings.min_reps && state[i].timed_ms >= settings.min_time_s * 1e3) ||
+           (n >= 1 && state[i].timed_ms >= cap_ms);
+  };
+  for (bool pending = true; pending;) {
+    pending = false;
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      if (failed(i) || warm(i)) continue;
+      if (auto t = rep(i)) {
+        ++state[i].warm_reps;
+        state[i].warm_ms += *t;
+        pending = pending || !warm(i);
+      }
+    }
+  }
+  for (bool pending = true; pending;) {
+    pending = false;
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      if (done(i)) continue;
+      if (auto t = rep(i)) {
+        out[i].samples.push_back(*t);
+        state[i].timed_ms += *t;
+      }
+      pending = pending || !done(i);
+    }
+  }
+  return out;
 }
 
 int effective_threads(const Device& device) {
@@ -299,44 +348,17 @@ CaseResult run_case(const Device& device, const CasePlan& plan, const Settings& 
 
   if (settings.measure && !entries.empty()) {
     // Interleaved rounds (ours, native, peers, ours, native, ...) so that drift and neighbours hit all alike.
-    const double cap_ms = settings.max_time_s * 1e3;
-    const int warm_reps = std::max(settings.warmup_reps, timer.min_warmup_reps());
-    const double warm_ms = std::min(settings.warmup_time_s * 1e3, cap_ms);
-    auto rep = [&](Entry& e) -> std::optional<double> {
-      auto t = timer.time([&] { return call(e); });
-      if (!t) {
+    std::vector<std::function<Status()>> calls;
+    for (Entry& e : entries) calls.push_back([&call, &e] { return call(e); });
+    const std::vector<Interleaved> timed = time_interleaved(timer, settings, calls);
+    std::size_t i = 0;
+    for (Entry& e : entries) {
+      const Interleaved& t = timed[i++];
+      if (!t.failure.ok()) {
         e.failed = true;
-        e.failure = fmt::format("run failed while timing: {}", t.status().message());
-        return std::nullopt;
+        e.failure = fmt::format("run failed while timing: {}", t.failure.message());
       }
-      return *t;
-    };
-    for (bool pending = true; pending;) {
-      pending = false;
-      for (Entry& e : entries) {
-        if (e.failed || (e.warm_reps >= warm_reps && e.warm_ms >= warm_ms)) continue;
-        if (auto t = rep(e)) {
-          ++e.warm_reps;
-          e.warm_ms += *t;
-          pending = pending || !(e.warm_reps >= warm_reps && e.warm_ms >= warm_ms);
-        }
-      }
-    }
-    auto done = [&](const Entry& e) {
-      const int n = int(e.samples.size());
-      return e.failed || (n >= settings.min_reps && e.timed_ms >= settings.min_time_s * 1e3) ||
-             (n >= 1 && e.timed_ms >= cap_ms);
-    };
-    for (bool pending = true; pending;) {
-      pending = false;
-      for (Entry& e : entries) {
-        if (done(e)) continue;
-        if (auto t = rep(e)) {
-          e.samples.push_back(*t);
-          e.timed_ms += *t;
-        }
-        pending = pending || !done(e);
-      }
+      e.samples = t.samples;
     }
     auto finish = [&](Entry* e, Measured& m) {
       m.timing = summarize(e->samples);

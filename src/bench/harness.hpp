@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -38,6 +39,19 @@ struct Timing {
   bool spread() const { return min_ms > 0 && max_ms / min_ms > 1.10; }
 };
 Timing summarize(std::vector<double> samples_ms);
+
+// One call timed by time_interleaved, and what became of it.
+struct Interleaved {
+  std::vector<double> samples;  // its timed reps, in ms
+  Status failure;               // the status of the rep that failed (the call then dropped out); ok otherwise
+};
+// The contract's timing loop: the calls are run in interleaved rounds (one rep of each in turn) so that drift and
+// neighbours hit all alike. Warm-up rounds until every call has max(warmup_reps, the timer's minimum) untimed
+// reps and warmup_time_s (at most max_time_s), then timed rounds until every call has min_reps and min_time_s of
+// timed time, or max_time_s. A call whose rep fails is not run again. Used by bench (ours, native, peers) and by
+// tune's confirmation (its leaders).
+std::vector<Interleaved> time_interleaved(RepTimer& timer, const Settings& settings,
+                                          const std::vector<std::function<Status()>>& calls);
 
 // One backend's result on one case.
 struct Measured {

@@ -522,74 +522,24 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
     say("confirm", 0, leaders.size(),
         fmt::format("confirming {} leader{} under the contract ({}), interleaved", leaders.size(),
                     leaders.size() == 1 ? "" : "s", names));
-    const bench::Settings& s = options.contract;
-    const double ccap_ms = s.max_time_s * 1e3;
-    const int warm_reps = std::max(s.warmup_reps, timer->min_warmup_reps());
-    const double warm_ms = std::min(s.warmup_time_s * 1e3, ccap_ms);
-    struct Entry {
-      std::size_t i = 0;
-      int warm_reps = 0;
-      double warm_ms = 0, timed_ms = 0;
-      std::vector<double> samples;
-      bool failed = false;
-    };
-    std::vector<Entry> entries;
-    for (std::size_t i : leaders) {
-      Entry e;
-      e.i = i;
-      entries.push_back(std::move(e));
-    }
-    auto rep = [&](Entry& e) -> std::optional<double> {
-      auto t = timer->time([&] { return run_on(backend, *kernels[e.i]); });
-      if (!t) {
-        e.failed = true;
-        cands[e.i].outcome = Outcome::run_failed;
-        cands[e.i].reason = fmt::format("run failed while confirming: {}", t.status().message());
-        return std::nullopt;
-      }
-      return *t;
-    };
-    auto warm = [&](const Entry& e) { return e.warm_reps >= warm_reps && e.warm_ms >= warm_ms; };
-    for (bool pending = true; pending;) {
-      pending = false;
-      for (Entry& e : entries) {
-        if (e.failed || warm(e)) continue;
-        if (auto t = rep(e)) {
-          ++e.warm_reps;
-          e.warm_ms += *t;
-        }
-        pending = pending || (!e.failed && !warm(e));
-      }
-    }
-    auto done = [&](const Entry& e) {
-      const int k = int(e.samples.size());
-      return e.failed || (k >= s.min_reps && e.timed_ms >= s.min_time_s * 1e3) || (k >= 1 && e.timed_ms >= ccap_ms);
-    };
-    for (bool pending = true; pending;) {
-      pending = false;
-      for (Entry& e : entries) {
-        if (done(e)) continue;
-        if (auto t = rep(e)) {
-          e.samples.push_back(*t);
-          e.timed_ms += *t;
-        }
-        pending = pending || !done(e);
-      }
-    }
-    std::size_t k = 0;
-    for (Entry& e : entries) {
-      CandidateResult& c = cands[e.i];
-      ++k;
-      if (e.failed) {
-        say("confirm", k, entries.size(), fmt::format("[confirm {}/{}] rank {} {}: {}", k, entries.size(), c.rank,
+    std::vector<std::function<Status()>> calls;
+    for (std::size_t i : leaders) calls.push_back([&, i] { return run_on(backend, *kernels[i]); });
+    const std::vector<bench::Interleaved> timed = bench::time_interleaved(*timer, options.contract, calls);
+    for (std::size_t k = 1; k <= leaders.size(); ++k) {
+      CandidateResult& c = cands[leaders[k - 1]];
+      const bench::Interleaved& run = timed[k - 1];
+      if (!run.failure.ok()) {
+        c.outcome = Outcome::run_failed;
+        c.reason = fmt::format("run failed while confirming: {}", run.failure.message());
+        say("confirm", k, leaders.size(), fmt::format("[confirm {}/{}] rank {} {}: {}", k, leaders.size(), c.rank,
                                                       c.config.describe(), c.reason));
         continue;
       }
       c.confirmed = true;
-      c.confirm = bench::summarize(e.samples);
-      c.noise = relative_iqr(e.samples);
-      say("confirm", k, entries.size(),
-          fmt::format("[confirm {}/{}] rank {} {}: median {} (min {}, max {}, {} reps, IQR {:.1f}%)", k, entries.size(),
+      c.confirm = bench::summarize(run.samples);
+      c.noise = relative_iqr(run.samples);
+      say("confirm", k, leaders.size(),
+          fmt::format("[confirm {}/{}] rank {} {}: median {} (min {}, max {}, {} reps, IQR {:.1f}%)", k, leaders.size(),
                       c.rank, c.config.describe(), ms_text(c.confirm.median_ms), ms_text(c.confirm.min_ms),
                       ms_text(c.confirm.max_ms), c.confirm.reps, 100 * c.noise));
     }
