@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench/report.hpp"
+
 namespace tileforge::tune {
 namespace {
 
@@ -71,19 +73,7 @@ std::string table_of(const TuneResult& r) {
                      c.confirm.reps ? fmt::format("{:.1f}%", 100 * c.noise) : "-",
                      c.error ? fmt::format("{:.1e}", c.error->rel_error) : "-", outcome});
   }
-  std::vector<std::size_t> width(cells[0].size(), 0);
-  for (const auto& row : cells)
-    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  const std::vector<bool> right = {true, false, true, true, true, true, true, true, true, true, false};
-  for (const auto& row : cells) {
-    std::string line;
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      if (i) line += "  ";
-      line += right[i] ? fmt::format("{:>{}}", row[i], width[i]) : fmt::format("{:<{}}", row[i], width[i]);
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
+  out += bench::format_columns(cells, {true, false, true, true, true, true, true, true, true, true, false});
   if (!r.heuristic_name.empty()) {
     out += fmt::format("  * {}'s own pick, ranked below the top {} by the cost model: measured as a second opinion\n",
                        r.heuristic_name, r.candidates.size() - 1);
