@@ -2,81 +2,27 @@
 // file), and the db verbs list, show, export, import and prune, refusing bad input with the argument named.
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "bench/dispatch.hpp"
 #include "db/exchange.hpp"
 #include "db/store.hpp"
+#include "support/cli_runner.hpp"
 #include "support/test_support.hpp"
-
-extern char** environ;
 
 namespace tileforge {
 namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-
-struct Result {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Runs the CLI with stdout and stderr captured to files, with this process's environment except `env` (a value
-// of nullopt removes the variable).
-Result run_cli(const std::vector<std::string>& args, const fs::path& dir,
-               const std::map<std::string, std::optional<std::string>>& env = {}) {
-  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<std::string> all = {TILEFORGE_CLI_PATH};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> vars;
-  for (char** e = environ; *e; ++e) {
-    const std::string var = *e;
-    if (!env.count(var.substr(0, var.find('=')))) vars.push_back(var);
-  }
-  for (const auto& [name, value] : env)
-    if (value) vars.push_back(name + "=" + *value);
-  std::vector<char*> envp;
-  for (auto& v : vars) envp.push_back(v.data());
-  envp.push_back(nullptr);
-  pid_t pid = 0;
-  Result r;
-  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) return r;
-  int status = 0;
-  waitpid(pid, &status, 0);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(out);
-  r.err = slurp(err);
-  fs::remove(out);
-  fs::remove(err);
-  return r;
-}
+using testing::run_cli;
+using testing::slurp;
+using Result = testing::CliResult;
 
 const Device& cpu_device() {
   static const Device device = [] {

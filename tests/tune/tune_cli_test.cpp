@@ -2,74 +2,23 @@
 // behind; a good run prints the report, progress on stderr, and records the winner in the DB it was given.
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "db/store.hpp"
-
-extern char** environ;
+#include "support/cli_runner.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Result {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// A CLI process started with stdout and stderr captured to files named by `tag` (no shell, so arguments need no
-// quoting); wait() collects it.
-struct Spawned {
-  pid_t pid = -1;
-  fs::path out, err;
-};
-
-Spawned spawn_cli(const std::vector<std::string>& args, const fs::path& dir, const std::string& tag = "cli") {
-  Spawned s{-1, dir / (tag + ".stdout"), dir / (tag + ".stderr")};
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, s.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, s.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<std::string> all = {TILEFORGE_CLI_PATH};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  if (posix_spawn(&s.pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) s.pid = -1;
-  posix_spawn_file_actions_destroy(&actions);
-  return s;
-}
-
-Result wait_cli(const Spawned& s) {
-  Result r;
-  if (s.pid < 0) return r;
-  int status = 0;
-  waitpid(s.pid, &status, 0);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(s.out);
-  r.err = slurp(s.err);
-  fs::remove(s.out);
-  fs::remove(s.err);
-  return r;
-}
-
-Result run_cli(const std::vector<std::string>& args, const fs::path& dir) { return wait_cli(spawn_cli(args, dir)); }
+using tileforge::testing::run_cli;
+using tileforge::testing::slurp;
+using tileforge::testing::spawn_cli;
+using tileforge::testing::wait_cli;
+using Result = tileforge::testing::CliResult;
+using Spawned = tileforge::testing::CliProcess;
 
 class TuneCli : public ::testing::Test {
  protected:
@@ -187,7 +136,7 @@ TEST_F(TuneCli, FourProcessesTuningIntoOneDbLoseNothing) {
     std::vector<std::string> args = {"tune", "--shape", shapes[i], "--top", "3", "--db", db, "--quiet",
                                      "--format", "json"};
     args.insert(args.end(), kQuick.begin(), kQuick.end());
-    procs.push_back(spawn_cli(args, dir, "tuner" + std::to_string(i)));
+    procs.push_back(spawn_cli(args, dir, {}, "tuner" + std::to_string(i)));
   }
   std::map<std::string, nlohmann::json> winners;
   for (std::size_t i = 0; i < procs.size(); ++i) {
