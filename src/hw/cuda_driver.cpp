@@ -327,7 +327,8 @@ Status check_device_pointer(const void* ptr, std::string_view what) {
     return invalid_argument(fmt::format("{} = {} is not device memory (host memory unknown to CUDA)", what, ptr));
   if (r == CUDA_ERROR_INVALID_CONTEXT)
     return invalid_argument(fmt::format("{} = {}: no CUDA context is current to check it in", what, ptr));
-  if (Status s = check(r, fmt::format("cuPointerGetAttribute({} = {})", what, ptr), Code::invalid_argument); !s) return s;
+  // Messages are formatted only on failure: this runs on every GEMM call, inside timed reps.
+  if (r != CUDA_SUCCESS) return check(r, fmt::format("cuPointerGetAttribute({} = {})", what, ptr), Code::invalid_argument);
   if (type == CU_MEMORYTYPE_HOST)
     return invalid_argument(fmt::format("{} = {} is pinned host memory, not device memory", what, ptr));
   if (type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED)
@@ -340,12 +341,26 @@ Status launch(CUfunction function, const LaunchDims& dims, void** params, std::s
   if (!d) return d.status();
   const DriverApi& api = **d;
   // NOTE: without this opt-in the driver refuses any launch asking for more than 48 KB of dynamic shared memory.
+  // The limit is a property of the function, so it is raised once per function (and size), not per launch:
+  // every microsecond the host spends between a timed rep's events and its kernel is counted as GPU time.
+  // Modules stay loaded for the life of the process, so a function handle is never reused for another kernel.
   if (dims.dynamic_smem_bytes > 48 * 1024) {
-    if (Status s = check(api.cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                int(dims.dynamic_smem_bytes)),
-                         fmt::format("{}: cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = {})", what, dims.dynamic_smem_bytes));
-        !s)
-      return s;
+    static std::mutex mutex;
+    static std::vector<std::pair<CUfunction, unsigned>> raised;
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = std::find_if(raised.begin(), raised.end(), [&](const auto& e) { return e.first == function; });
+    if (it == raised.end() || it->second < dims.dynamic_smem_bytes) {
+      const CUresult r = api.cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                int(dims.dynamic_smem_bytes));
+      if (r != CUDA_SUCCESS)
+        return check(r, fmt::format("{}: cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = {})", what,
+                                    dims.dynamic_smem_bytes));
+      if (it == raised.end()) {
+        raised.emplace_back(function, dims.dynamic_smem_bytes);
+      } else {
+        it->second = dims.dynamic_smem_bytes;
+      }
+    }
   }
   CUlaunchConfig config{};
   config.gridDimX = dims.grid[0];
@@ -365,10 +380,11 @@ Status launch(CUfunction function, const LaunchDims& dims, void** params, std::s
     config.attrs = &attr;
     config.numAttrs = 1;
   }
-  return check(api.cuLaunchKernelEx(&config, function, params, nullptr),
-               fmt::format("{}: cuLaunchKernelEx(grid {}x{}x{}, block {}x{}x{}, smem {} B)", what, dims.grid[0],
-                           dims.grid[1], dims.grid[2], dims.block[0], dims.block[1], dims.block[2],
-                           dims.dynamic_smem_bytes));
+  const CUresult r = api.cuLaunchKernelEx(&config, function, params, nullptr);
+  if (r == CUDA_SUCCESS) return Status::Ok();
+  return check(r, fmt::format("{}: cuLaunchKernelEx(grid {}x{}x{}, block {}x{}x{}, smem {} B)", what, dims.grid[0],
+                              dims.grid[1], dims.grid[2], dims.block[0], dims.block[1], dims.block[2],
+                              dims.dynamic_smem_bytes));
 }
 
 }  // namespace tileforge::cuda

@@ -102,29 +102,31 @@ double relative_iqr(std::vector<double> s) {
 
 std::optional<std::pair<std::size_t, std::string>> pick_winner(const std::vector<CandidateResult>& cs,
                                                                double tie_floor) {
-  std::optional<std::size_t> fastest;
-  auto faster = [&](std::size_t a, std::size_t b) {
+  std::vector<std::size_t> order;  // confirmed candidates, fastest median first
+  for (std::size_t i = 0; i < cs.size(); ++i)
+    if (cs[i].confirmed && cs[i].outcome == Outcome::screened && cs[i].confirm.reps > 0) order.push_back(i);
+  if (order.empty()) return std::nullopt;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     if (cs[a].confirm.median_ms != cs[b].confirm.median_ms) return cs[a].confirm.median_ms < cs[b].confirm.median_ms;
     return cs[a].rank < cs[b].rank;
-  };
-  for (std::size_t i = 0; i < cs.size(); ++i) {
-    if (!cs[i].confirmed || cs[i].outcome != Outcome::screened || cs[i].confirm.reps == 0) continue;
-    if (!fastest || faster(i, *fastest)) fastest = i;
-  }
-  if (!fastest) return std::nullopt;
-  const CandidateResult& f = cs[*fastest];
-  std::size_t winner = *fastest;
+  });
+  const std::size_t fastest = order.front();
+  const CandidateResult& f = cs[fastest];
+  // The ties are a run from the fastest on: a candidate is tied only if everything faster is too. A noisy
+  // candidate slower than an untied one never wins on its noise, so the winner is never slower than any
+  // candidate that lost, and the planner's pick, when tied, wins (its rank is the lowest).
+  std::size_t winner = fastest;
   double winner_tol = 0;
-  for (std::size_t i = 0; i < cs.size(); ++i) {
-    const CandidateResult& c = cs[i];
-    if (i == *fastest || !c.confirmed || c.outcome != Outcome::screened || c.confirm.reps == 0) continue;
+  for (std::size_t k = 1; k < order.size(); ++k) {
+    const CandidateResult& c = cs[order[k]];
     const double tol = std::max({tie_floor, median_uncertainty(f), median_uncertainty(c)});
-    if (c.confirm.median_ms <= f.confirm.median_ms * (1 + tol) && c.rank < cs[winner].rank) {
-      winner = i;
+    if (c.confirm.median_ms > f.confirm.median_ms * (1 + tol)) break;
+    if (c.rank < cs[winner].rank) {
+      winner = order[k];
       winner_tol = tol;
     }
   }
-  if (winner == *fastest) return std::pair{winner, fmt::format("fastest median ({})", ms_text(f.confirm.median_ms))};
+  if (winner == fastest) return std::pair{winner, fmt::format("fastest median ({})", ms_text(f.confirm.median_ms))};
   const CandidateResult& w = cs[winner];
   return std::pair{winner,
                    fmt::format("tie: its median {} is within {:.1f}% of the fastest, rank {} ({}), inside the "

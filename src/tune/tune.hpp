@@ -141,8 +141,8 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
 Status check(const Problem& problem, const Device& device, const TuneOptions& options);
 
 // The tie rule (docs/TUNING.md), exposed for tests: among confirmed candidates, the fastest median f; every
-// candidate whose median is within max(tie_floor, f's median uncertainty, its own) of f's ties with it; the tied one of
-// best planner rank wins. Returns the index into `candidates` and the reason line; nullopt when none is confirmed.
+// candidate whose median is within max(tie_floor, f's median uncertainty, its own) of f's ties with it, as long as
+// every candidate faster than it ties too (the ties are a run from f on); the tied one of best planner rank wins. Returns the index into `candidates` and the reason line; nullopt when none is confirmed.
 std::optional<std::pair<std::size_t, std::string>> pick_winner(const std::vector<CandidateResult>& candidates,
                                                                double tie_floor);
 

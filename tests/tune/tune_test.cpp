@@ -300,6 +300,15 @@ TEST(TieRule, NoiseWidensTheTieAndRankDecides) {
   w = pick_winner({cand(3, 1.04, 0.002), cand(7, 1.0, 0.002)}, 0.01);
   ASSERT_TRUE(w);
   EXPECT_EQ(w->first, 1u);
+  // The ties are a run from the fastest: rank 2 at +8% ties only through its own noise, but rank 5 at +4% is
+  // quiet and does not tie, so rank 2 (slower than rank 5) must not win.
+  w = pick_winner({cand(9, 1.0, 0.002), cand(5, 1.04, 0.002), cand(2, 1.08, 0.5)}, 0.01);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->first, 0u) << w->second;
+  // Without the quiet one in between, the noisy rank 2 ties and wins.
+  w = pick_winner({cand(9, 1.0, 0.002), cand(2, 1.08, 0.5)}, 0.01);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->first, 1u) << w->second;
   // Equal medians: the better rank, whatever the order given.
   w = pick_winner({cand(9, 1.0, 0), cand(4, 1.0, 0)}, 0.01);
   EXPECT_EQ(w->first, 1u);

@@ -91,6 +91,19 @@ __device__ __forceinline__ void cp_async_zfill(unsigned dst, const void* src, in
   }
 }
 
+// Copies a whole kBytes chunk: no source-size operand, so no bound to compute (interior tiles).
+template <int kBytes>
+__device__ __forceinline__ void cp_async(unsigned dst, const void* src) {
+  if constexpr (kBytes == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+  } else if constexpr (kBytes == 8) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(dst), "l"(src));
+  } else {
+    static_assert(kBytes == 4, "cp.async copies 4, 8 or 16 bytes");
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src));
+  }
+}
+
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 
 template <int kPending>
@@ -147,6 +160,17 @@ struct TileCopy : CopyState<ROWS, COLS, VEC, THREADS, K_ROWS> {
       const unsigned short v = c.elements > 0 ? *c.src : static_cast<unsigned short>(0);
       asm volatile("st.shared.u16 [%0], %1;\n" ::"r"(c.dst), "h"(v));
     }
+  }
+
+  // Chunk i of a tile that lies wholly inside the matrix: no bounds, no zero-fill, so the copy costs its address
+  // (a compile-time row and column offset from the thread's first chunk) and the cp.async.
+  __device__ __forceinline__ void copy_full(int i, unsigned stage_off, long long ld) const {
+    static_assert(VEC >= 4, "whole-chunk copies are cp.async (4, 8 or 16 bytes)");
+    using Map = typename CopyState<ROWS, COLS, VEC, THREADS, K_ROWS>::Map;
+    const unsigned off = Map::chunk_offset(i);
+    constexpr unsigned RB = CopyState<ROWS, COLS, VEC, THREADS, K_ROWS>::ROW_BYTES;
+    const unsigned dst = ((this->smem + stage_off) ^ swizzle_xor<RB>(off)) + swizzle_add<RB>(off);
+    cp_async<VEC>(dst, this->src + Map::row_off(i) * ld + Map::col_off(i));
   }
 
   // The whole tile. 2-byte copies go through registers: unrolling all of them would keep every address and
@@ -214,14 +238,22 @@ __device__ __forceinline__ void gemm(const Params& p) {
     copy_b.advance(p.ldb);
   };
   // The copies of one k-tile are spread over its k-steps (group s of KSTEPS, A's chunks first), so that they
-  // issue between the mma of the current tile instead of in one burst; 2-byte copies all go in group 0.
+  // issue between the mma of the current tile instead of in one burst; 2-byte copies all go in group 0. With
+  // `whole` (a literal at every call, folded once the lambda is inlined) the tile lies inside the matrix and its
+  // copies skip the bounds and the zero-fill.
   constexpr int NA = decltype(copy_a)::CHUNKS, NC = NA + decltype(copy_b)::CHUNKS;
-  auto copy_group = [&](int s, unsigned stage_off) {
+  auto copy_group = [&](int s, unsigned stage_off, bool whole) {
     if constexpr (Cfg::VEC >= 4) {
 #pragma unroll
       for (int g = 0; g < NC; ++g) {
         if (g >= s * NC / KSTEPS && g < (s + 1) * NC / KSTEPS) {
-          if (g < NA) {
+          if (whole) {
+            if (g < NA) {
+              copy_a.copy_full(g, stage_off, p.lda);
+            } else {
+              copy_b.copy_full(g - NA, stage_off, p.ldb);
+            }
+          } else if (g < NA) {
             copy_a.copy(g, stage_off, p.lda, p.a);
           } else {
             copy_b.copy(g - NA, stage_off, p.ldb, p.b);
@@ -300,18 +332,20 @@ __device__ __forceinline__ void gemm(const Params& p) {
       __syncthreads();
       load_fragments(af[0], bf[0], rd, 0);
     }
-    for (int kt = 0; kt < k_tiles; ++kt) {
-      // Stage `wr` (tile kt-1's) is free: every thread passed the barrier after its last fragment load from it.
-      const bool fetch = kt + STAGES - 1 < k_tiles;
+    // One k-tile: its mma, and the copies of tile kt + STAGES - 1 into stage `wr` (tile kt-1's: every thread
+    // passed the barrier after its last fragment load from it). `whole` (a literal at each call): that tile lies
+    // inside the matrix, so its copies are whole and the next tile exists; otherwise both are checked.
+    auto tile = [&](int kt, bool whole) {
+      const bool fetch = whole || kt + STAGES - 1 < k_tiles;
 #pragma unroll
       for (int s = 0; s < KSTEPS; ++s) {
         if (s < KSTEPS - 1) {
           load_fragments(af[(s + 1) & 1], bf[(s + 1) & 1], rd, (s + 1) * 16);
           mma_all(af[s & 1], bf[s & 1]);
-          if (fetch) copy_group(s, wr);
+          if (fetch) copy_group(s, wr, whole);
         } else {
           if (fetch) {
-            copy_group(s, wr);
+            copy_group(s, wr, whole);
             advance();
           }
           cp_async_commit();
@@ -319,11 +353,20 @@ __device__ __forceinline__ void gemm(const Params& p) {
           __syncthreads();  // tile kt+1 is visible to all
           rd = next_stage(rd);
           wr = next_stage(wr);
-          if (kt + 1 < k_tiles) load_fragments(af[0], bf[0], rd, 0);
+          if (whole || kt + 1 < k_tiles) load_fragments(af[0], bf[0], rd, 0);
           mma_all(af[s & 1], bf[s & 1]);
         }
       }
+    };
+    // While the tile fetched lies wholly inside the matrix (the block inside M and N, the tile inside K), the
+    // loop body has no bounds checks and no branches, so ptxas can interleave the copies with the mma.
+    int kt = 0;
+    if constexpr (Cfg::VEC >= 4) {
+      const bool inside = m0 + BM <= p.m && n0 + BN <= p.n;
+      const int whole_end = inside ? p.k / BK - (STAGES - 1) : 0;
+      for (; kt < whole_end; ++kt) tile(kt, true);
     }
+    for (; kt < k_tiles; ++kt) tile(kt, false);
   } else {
     for (int kt = 0; kt < k_tiles; ++kt) {
       cp_async_wait<STAGES - 2>();
@@ -335,7 +378,7 @@ __device__ __forceinline__ void gemm(const Params& p) {
         unsigned bf[NI][2];
         load_fragments(af, bf, rd, s * 16);
         mma_all(af, bf);
-        if (fetch) copy_group(s, wr);
+        if (fetch) copy_group(s, wr, false);
       }
       if (fetch) advance();
       cp_async_commit();
