@@ -30,6 +30,12 @@ inline constexpr double kSmemBytesPerSmCycle = 128;
 // L2 to SM bandwidth per SM per cycle, also used as the chip's L2 bandwidth (x SMs x clock): measured L2 read
 // rates are ~4.5-5 TB/s on A100 and ~7 TB/s on H100, i.e. ~32 B per SM per cycle at boost clock.
 inline constexpr double kL2BytesPerSmCycle = 32;
+// On Hopper (profiles with wgmma) the L2 delivers more: in the H200 exhaustive searches of kernel version 3
+// (bench/results/h200/2026-11-29-tune-v3), the bytes the blocks of one config asked of the L2 over its screening
+// median reached 13.7 TB/s (16x128x64 tiles at 4096^3), 11.3 at 512x512x8192 and 11.2 at 4095x4097x4093: at least
+// 52 B per SM per cycle at 1.98 GHz. With 32, the model put the fastest config at 512x512x8192 (32x32 tiles,
+// L2-bound in the model) 25th.
+inline constexpr double kL2BytesPerSmCycleHopper = 52;
 
 // Share of the L2 that holds operand panels reused across waves: A100/H100 split the L2 in two partitions that
 // may duplicate lines, and C tiles and other streams occupy the rest.
@@ -45,9 +51,13 @@ inline constexpr double kGpuLaunchSeconds = 3.0e-6;
 // The CUDA runtime reserves 1 KB of shared memory per resident block on sm_80 and later.
 inline constexpr double kSmemReservedPerBlock = 1024;
 
-// Warps that keep all four SM sub-partitions' tensor cores fed and hide ldmatrix->mma latency: one warp per
-// sub-partition issues, a second covers its stalls.
-inline constexpr double kWarpsForFullRate = 8;
+// Warps per SM that keep all four sub-partitions' tensor cores fed: one per sub-partition, each with the
+// independent mma of its warp tile to issue back to back. It was 8 (a second warp per sub-partition to cover
+// stalls) until kernel version 3 made the copies cheap: in the H200 exhaustive searches of that kernel
+// (bench/results/h200/2026-11-29-tune-v3) 4-warp blocks with 64x32 warp tiles beat 8-warp ones with 32x32 at
+// 1024^3 (12.8 us against 13.7), and replaying tune on the five searches (bench/tools/tune_replay.py) with 4 put
+// the fastest config at ranks 1-8 on all five (1024^3: 68th with 8).
+inline constexpr double kWarpsForFullRate = 4;
 
 // Cycles of each k-step's __syncthreads and cp.async.wait_group during which a block's tensor pipes idle; another
 // resident block fills the bubble. This is what makes a deeper BLOCK_K pay off beyond the bytes it moves.

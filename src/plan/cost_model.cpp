@@ -215,7 +215,8 @@ Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   // L2 -> SM: every block loads its A rows and B columns over the whole K.
   const double stage_bytes = double((bm + bn) * bk) * in;
   const double l2_tile = stage_bytes * double(c.waves.k_steps);
-  const double l2_bw_sm = kL2BytesPerSmCycle * clock * vec_share(vec);
+  const double l2_bw_sm =
+      (profile.has("wgmma") ? kL2BytesPerSmCycleHopper : kL2BytesPerSmCycle) * clock * vec_share(vec);
   const double l2_total = double(c.waves.tiles) * l2_tile;
   const double l2_s = std::max(l2_total / (l2_bw_sm * double(sms)), double(per_sm) * l2_tile / l2_bw_sm);
 
