@@ -3,17 +3,25 @@
 #
 #   tune_compare.py summary REPORT.json ...          planner's pick / tuned best per shape, as a Markdown table
 #   tune_compare.py ranks EXHAUSTIVE.json TUNE.json  the ranks to re-measure side by side: the exhaustive search's
-#                                                    three fastest confirmed candidates and tune's winner ("1,4,9,23")
+#                                                    three fastest confirmed candidates and tune's winner ("1,4,9,23"),
+#                                                    as today's planner ranks them (the exhaustive search may be older
+#                                                    than the cost model: its configs are looked up, not its ranks;
+#                                                    $TILEFORGE names the binary, default build/tileforge)
 #   tune_compare.py versus REMEASURE.json EXHAUSTIVE.json TUNE.json
 #                                                    tune's pick against the best of the exhaustive top three, from
 #                                                    the side-by-side re-measure (--ranks), as a Markdown table
+import gzip
 import json
+import os
 import statistics
 import sys
 
+from tune_replay import key, plan
+
 
 def results(path):
-    with open(path) as f:
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
         return json.load(f)["results"]
 
 
@@ -53,7 +61,8 @@ def summary(paths):
 def ranks(exhaustive, tune):
     ex = results(exhaustive)[0]
     tu = results(tune)[0]
-    top = [c["rank"] for c in confirmed(ex)[:3]]
+    today = plan(os.environ.get("TILEFORGE", "build/tileforge"), ex)
+    top = [today[key(c["config"])][0] for c in confirmed(ex)[:3]]
     pick = tu["winner"]["rank"]
     print(",".join(str(r) for r in sorted(set(top + [pick]))))
 
@@ -62,17 +71,18 @@ def versus(remeasure, exhaustive, tune):
     rm = results(remeasure)[0]
     ex = results(exhaustive)[0]
     tu = results(tune)[0]
-    by_rank = {c["rank"]: c for c in rm["candidates"] if c.get("confirmed")}
-    pick = tu["winner"]["rank"]
-    top = [c["rank"] for c in confirmed(ex)[:3]]
-    if pick not in by_rank or not any(r in by_rank for r in top):
+    by_config = {key(c["config"]): c for c in rm["candidates"] if c.get("confirmed")}
+    pick = key(tu["winner"]["config"])
+    top = [key(c["config"]) for c in confirmed(ex)[:3]]
+    if pick not in by_config or not any(k in by_config for k in top):
         print(f"| {shape(rm)} | re-measure incomplete |")
         return
-    best_ex = min(by_rank[r]["confirm"]["median_ms"] for r in top if r in by_rank)
-    mine = by_rank[pick]["confirm"]["median_ms"]
+    best_ex = min(by_config[k]["confirm"]["median_ms"] for k in top if k in by_config)
+    mine = by_config[pick]["confirm"]["median_ms"]
+    top_ranks = ",".join(str(by_config[k]["rank"]) for k in top if k in by_config)
     print(f'| {shape(rm)} | {ex["space_size"]} | {tu["measured"]} ({100 * tu["measured"] / ex["space_size"]:.1f}%) | '
-          f'{tu["seconds"]["total"]:.1f} | {ex["seconds"]["total"]:.1f} | rank {pick} {mine:.4f} ms | '
-          f'ranks {",".join(map(str, top))}: best {best_ex:.4f} ms | {best_ex / mine:.3f} |')
+          f'{tu["seconds"]["total"]:.1f} | {ex["seconds"]["total"]:.1f} | rank {by_config[pick]["rank"]} {mine:.4f} ms | '
+          f'ranks {top_ranks}: best {best_ex:.4f} ms | {best_ex / mine:.3f} |')
 
 
 def main():
