@@ -51,9 +51,11 @@ def plan(tileforge, report):
     configs = [c["config"] for c in report["candidates"]]
     names = {k for c in configs for k in c if k != "family"}
     pins = {k: configs[0][k] for k in names if len({c.get(k) for c in configs}) == 1}
+    # A CPU search was planned for the host it ran on (profile "host-cpu"): plan for this host again, which is
+    # only meaningful on the same machine; a GPU search names a built-in profile.
+    chip = ["--device", "cpu"] if report["device"] == "cpu" else ["--profile", report["profile"]]
     cmd = [tileforge, "plan", "--shape", "x".join(map(str, prob["shape"])), "--dtype", prob["dtype"], "--out-dtype",
-           prob["out_dtype"], "--layout", prob["layout"], "--profile", report["profile"], "--format", "json",
-           "--top", "1000000"]
+           prob["out_dtype"], "--layout", prob["layout"], *chip, "--format", "json", "--top", "1000000"]
     for k, v in sorted(pins.items()):
         cmd += ["--set", f"{k}={v}"]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout

@@ -58,6 +58,13 @@ inline constexpr double kSmemReservedPerBlock = 1024;
 // 1024^3 (12.8 us against 13.7), and replaying tune on the five searches (bench/tools/tune_replay.py) with 4 put
 // the fastest config at ranks 1-8 on all five (1024^3: 68th with 8).
 inline constexpr double kWarpsForFullRate = 4;
+// ... and warps per block: a block of fewer warps than sub-partitions runs below the rate however many of its
+// kind share the SM. Each of its warps copies more of every k-tile (64 threads issue a 128x64 tile's copies where
+// 256 issue a 256x128 tile's) and reads more bytes per mma. Measured on the H200 (kernel version 3): 128x64 tiles
+// with 2 warps ran 0.264 ms at 3000^3 against 0.193-0.195 for 128x128 tiles with 4 warps
+// (bench/results/h200/2026-11-29-tune-v3*/tune-public.json), and 0.351 against 0.301 ms for the best at 4096^3. With
+// 4 warps per SM counted as full rate, the model had made the 2-warp block its first choice at 3000^3.
+inline constexpr double kWarpsPerBlockForFullRate = 4;
 
 // Cycles of each k-step's __syncthreads and cp.async.wait_group during which a block's tensor pipes idle; another
 // resident block fills the bubble. This is what makes a deeper BLOCK_K pay off beyond the bytes it moves.

@@ -197,7 +197,8 @@ Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   const double rate_sm = *peak.tflops * 1e12 * share / double(sms);
   const int64_t per_sm = c.waves.max_tiles_per_core;
   const int64_t active = std::min<int64_t>(c.occupancy, per_sm);
-  const double warp_factor = std::min(1.0, double(active * wm * wn) / kWarpsForFullRate);
+  const double warp_factor = std::min(1.0, double(active * wm * wn) / kWarpsForFullRate) *
+                             std::min(1.0, double(wm * wn) / kWarpsPerBlockForFullRate);
   const double kp = double(c.waves.k_steps * bk);
   const double flops_tile = 2.0 * double(bm) * double(bn) * kp;
   const double sync_s = double(c.waves.k_steps) * kKStepSyncCycles / clock / double(active);

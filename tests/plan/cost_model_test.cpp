@@ -143,6 +143,22 @@ TEST(PlanCostModel, FragmentPipeliningIsPredictedFaster) {
   }
 }
 
+TEST(PlanCostModel, ComputeRateNeedsFourWarpsPerSmAndPerBlock) {
+  // Measured on the H200, kernel version 3 (cost_constants.hpp): a 4-warp block with 64x32 warp tiles runs 1024^3
+  // at full rate alone on its SM; 2-warp blocks run slower however many share the SM.
+  const hw::HwProfile h200 = profile("h200");
+  auto compute = [&](const Problem& q, Config c) {
+    c.params["FRAG_PIPE"] = 1;
+    return sm80_cost(q, h200, c).compute_s;
+  };
+  // One 64x128 tile per SM at 1024^3: 4 warps compute as fast as 8.
+  EXPECT_NEAR(compute(f16(1024, 1024, 1024), sm80(64, 128, 64, 1, 4, 4)),
+              compute(f16(1024, 1024, 1024), sm80(64, 128, 64, 2, 4, 4)), 1e-12);
+  // 3000^3 in 128x64 tiles, several blocks per SM: 2 warps per block are charged more compute than 4.
+  const Problem q = f16(3000, 3000, 3000);
+  EXPECT_GT(compute(q, sm80(128, 64, 32, 2, 1, 4)), 1.5 * compute(q, sm80(128, 64, 32, 2, 2, 4)));
+}
+
 TEST(PlanCostModel, GroupedRasterReadsLessFromDram) {
   hw::HwProfile p = profile("a100-sxm");
   const Problem big = f16(8192, 8192, 8192);
