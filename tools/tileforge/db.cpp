@@ -184,6 +184,25 @@ std::string version_note(const db::Record& r, const std::map<std::string, int64_
   return fmt::format("stale: this build runs v{}; never dispatched, `db prune --stale-versions` removes it", it->second);
 }
 
+// What `db list` and `db export` work on: where the DB is, whether it exists, and its records the filter keeps.
+struct Selection {
+  db::Location where;
+  Opened opened;
+  std::vector<db::Record> records;
+};
+
+Expected<Selection> select_records(const DbArgs& db, const FilterArgs& filter) {
+  auto where = location_from(db);
+  if (!where) return where.status();
+  auto opened = open_for_reading(*where);
+  if (!opened) return opened.status();
+  auto f = filter_from(filter, opened->all);
+  if (!f) return f.status();
+  Selection s{std::move(*where), std::move(*opened), {}};
+  s.records = filtered(s.opened.all, *f);
+  return s;
+}
+
 // One record as the JSON export writes it, with its id and device hash first.
 ojson record_json(const db::Record& r) {
   const ojson exported = ojson::parse(db::export_json({r}));
@@ -201,13 +220,11 @@ int run_list(const ListArgs& a) {
   if (a.format != "table" && a.format != "json") {
     return fail(verb, invalid_argument(fmt::format("--format '{}' is not known (allowed: table, json)", a.format)));
   }
-  auto where = location_from(a.db);
-  if (!where) return fail(verb, where.status());
-  auto opened = open_for_reading(*where);
-  if (!opened) return fail(verb, opened.status());
-  auto filter = filter_from(a.filter, opened->all);
-  if (!filter) return fail(verb, filter.status());
-  const std::vector<db::Record> records = filtered(opened->all, *filter);
+  auto selected = select_records(a.db, a.filter);
+  if (!selected) return fail(verb, selected.status());
+  const db::Location& where = selected->where;
+  const std::vector<db::Record>& records = selected->records;
+  const Opened& opened = selected->opened;
 
   // The fingerprints of the records shown, each with how many of them it holds.
   std::map<std::string, std::pair<db::Fingerprint, int>> devices;
@@ -220,9 +237,9 @@ int run_list(const ListArgs& a) {
   std::string out;
   if (a.format == "json") {
     ojson doc;
-    doc["db"] = where->path;
-    doc["origin"] = where->origin;
-    doc["exists"] = opened->store.has_value();
+    doc["db"] = where.path;
+    doc["origin"] = where.origin;
+    doc["exists"] = opened.store.has_value();
     doc["devices"] = ojson::array();
     for (const auto& [hash, d] : devices) {
       doc["devices"].push_back({{"hash", hash}, {"records", d.second}, {"kind", d.first.kind}, {"name", d.first.name},
@@ -233,12 +250,12 @@ int run_list(const ListArgs& a) {
     for (const auto& r : records) doc["records"].push_back(record_json(r));
     out = doc.dump(1) + "\n";
   } else {
-    if (!opened->store) {
-      out += no_db_yet(*where) + "\n";
+    if (!opened.store) {
+      out += no_db_yet(where) + "\n";
     } else {
-      out += fmt::format("tuning DB {} (from {}): {} record{} on {} device{}{}\n", where->path, where->origin,
+      out += fmt::format("tuning DB {} (from {}): {} record{} on {} device{}{}\n", where.path, where.origin,
                          records.size(), records.size() == 1 ? "" : "s", devices.size(), devices.size() == 1 ? "" : "s",
-                         records.size() == opened->all.size() ? "" : fmt::format(" (of {} in all)", opened->all.size()));
+                         records.size() == opened.all.size() ? "" : fmt::format(" (of {} in all)", opened.all.size()));
     }
     if (!devices.empty()) {
       out += fmt::format("\n{:<16}  {:>7}  {}\n", "DEVICE", "RECORDS", "FINGERPRINT");
@@ -316,23 +333,20 @@ int run_export(const ExportArgs& a) {
   if (a.format != "json" && a.format != "triton") {
     return fail(verb, invalid_argument(fmt::format("--format '{}' is not known (allowed: json, triton)", a.format)));
   }
-  auto where = location_from(a.db);
-  if (!where) return fail(verb, where.status());
-  auto opened = open_for_reading(*where);
-  if (!opened) return fail(verb, opened.status());
-  auto filter = filter_from(a.filter, opened->all);
-  if (!filter) return fail(verb, filter.status());
-  if (!opened->store) return fail(verb, not_available(no_db_yet(*where) + "; nothing to export"));
+  auto selected = select_records(a.db, a.filter);
+  if (!selected) return fail(verb, selected.status());
+  const db::Location& where = selected->where;
+  if (!selected->opened.store) return fail(verb, not_available(no_db_yet(where) + "; nothing to export"));
   std::optional<bench::OutputFile> out;
   if (!a.out.empty()) {
     auto file = bench::OutputFile::create(a.out);
     if (!file) return fail(verb, file.status());
     out.emplace(std::move(*file));
   }
-  const std::vector<db::Record> records = filtered(opened->all, *filter);
+  const std::vector<db::Record>& records = selected->records;
   const std::string text = a.format == "triton" ? db::export_triton(records) : db::export_json(records);
   if (int code = emit(verb, out, text); code != kExitOk) return code;
-  if (out) std::fprintf(stderr, "exported %zu records from %s to %s\n", records.size(), where->path.c_str(), a.out.c_str());
+  if (out) std::fprintf(stderr, "exported %zu records from %s to %s\n", records.size(), where.path.c_str(), a.out.c_str());
   return kExitOk;
 }
 
