@@ -10,19 +10,12 @@
 #   tune_compare.py versus REMEASURE.json EXHAUSTIVE.json TUNE.json
 #                                                    tune's pick against the best of the exhaustive top three, from
 #                                                    the side-by-side re-measure (--ranks), as a Markdown table
-import gzip
-import json
 import os
 import statistics
 import sys
 
 from tune_replay import key, plan
-
-
-def results(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
-        return json.load(f)["results"]
+from tune_replay import load as results
 
 
 def shape(r):
