@@ -163,14 +163,12 @@ struct TileCopy : CopyState<ROWS, COLS, VEC, THREADS, K_ROWS> {
   }
 
   // Chunk i of a tile that lies wholly inside the matrix: no bounds, no zero-fill, so the copy costs its address
-  // (a compile-time row and column offset from the thread's first chunk) and the cp.async.
+  // (a compile-time row and column offset from the thread's first chunk) and the cp.async. The chunk's element
+  // count is not used, and the compiler drops its computation.
   __device__ __forceinline__ void copy_full(int i, unsigned stage_off, long long ld) const {
     static_assert(VEC >= 4, "whole-chunk copies are cp.async (4, 8 or 16 bytes)");
-    using Map = typename CopyState<ROWS, COLS, VEC, THREADS, K_ROWS>::Map;
-    const unsigned off = Map::chunk_offset(i);
-    constexpr unsigned RB = CopyState<ROWS, COLS, VEC, THREADS, K_ROWS>::ROW_BYTES;
-    const unsigned dst = ((this->smem + stage_off) ^ swizzle_xor<RB>(off)) + swizzle_add<RB>(off);
-    cp_async<VEC>(dst, this->src + Map::row_off(i) * ld + Map::col_off(i));
+    const auto c = this->chunk(i, stage_off, ld);
+    cp_async<VEC>(c.dst, c.src);
   }
 
   // The whole tile. 2-byte copies go through registers: unrolling all of them would keep every address and
