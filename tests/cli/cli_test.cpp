@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/cli_runner.hpp"
+#include "support/test_support.hpp"
 
 namespace {
 
@@ -19,9 +20,7 @@ using Result = tileforge::testing::CliResult;
 class Cli : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir = fs::path(::testing::TempDir()) / (std::string("tileforge_cli_") + info->name());
-    fs::remove_all(dir);
+    dir = tileforge::testing::fresh_test_dir("tileforge_cli_");
     fs::create_directories(dir / "results");
   }
   void TearDown() override { fs::remove_all(dir); }

@@ -44,12 +44,7 @@ Problem shape(int64_t m, int64_t n, int64_t k) {
 class CliDb : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = info->name();  // "RefusedNamingTheArgument/3" for parameterized tests: one folder each
-    std::replace(name.begin(), name.end(), '/', '_');
-    dir = fs::path(::testing::TempDir()) / ("tileforge_cli_db_" + name);
-    fs::remove_all(dir);
-    fs::create_directories(dir);
+    dir = testing::fresh_test_dir("tileforge_cli_db_");  // one folder per parameterized case too
     db_path = (dir / "tune.db").string();
     fp = bench::running_fingerprint(cpu_device());
     // A legal config that differs from the planner's pick, so that a row shows which one ran.

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hw/host_measurements.hpp"
+#include "support/test_support.hpp"
 
 namespace tileforge::hw {
 namespace {
@@ -19,10 +20,7 @@ namespace fs = std::filesystem;
 class HostMeasurementsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir = fs::path(::testing::TempDir()) / (std::string("tileforge_host_") + info->name());
-    fs::remove_all(dir);
-    fs::create_directories(dir);
+    dir = testing::fresh_test_dir("tileforge_host_");
     file = (dir / "sub" / "host.json").string();
     if (const char* v = std::getenv("TILEFORGE_HOST_CACHE")) saved = v;
     setenv("TILEFORGE_HOST_CACHE", file.c_str(), 1);

@@ -3,9 +3,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+
+#include <gtest/gtest.h>
 
 namespace tileforge::testing {
 namespace {
@@ -51,6 +54,15 @@ Problem make_problem(int64_t m, int64_t n, int64_t k, Layout layout, DType input
   p.layout = layout;
   p.precision = {input, output, DType::f32};
   return p;
+}
+
+std::filesystem::path fresh_test_dir(std::string_view prefix) {
+  std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  std::replace(name.begin(), name.end(), '/', '_');
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / (std::string(prefix) + name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
 }
 
 }  // namespace tileforge::testing

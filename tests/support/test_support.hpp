@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <ostream>
+#include <string_view>
 #include <vector>
 
 #include "tileforge/tileforge.hpp"
@@ -29,5 +31,9 @@ verify::Reference reference_for(const Operands& ops);
 // A problem with the given shape, layout and precision, tight leading dimensions.
 Problem make_problem(int64_t m, int64_t n, int64_t k, Layout layout = Layout::RR, DType input = DType::f32,
                      DType output = DType::f32);
+
+// An empty folder for the running test: the test temp dir / `prefix` + the test's name ('/' of parameterized names
+// made '_'), removed first if an earlier run left it. The caller removes it when done.
+std::filesystem::path fresh_test_dir(std::string_view prefix);
 
 }  // namespace tileforge::testing

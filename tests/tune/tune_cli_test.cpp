@@ -9,6 +9,7 @@
 
 #include "db/store.hpp"
 #include "support/cli_runner.hpp"
+#include "support/test_support.hpp"
 
 namespace {
 
@@ -23,9 +24,7 @@ using Spawned = tileforge::testing::CliProcess;
 class TuneCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir = fs::path(::testing::TempDir()) / (std::string("tileforge_tune_cli_") + info->name());
-    fs::remove_all(dir);
+    dir = tileforge::testing::fresh_test_dir("tileforge_tune_cli_");
     fs::create_directories(dir / "results");
   }
   void TearDown() override { fs::remove_all(dir); }
