@@ -109,6 +109,15 @@ inline constexpr double kLoadPortsPerCycle = 2;
 // and Haswell, 64 B on Skylake-SP and later: the family's vector width), half that from L3.
 inline constexpr double kL2VectorsPerCycle = 1.0;
 inline constexpr double kL3VectorsPerCycle = 0.5;
+// A core reading rows of B that lie far apart (B read in place, one row per k, or packed from a narrow column
+// range) cannot keep many lines in flight: the hardware prefetchers do not follow rows a page apart, and the
+// micro-kernel's software prefetches share the core's few miss buffers. Measured on the project's Zen 3 machine
+// (AVX2, 3.2 GHz, 16x4096x4096 FP32, 64 MB of B from DRAM, bench/results/cpu-amd-epyc-zen3/2026-11-29-tune/run5):
+// in place, the fastest of 90 configs took 5.70 ms on two threads, 5.6 GB/s per core (1.75 B/cycle); packed, the
+// fastest took 7.23 ms, its packing phase ~4.3 ms, 7.5 GB/s per core. A sequential read reaches 12.6 GB/s on one
+// core there. Bytes per cycle per core, for DRAM rows read in place and for packing from DRAM.
+inline constexpr double kInPlaceDramBytesPerCycle = 1.75;
+inline constexpr double kPackDramBytesPerCycle = 2.3;
 // Packing reads an operand with strided loads and writes panels: ~1 vector of output per cycle at best; the
 // phase does not overlap the micro-kernel (threads wait at a barrier after packing B).
 inline constexpr double kPackVectorsPerCycle = 1.0;

@@ -349,6 +349,15 @@ Cost cpu_cost(const Problem& problem, const hw::HwProfile& profile, const Config
   }
 
   double l2_bytes = 0, l3_bytes = 0, dram_bytes = 0;
+  // B rows read in place from DRAM: charged at the per-core rate of rows far apart (kInPlaceDramBytesPerCycle).
+  // A micro-panel row of NR floats that does not fill whole lines touches more lines than it uses: 24 floats
+  // (96 B) span two lines, 8 floats (32 B) use half of one. The neighbouring panel finds the rest in cache, so the
+  // extra lines are charged at half weight. (Measured at 16x4096x4096 in place: the fastest NR=16 config 5.70 ms,
+  // NR=24 6.86 (1.20x; charged 1.17x), NR=8 7.26 (1.27x; charged 1.5x).)
+  double in_place_dram_bytes = 0;
+  const double line = double(g1.line_bytes > 0 ? g1.line_bytes : 64);
+  const double row_bytes = double(nr) * in;
+  const double straddle = 1.0 + 0.5 * (std::ceil(row_bytes / line) * line / row_bytes - 1.0);
   // A micro-panels stream into the micro-kernel once per NR-panel of B: from L2, or L3 when the block spills.
   const double a_stream = f * mp * k * (np / double(nr)) * batch;
   (a_in_l2 ? l2_bytes : l3_bytes) += a_stream;
@@ -362,8 +371,10 @@ Cost cpu_cost(const Problem& problem, const hw::HwProfile& profile, const Config
     // one of them brings each line from memory and the others find it in L3. (Measured on the project's AVX2
     // machine at 16x4096x4096: MR=4, two threads on 8 rows each over all of B, 6.1 ms; charged twice from DRAM the
     // model predicted 7.8 ms and ranked it 151st.)
-    dram_bytes += b_touch / double(tm);
+    in_place_dram_bytes += b_touch / double(tm) * straddle;
     l3_bytes += b_touch - b_touch / double(tm);
+  } else if (!pack_b) {
+    in_place_dram_bytes += b_touch * straddle;
   } else {
     ((pack_b && b_in_l3) ? l3_bytes : dram_bytes) += b_touch;
   }
@@ -397,20 +408,32 @@ Cost cpu_cost(const Problem& problem, const hw::HwProfile& profile, const Config
                                                         : double(t) * 4.0 * clock;  // ~4 B/cycle/core if unknown
   if (profile.mem_bandwidth_gbps <= 0) c.notes.push_back("the profile records no memory bandwidth: 4 B/cycle/core assumed");
   const double l3_bw = has_l3 ? double(t) * kL3VectorsPerCycle * vec_bytes * clock : dram_bw;
-  const double l2_s = l2_bytes / l2_bw, l3_s = l3_bytes / l3_bw, dram_s = dram_bytes / dram_bw;
-  c.levels = {{"DRAM", dram_bytes, dram_bw, dram_s}, {"L3", l3_bytes, l3_bw, l3_s}, {"L2", l2_bytes, l2_bw, l2_s}};
+  const double in_place_bw = std::min(dram_bw, double(t) * kInPlaceDramBytesPerCycle * clock);
+  const double l2_s = l2_bytes / l2_bw, l3_s = l3_bytes / l3_bw;
+  const double dram_s = dram_bytes / dram_bw + in_place_dram_bytes / in_place_bw;
+  if (in_place_dram_bytes > 0) {
+    c.notes.push_back(fmt::format("B read in place from DRAM: {:.0f} MB at {:.1f} GB/s ({} thread(s), rows {} B apart: "
+                                  "latency-bound per core)",
+                                  in_place_dram_bytes / 1e6, in_place_bw / 1e9, t, int64_t(double(q.ldb) * in)));
+  }
+  dram_bytes += in_place_dram_bytes;
+  c.levels = {{"DRAM", dram_bytes, dram_s > 0 ? dram_bytes / dram_s : dram_bw, dram_s}, {"L3", l3_bytes, l3_bw, l3_s}, {"L2", l2_bytes, l2_bw, l2_s}};
   combine(c, {{"compute", c.compute_s, true}, {"DRAM", dram_s, true}, {"L3", l3_s, true}, {"L2", l2_s, true}});
 
   // Packing runs between micro-kernel phases: A once per NC panel (each thread its rows), B once per (NC, KC)
   // panel by the whole team. The source is DRAM unless the operand fits in the L3s.
-  const double l3_total = has_l3 ? double(g3.size_bytes) * std::max(1, cores / std::max(1, l3rec ? l3rec->shared_by : cores)) : 0.0;
+  // The L3s the team's threads sit on (one per shared_by cores; a team smaller than the chip reaches fewer).
+  const int per_l3 = std::max(1, l3rec && l3rec->shared_by > 0 ? l3rec->shared_by : cores);
+  const int team_l3s = std::clamp((t + per_l3 - 1) / per_l3, 1, std::max(1, cores / per_l3));
+  const double l3_total = has_l3 ? double(g3.size_bytes) * team_l3s : 0.0;
   const double pack_rate = double(t) * kPackVectorsPerCycle * vec_bytes * clock;
   const double a_read = double(q.m) * k * in * double(cdiv(q.n, nc)) * batch;
   const double b_read = pack_b ? k * double(q.n) * in * batch : 0.0;
   const double a_src = double(q.m) * k * in <= l3_total ? l3_bw : dram_bw;
-  const double b_src = k * double(q.n) * in <= l3_total ? l3_bw : dram_bw;
+  const double pack_dram_bw = std::min(dram_bw, double(t) * kPackDramBytesPerCycle * clock);
+  const double b_src = k * double(q.n) * in <= l3_total ? l3_bw : pack_dram_bw;
   c.fill_s = a_read / std::min(pack_rate, a_src) + b_read / std::min(pack_rate, b_src);
-  c.dram_bytes = dram_bytes + (a_src == dram_bw ? a_read : 0.0) + (b_src == dram_bw ? b_read : 0.0);
+  c.dram_bytes = dram_bytes + (a_src == dram_bw ? a_read : 0.0) + (b_src == pack_dram_bw ? b_read : 0.0);
 
   const double panels = double(cdiv(q.n, nc_eff)) * passes_k * batch;
   if (t > 1 && pack_b) c.overhead_s += 2.0 * panels * kBarrierSeconds;
