@@ -66,6 +66,15 @@ inline constexpr double kWarpsForFullRate = 4;
 // 4 warps per SM counted as full rate, the model had made the 2-warp block its first choice at 3000^3.
 inline constexpr double kWarpsPerBlockForFullRate = 4;
 
+// Cycles per 16-byte chunk, per thread, of a bounds-checked copy: a tile that does not lie wholly inside M and N
+// copies every k-tile through the checked path (row and column tests, zero-fill sizes, a branch), a chain of
+// dependent integer instructions the warp waits on unless another warp of its sub-partition has work. Measured on
+// the H200 (kernel version 3, bench/results/h200/2026-11-29-tune-small/ against -tune-v3/): 128x64x64 tiles take
+// 3.9 us longer at 1000^3 than 1024^3 scaled by flops with 4 warps (12 chunks per thread per k-tile) and 2.3 us
+// with 8 warps (6): 51-61 cycles per chunk. At 1000^3 the model without it put the 4-warp block first, which
+// measures 6% slower than the 8-warp one.
+inline constexpr double kCheckedCopyCyclesPerChunk = 55;
+
 // Cycles of each k-step's __syncthreads and cp.async.wait_group during which a block's tensor pipes idle; another
 // resident block fills the bubble. This is what makes a deeper BLOCK_K pay off beyond the bytes it moves.
 inline constexpr double kKStepSyncCycles = 40;

@@ -205,6 +205,28 @@ Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   // Without fragment double-buffering the warp waits for every k-step's ldmatrix and every barrier.
   const double pipe_slowdown = param(cfg, "FRAG_PIPE") != 0 ? 1.0 : kFragPipeOffSlowdown;
   c.compute_s = double(per_sm) * (flops_tile / (rate_sm * warp_factor) + sync_s) * pipe_slowdown;
+  // Tiles that stick out of M or N (and, with copies narrower than 8 bytes, every tile) fetch their k-tiles through
+  // the bounds-checked path: latency-bound integer work per thread, which other resident blocks hide. The SM that
+  // gets the most of them waits for it on top of its tensor work.
+  {
+    const int64_t tiles_m = q.m / bm, tiles_n = q.n / bn;
+    const int64_t interior = vec >= 8 ? tiles_m * tiles_n * q.batch : 0;
+    const int64_t edge = c.waves.tiles - interior;
+    if (edge > 0) {
+      const int64_t edge_per_sm = std::min<int64_t>(per_sm, cdiv(edge, sms));
+      const double chunks_per_thread = double((bm + bn) * bk) * in / double(std::max<int64_t>(vec, 2)) /
+                                       double(32 * wm * wn);
+      const double checked_fetches = double(std::max<int64_t>(0, c.waves.k_steps - (stages - 1)));
+      const double checked_s = double(edge_per_sm) * checked_fetches * chunks_per_thread *
+                               kCheckedCopyCyclesPerChunk / clock / double(active);
+      c.compute_s += checked_s;
+      if (checked_s > 0.05 * c.compute_s) {
+        c.notes.push_back(fmt::format("{} of {} tiles stick out of the matrix and copy through the bounds-checked path: "
+                                      "{:.3g} us on the busiest SM ({:.0f} chunks per thread per k-tile)",
+                                      edge, c.waves.tiles, checked_s * 1e6, chunks_per_thread));
+      }
+    }
+  }
   c.compute_share = q.flops() / c.compute_s / (*peak.tflops * 1e12);
 
   // Shared memory: ldmatrix reads (each warp reads its rows of A and columns of B) plus the cp.async writes.
