@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <optional>
+#include <tuple>
 
 #include "bench/dispatch.hpp"
 #include "bench/harness.hpp"
@@ -11,6 +12,7 @@
 #include "db/db_fixtures.hpp"
 #include "db/store.hpp"
 #include "hw/hw.hpp"
+#include "plan/planner.hpp"
 #include "support/test_support.hpp"
 
 namespace tileforge::bench {
@@ -383,6 +385,48 @@ TEST(DispatchSm80, PlannerThenDbOnAnH200ProfileWithoutAGpu) {
   ASSERT_TRUE(c);
   EXPECT_EQ(c->source, "db-exact") << c->reason;
   EXPECT_EQ(c->config, mine);
+}
+
+
+// Dispatch with no DB runs the planner's first choice whenever the model predicts it faster than the backend's own
+// pick (the sm80 heuristic), and keeps the backend's own pick otherwise (docs/PERF-LOG.md: the planner's pick
+// measured as fast as the tuned best over the H200's public suite). Planned for an H200 profile: no GPU needed.
+TEST(DispatchSm80, PlannersFirstChoiceWhenPredictedFaster) {
+  Backend* cuda = find_backend("cuda");
+  if (!cuda) GTEST_SKIP() << "this build has no CUDA backend";
+  auto profile = hw::load_profile("h200");
+  ASSERT_TRUE(profile) << profile.status().to_string();
+  Device d;
+  d.kind = "cuda";
+  d.name = "NVIDIA H200";
+  d.profile = *profile;
+  DispatchOptions o;
+  o.db.disabled = true;
+  int replaced = 0;
+  for (const auto& [m, n, k] : {std::tuple{4096, 4096, 4096}, std::tuple{2048, 2048, 2048},
+                                std::tuple{16384, 16384, 1024}, std::tuple{1000, 1000, 1000}}) {
+    const Problem p = testing::make_problem(m, n, k, Layout::RR, DType::f16, DType::f16);
+    plan::PlanOptions po;
+    po.family = "sm80";
+    po.top_n = 0;
+    auto made = plan::make_plan(p, d.profile, po);
+    ASSERT_TRUE(made) << made.status().to_string();
+    ASSERT_TRUE(made->choice());
+    ASSERT_GT(made->reference_rank, 0) << p.describe();
+    const plan::Candidate& first = *made->choice();
+    const plan::Candidate& own = made->ranked[std::size_t(made->reference_rank) - 1];
+    auto c = choose_config(p, d, *cuda, o);
+    ASSERT_TRUE(c) << c.status().to_string();
+    EXPECT_EQ(c->source, "planner") << c->reason;
+    if (own.cost.seconds > first.cost.seconds) {
+      EXPECT_EQ(c->config, first.config) << p.describe() << ": " << c->reason;
+      ++replaced;
+    } else {
+      EXPECT_EQ(c->config, own.config) << p.describe() << ": " << c->reason;
+    }
+  }
+  // The heuristic's 128x256x32 is not the model's first choice at 4096^3: the rule was exercised.
+  EXPECT_GE(replaced, 1);
 }
 
 }  // namespace

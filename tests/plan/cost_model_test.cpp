@@ -6,11 +6,14 @@
 #include "backends/cuda/sm80_family.hpp"
 #include "hw/hw.hpp"
 #include "plan/candidates.hpp"
+#include "plan/cost_constants.hpp"
 #include "plan/cost_model.hpp"
 #include "support/test_support.hpp"
 
 namespace tileforge::plan {
 namespace {
+
+using namespace constants;
 
 hw::HwProfile profile(const char* name) {
   auto p = hw::load_profile(name);
@@ -159,6 +162,28 @@ TEST(PlanCostModel, ComputeRateNeedsFourWarpsPerSmAndPerBlock) {
   EXPECT_GT(compute(q, sm80(128, 64, 32, 2, 1, 4)), 1.5 * compute(q, sm80(128, 64, 32, 2, 2, 4)));
 }
 
+TEST(PlanCostModel, PartialTilesPayCheckedCopiesPerThread) {
+  // Measured on the H200, kernel version 3 (kCheckedCopyCyclesPerChunk): one 128x64x64 tile per SM in both shapes.
+  // At 1024^3 every tile lies inside the matrix and the 4-warp block is the faster; at 1000^3, 23 tiles stick out
+  // and copy through the bounds-checked path, where each of 8 warps' threads copies half as much, and the 8-warp
+  // block is the faster.
+  const hw::HwProfile h200 = profile("h200");
+  auto cost = [&](const Problem& q, Config c) {
+    c.params["FRAG_PIPE"] = 1;
+    return sm80_cost(q, h200, c);
+  };
+  const Config w4 = sm80(128, 64, 64, 2, 2, 4), w8 = sm80(128, 64, 64, 4, 2, 4);
+  EXPECT_LT(cost(f16(1024, 1024, 1024), w4).seconds, cost(f16(1024, 1024, 1024), w8).seconds);
+  EXPECT_LT(cost(f16(1000, 1000, 1000), w8).seconds, cost(f16(1000, 1000, 1000), w4).seconds);
+  // The charge is on top of the tensor work: the same block costs more at 1000^3 than at 1024^3, though it
+  // computes fewer flops.
+  EXPECT_GT(cost(f16(1000, 1000, 1000), w4).compute_s, cost(f16(1024, 1024, 1024), w4).compute_s);
+  bool noted = false;
+  for (const auto& n : cost(f16(1000, 1000, 1000), w4).notes) noted = noted || n.find("stick out") != std::string::npos;
+  EXPECT_TRUE(noted);
+  for (const auto& n : cost(f16(1024, 1024, 1024), w4).notes) EXPECT_EQ(n.find("stick out"), std::string::npos) << n;
+}
+
 TEST(PlanCostModel, GroupedRasterReadsLessFromDram) {
   hw::HwProfile p = profile("a100-sxm");
   const Problem big = f16(8192, 8192, 8192);
@@ -220,6 +245,28 @@ TEST(PlanCostModel, CpuInPlaceBPaysPerRowPanelOfA) {
   EXPECT_LT(square_packed.seconds, square_in_place.seconds);
   const Problem skinny = testing::make_problem(16, 4096, 4096);
   EXPECT_LT(cpu_cost(skinny, p, in_place, threads).seconds, cpu_cost(skinny, p, packed, threads).seconds);
+}
+
+TEST(PlanCostModel, CpuInPlaceBFromDramIsBoundPerCore) {
+  // Rows of B far apart stream from DRAM at a per-core rate (kInPlaceDramBytesPerCycle), not at the chip's
+  // bandwidth: measured at 16x4096x4096 on a 2-core Zen 3, 5.70 ms in place where the bandwidth alone gives 1.7.
+  const hw::HwProfile p = profile("generic-avx2");
+  const int threads = 2;
+  const Config c{"cpu-avx2", {{"MR", 6}, {"NR", 16}, {"KC", 168}, {"MC", 582}, {"NC", 16384}, {"PACK_B", 0}}};
+  const Problem skinny = testing::make_problem(16, 4096, 4096);
+  const double b_bytes = 4096.0 * 4096.0 * 4.0;
+  const double core_clock = *p.peak_tflops(DType::f32, DType::f32) * 1e12 / p.cores / (2.0 * 8 * kFmaPipes);
+  const Cost in_place = cpu_cost(skinny, p, c, threads);
+  EXPECT_GE(in_place.body_s, b_bytes / (threads * kInPlaceDramBytesPerCycle * core_clock) * (1 - 1e-9));
+  EXPECT_EQ(in_place.bound, "DRAM");
+  // Rows of 1.5 or 0.5 cache lines touch lines they do not use (measured 1.20x and 1.27x slower than 6x16).
+  Config nr24 = c, nr8 = c;
+  nr24.params["MR"] = 4;
+  nr24.params["NR"] = 24;
+  nr8.params["MR"] = 8;
+  nr8.params["NR"] = 8;
+  EXPECT_LT(in_place.seconds, cpu_cost(skinny, p, nr24, threads).seconds);
+  EXPECT_LT(in_place.seconds, cpu_cost(skinny, p, nr8, threads).seconds);
 }
 
 TEST(PlanCostModel, CacheOverflowCosts) {
