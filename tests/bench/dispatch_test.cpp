@@ -319,17 +319,24 @@ TEST_F(Dispatch, GemmUsesTheDbRecordAndStaysCorrect) {
   }
 }
 
+// An H200 as dispatch sees it, from its profile alone: the parameter space, the planner and the DB lookup are
+// host code, so the CUDA backend's dispatch is tested without a GPU.
+Device h200_without_gpu() {
+  auto profile = hw::load_profile("h200");
+  if (!profile) throw std::runtime_error(profile.status().to_string());
+  Device d;
+  d.kind = "cuda";
+  d.name = "NVIDIA H200";
+  d.profile = *profile;
+  return d;
+}
+
 // The same order on the CUDA backend's keys, planned for an H200 profile: needs no GPU (the parameter space, the
 // planner and the DB lookup are host code). An A100 record (sm_80) is never used for the H200 (sm_90a).
 TEST(DispatchSm80, PlannerThenDbOnAnH200ProfileWithoutAGpu) {
   Backend* cuda = find_backend("cuda");
   if (!cuda) GTEST_SKIP() << "this build has no CUDA backend";
-  auto profile = hw::load_profile("h200");
-  ASSERT_TRUE(profile) << profile.status().to_string();
-  Device d;
-  d.kind = "cuda";
-  d.name = "NVIDIA H200";
-  d.profile = *profile;
+  const Device d = h200_without_gpu();
   Problem p = testing::make_problem(512, 512, 512, Layout::RR, DType::f16, DType::f16);
   ScratchDir dir;
   DispatchOptions o;
@@ -394,12 +401,7 @@ TEST(DispatchSm80, PlannerThenDbOnAnH200ProfileWithoutAGpu) {
 TEST(DispatchSm80, PlannersFirstChoiceWhenPredictedFaster) {
   Backend* cuda = find_backend("cuda");
   if (!cuda) GTEST_SKIP() << "this build has no CUDA backend";
-  auto profile = hw::load_profile("h200");
-  ASSERT_TRUE(profile) << profile.status().to_string();
-  Device d;
-  d.kind = "cuda";
-  d.name = "NVIDIA H200";
-  d.profile = *profile;
+  const Device d = h200_without_gpu();
   DispatchOptions o;
   o.db.disabled = true;
   int replaced = 0;
