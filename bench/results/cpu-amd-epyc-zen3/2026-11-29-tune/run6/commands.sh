@@ -17,3 +17,10 @@ for s in 16x4096x4096 1024x1024x1024 2048x2048x2048 4096x4096x4096; do
 done
 python3 bench/tools/tune_compare.py summary $o/tune-*.json > $o/summary.md
 echo done > $o/done
+# Afterwards, 4096^3 re-measured side by side twice more: with --max-time 80 (still 30 reps: the cap was not
+# reached) and with 80 reps each:
+#   r=$(python3 bench/tools/tune_compare.py ranks $kept/exhaustive-4096-4096-4096.json.gz $o/tune-4096-4096-4096.json)
+#   build/tileforge tune --device cpu --shape 4096x4096x4096 --no-db --ranks $r --max-time 80 --format json \
+#     --out $o/remeasure-4096-4096-4096-long.json --quiet
+#   build/tileforge tune --device cpu --shape 4096x4096x4096 --no-db --ranks $r --min-reps 80 --max-time 120 \
+#     --format json --out $o/remeasure-4096-4096-4096-80reps.json --quiet
