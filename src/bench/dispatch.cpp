@@ -27,13 +27,6 @@
 namespace tileforge::bench {
 namespace {
 
-// The planner's first choice replaces the backend's own pick when it is predicted faster by more than this. It was
-// 10% while the cost model was being calibrated; since then the planner's pick has measured as fast as the tuned
-// best (median 1.000, minimum 0.975 over the H200's public suite; 1.000 on the CPU suite) and never slower than
-// the backend's own pick in the same process, so any predicted gain counts (docs/PERF-LOG.md). Equal predictions
-// keep the backend's own pick.
-constexpr double kPlannerMinGain = 1.0;
-
 // ---- the DB, once per process and path ------------------------------------------------------------------------
 
 struct DbEntry {
@@ -118,10 +111,13 @@ PlanPick plan_pick(const Problem& p, const Device& device, const std::string& fa
                                made->ranked.size(), device.profile.name, c.cost.seconds * 1e3,
                                c.cost.bound.empty() ? "?" : c.cost.bound);
     // The backend's own pick (the analytic model on CPUs, measured tile efficiencies on GPUs) stays unless the
-    // planner predicts its first choice faster.
+    // planner predicts its first choice faster. Any predicted gain counts: the rule asked for 10% while the cost
+    // model was being calibrated; since then the planner's pick has measured as fast as the tuned best (median
+    // 1.000 over the H200's public suite and the CPU suite) and never slower than the backend's own pick in the
+    // same process (docs/PERF-LOG.md). Equal predictions keep the backend's own pick.
     if (made->reference_rank > 0 && std::size_t(made->reference_rank) <= made->ranked.size()) {
       const plan::Candidate& ref = made->ranked[std::size_t(made->reference_rank) - 1];
-      if (ref.cost.seconds <= c.cost.seconds * kPlannerMinGain) {
+      if (ref.cost.seconds <= c.cost.seconds) {
         pick.config = ref.config;
         pick.summary = fmt::format("{} keeps the backend's own pick (rank {} of {}, predicted {:.4g} ms): the model "
                                    "predicts its first choice no faster",

@@ -398,7 +398,7 @@ Cost cpu_cost(const Problem& problem, const hw::HwProfile& profile, const Config
   } else if (!pack_b) {
     in_place_dram_bytes += b_touch * straddle;
   } else {
-    ((pack_b && b_in_l3) ? l3_bytes : dram_bytes) += b_touch;
+    (b_in_l3 ? l3_bytes : dram_bytes) += b_touch;
   }
   // B read in place: the micro-kernel prefetches the next panel's rows a whole panel ahead, so the first touch
   // (counted above) exposes no latency, but every MR-panel of A re-reads the KC x NR micro-panel from the level
@@ -451,11 +451,11 @@ Cost cpu_cost(const Problem& problem, const hw::HwProfile& profile, const Config
   const double pack_rate = double(t) * kPackVectorsPerCycle * vec_bytes * clock;
   const double a_read = double(q.m) * k * in * double(cdiv(q.n, nc)) * batch;
   const double b_read = pack_b ? k * double(q.n) * in * batch : 0.0;
-  const double a_src = double(q.m) * k * in <= l3_total ? l3_bw : dram_bw;
+  const bool a_from_dram = double(q.m) * k * in > l3_total, b_from_dram = k * double(q.n) * in > l3_total;
   const double pack_dram_bw = std::min(dram_bw, double(t) * kPackDramBytesPerCycle * clock);
-  const double b_src = k * double(q.n) * in <= l3_total ? l3_bw : pack_dram_bw;
+  const double a_src = a_from_dram ? dram_bw : l3_bw, b_src = b_from_dram ? pack_dram_bw : l3_bw;
   c.fill_s = a_read / std::min(pack_rate, a_src) + b_read / std::min(pack_rate, b_src);
-  c.dram_bytes = dram_bytes + (a_src == dram_bw ? a_read : 0.0) + (b_src == pack_dram_bw ? b_read : 0.0);
+  c.dram_bytes = dram_bytes + (a_from_dram ? a_read : 0.0) + (b_from_dram ? b_read : 0.0);
 
   const double panels = double(cdiv(q.n, nc_eff)) * passes_k * batch;
   if (t > 1 && pack_b) c.overhead_s += 2.0 * panels * kBarrierSeconds;
