@@ -4,7 +4,7 @@
 # is simulated on the exhaustive search's measured screening times. A change to the cost model can then be judged on
 # every measured config of every kept search before any GPU time is spent.
 #
-#   tune_replay.py [--tileforge BUILD/tileforge] [--top 16] [--slack 0.10] [--after 3] EXHAUSTIVE.json[.gz] ...
+#   tune_replay.py [--tileforge BUILD/tileforge] [--profile CHIP] [--top 16] [--slack 0.10] [--after 3] EXHAUSTIVE.json[.gz] ...
 #
 # Reports of a plain tune (the planner's top N) replay the same way on the configs they measured; there the rank-1
 # pick may be one they did not measure.
@@ -46,14 +46,18 @@ def spearman(xs, ys):
     return cov / (vx * vy) if vx and vy else float("nan")
 
 
-def plan(tileforge, report):
+def plan(tileforge, report, profile=None):
     prob = report["problem"]
     configs = [c["config"] for c in report["candidates"]]
     names = {k for c in configs for k in c if k != "family"}
     pins = {k: configs[0][k] for k in names if len({c.get(k) for c in configs}) == 1}
     # A CPU search was planned for the host it ran on (profile "host-cpu"): plan for this host again, which is
-    # only meaningful on the same machine; a GPU search names a built-in profile.
-    chip = ["--device", "cpu"] if report["device"] == "cpu" else ["--profile", report["profile"]]
+    # only meaningful on the same machine, or for --profile, a record of the host it ran on; a GPU search names a
+    # built-in profile.
+    if profile:
+        chip = ["--profile", profile]
+    else:
+        chip = ["--device", "cpu"] if report["device"] == "cpu" else ["--profile", report["profile"]]
     cmd = [tileforge, "plan", "--shape", "x".join(map(str, prob["shape"])), "--dtype", prob["dtype"], "--out-dtype",
            prob["out_dtype"], "--layout", prob["layout"], *chip, "--format", "json", "--top", "1000000"]
     for k, v in sorted(pins.items()):
@@ -100,6 +104,8 @@ def main():
     ap.add_argument("--top", type=int, default=16)
     ap.add_argument("--slack", type=float, default=0.10)
     ap.add_argument("--after", type=int, default=3)
+    ap.add_argument("--profile", help="plan for this profile (name or JSON file) instead of the search's own chip: "
+                    "for CPU searches made on another host")
     ap.add_argument("reports", nargs="+")
     a = ap.parse_args()
     print("| shape | measured | planner rank of the fastest | Spearman | screened | tune / best | rank 1 / best |")
@@ -107,7 +113,7 @@ def main():
     picks = []
     for path in a.reports:
         for r in load(path):
-            out = replay(r, plan(a.tileforge, r), a.top, a.slack, a.after)
+            out = replay(r, plan(a.tileforge, r, a.profile), a.top, a.slack, a.after)
             shape = "x".join(map(str, r["problem"]["shape"]))
             pick = out["pick_vs_best"]
             if pick is not None:

@@ -45,8 +45,17 @@ void compute(int64_t kc, const float* __restrict ap, const float* __restrict bp,
   TF_UNROLL for (int i = 0; i < MR; ++i) {
     TF_UNROLL for (int j = 0; j < NV; ++j) acc[i][j] = T::zero();
   }
-  // Touch the C tile early so that its lines are on their way while the k loop runs.
-  TF_UNROLL for (int i = 0; i < MR; ++i) T::prefetch_write(c + i * ldc);
+  // Touch every line of the C tile now so that all of them are on their way while the k loop runs: a row of
+  // NR floats spans NR * 4 / 64 lines (two for 32 floats, four for 64), and the tile's stores (and loads, when
+  // beta != 0) at the end would otherwise wait on the lines not fetched, a memory latency per tile when C has
+  // left the caches (large C, many KC passes).
+  constexpr int kRowLines = (NR * 4 + 63) / 64;
+  TF_UNROLL for (int i = 0; i < MR; ++i) {
+    float* row = c + i * ldc;
+    TF_UNROLL for (int l = 0; l < kRowLines; ++l) T::prefetch_write(row + l * 16);
+    // A row that does not start on a line boundary reaches into one more line.
+    if ((reinterpret_cast<uintptr_t>(row) & 63) != 0) T::prefetch_write(row + NR - 1);
+  }
 
   int64_t k = 0;
   _Pragma("GCC unroll 4") for (; k < kc; ++k) {
