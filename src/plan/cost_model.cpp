@@ -348,8 +348,8 @@ Cost cpu_cost(const Problem& problem, const hw::HwProfile& profile, const Config
   const bool has_l3 = g3.size_bytes > 0;
   // A team on fewer cores than share an L3 can count only on its cores' share of it: the other cores (or, in a
   // virtual machine, other guests on the same socket) fill the rest. (Measured on a 16-core Emerald Rapids guest
-  // with a 300 MB L3, two threads at 4096^3: configs with 2.7x more KC passes over C ran 7% slower in two sessions,
-  // as C's 64 MB passes went to memory; the whole L3 would have held C.)
+  // with a 300 MB L3, two threads at 4096^3: 6x64 KC 160, with 2.6x the KC passes over C's 64 MB, ran behind
+  // 12x32 KC 432 in both calls that compared them; the whole L3 would have held C and made them equal.)
   const double l3_share = std::min(1.0, double(t) / double(std::max(1, l3_shared_by)));
   const bool b_in_l3 =
       has_l3 && ways(double(kc_eff * nc_eff) * f, g3) + ways(double(sharing * mc_eff * kc_eff) * f, g3) + 1 <= g3.ways;

@@ -272,7 +272,7 @@ TEST(PlanCostModel, CpuInPlaceBFromDramIsBoundPerCore) {
 TEST(PlanCostModel, CpuTeamCountsOnlyItsShareOfASharedL3) {
   // Two threads on a 16-core guest whose 300 MB L3 the other cores (and other guests) share: C's 64 MB at 4096^3
   // does not stay in the team's share, so every KC pass over C goes to memory and a deeper KC (fewer passes) is
-  // predicted faster. Measured there: 12x32 KC=432 ran 7% faster than 6x64 KC=160 in two sessions.
+  // predicted faster. Measured there: 12x32 KC=432 ran ahead of 6x64 KC=160 in both calls that compared them.
   hw::HwProfile p = profile("generic-avx512");
   const double per_core_tflops = *p.peak_tflops(DType::f32, DType::f32) / p.cores;
   for (auto& r : p.peaks) r.tflops = per_core_tflops * 16;
