@@ -11,27 +11,28 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "backends/cpu/microkernel.hpp"
 #include "hw/hw.hpp"
 #include "tileforge/tileforge.hpp"
+#include "verify/verify.hpp"
 
 namespace {
 
 using namespace tileforge;
 using Clock = std::chrono::steady_clock;
 
-// 64-byte aligned, random in [-1, 1] (never zeros: an FMA on zeros can take a faster path on some cores).
-std::vector<float> random_floats(std::size_t n, std::mt19937& rng) {
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+// n random floats in [-1, 1) from the operands' generator (not zeros: an FMA on zeros can take a faster path on
+// some cores), with 16 floats of slack so that aligned() can start the data on a 64-byte boundary.
+std::vector<float> random_floats(std::size_t n, uint64_t& seed) {
   std::vector<float> v(n + 16);
-  for (float& x : v) x = d(rng);
+  verify::fill_random(v.data(), DType::f32, int64_t(v.size()), seed++);
   return v;
 }
 
+// The first 64-byte aligned float of v.
 float* aligned(std::vector<float>& v) {
   auto p = reinterpret_cast<std::uintptr_t>(v.data());
   return reinterpret_cast<float*>((p + 63) & ~std::uintptr_t(63));
@@ -53,12 +54,12 @@ double best_gflops(double flops, double seconds, F&& body) {
 }
 
 // tileforge::gemm at n^3 (f32, RR) with the kernel and KC pinned, on `threads` threads: the best of three calls.
-double gemm_gflops(int mr, int nr, int kc, int threads, int64_t n, std::mt19937& rng) {
+double gemm_gflops(int mr, int nr, int kc, int threads, int64_t n, uint64_t& seed) {
   static std::vector<float> a, b, c;
   if (a.size() != std::size_t(n * n)) {
-    a = random_floats(std::size_t(n * n), rng);
-    b = random_floats(std::size_t(n * n), rng);
-    c = random_floats(std::size_t(n * n), rng);
+    a = random_floats(std::size_t(n * n), seed);
+    b = random_floats(std::size_t(n * n), seed);
+    c = random_floats(std::size_t(n * n), seed);
   }
   Problem p;
   p.m = p.n = p.k = n;
@@ -85,25 +86,24 @@ double gemm_gflops(int mr, int nr, int kc, int threads, int64_t n, std::mt19937&
 // widest ISA (the narrower family's kernels cannot be pinned through the public API on a wider host).
 void run_family(std::string_view family, hw::FmaIsa isa, double seconds, bool whole_gemm) {
   // The best of five short measurements: another process taking the core for a moment only lowers a reading.
-  double best_peak = 0;
+  double peak = 0;
   for (int i = 0; i < 5; ++i) {
     const auto p = hw::measure_fma_peak_gflops(isa, 1, std::max(0.05, seconds / 2));
     if (!p.ok()) {
       std::printf("%s: skipped (%s)\n", std::string(family).c_str(), p.status().to_string().c_str());
       return;
     }
-    best_peak = std::max(best_peak, *p);
+    peak = std::max(peak, *p);
   }
-  const double* peak = &best_peak;
-  std::printf("%s: FMA peak on one core %.1f GFLOP/s (best of 5)\n", std::string(family).c_str(), *peak);
-  std::mt19937 rng(42);
+  std::printf("%s: FMA peak on one core %.1f GFLOP/s (best of 5)\n", std::string(family).c_str(), peak);
+  uint64_t seed = 42;
   for (const cpu::MicroKernel& mk : cpu::microkernels_for(family)) {
     for (int kc : {128, 256, 432}) {
       const int mr = mk.mr, nr = mk.nr;
       // L1: one A micro-panel, one B micro-panel and the C tile, reused call after call (beta = 1, as every KC
       // pass after the first).
-      auto a = random_floats(std::size_t(mr) * kc, rng), b = random_floats(std::size_t(kc) * nr, rng),
-           c = random_floats(std::size_t(mr) * nr, rng);
+      auto a = random_floats(std::size_t(mr) * kc, seed), b = random_floats(std::size_t(kc) * nr, seed),
+           c = random_floats(std::size_t(mr) * nr, seed);
       float *ap = aligned(a), *bp = aligned(b), *cp = aligned(c);
       constexpr int kCalls = 256;
       const double call_flops = 2.0 * mr * nr * kc;
@@ -113,7 +113,7 @@ void run_family(std::string_view family, hw::FmaIsa isa, double seconds, bool wh
       // L2: an A block of ~1 MB walked micro-panel by micro-panel against one B micro-panel, C rows NR apart in a
       // compact block, as the driver's ir loop does for one NR-panel.
       const int panels = std::max(1, int((1 << 20) / (4 * mr * kc)));
-      auto ab = random_floats(std::size_t(panels) * mr * kc, rng), cb = random_floats(std::size_t(panels) * mr * nr, rng);
+      auto ab = random_floats(std::size_t(panels) * mr * kc, seed), cb = random_floats(std::size_t(panels) * mr * nr, seed);
       float *abp = aligned(ab), *cbp = aligned(cb);
       const double l2 = best_gflops(call_flops * panels, seconds, [&] {
         for (int p = 0; p < panels; ++p)
@@ -130,13 +130,13 @@ void run_family(std::string_view family, hw::FmaIsa isa, double seconds, bool wh
                      1.0f, 1.0f);
       });
       std::printf("  %2dx%-2d KC %3d  L1 %6.1f (%5.1f%%)  A in L2 %6.1f (%5.1f%%)  + C rows 16 KB apart %6.1f (%5.1f%%)",
-                  mr, nr, kc, l1, 100.0 * l1 / *peak, l2, 100.0 * l2 / *peak, l2_wide_c, 100.0 * l2_wide_c / *peak);
+                  mr, nr, kc, l1, 100.0 * l1 / peak, l2, 100.0 * l2 / peak, l2_wide_c, 100.0 * l2_wide_c / peak);
       if (whole_gemm) {
         const int cores = hw::usable_cpu_count();
-        const double one = gemm_gflops(mr, nr, kc, 1, 2048, rng);
-        const double all = cores > 1 ? gemm_gflops(mr, nr, kc, cores, 2048, rng) : one;
-        std::printf("  GEMM 2048^3: 1 thread %6.1f (%5.1f%%), %d threads %6.1f (%5.1f%%)", one, 100.0 * one / *peak,
-                    cores, all, 100.0 * all / (cores * *peak));
+        const double one = gemm_gflops(mr, nr, kc, 1, 2048, seed);
+        const double all = cores > 1 ? gemm_gflops(mr, nr, kc, cores, 2048, seed) : one;
+        std::printf("  GEMM 2048^3: 1 thread %6.1f (%5.1f%%), %d threads %6.1f (%5.1f%%)", one, 100.0 * one / peak,
+                    cores, all, 100.0 * all / (cores * peak));
       }
       std::printf("\n");
       std::fflush(stdout);
