@@ -1,0 +1,671 @@
+// sm90 family: Hopper (sm_90a) GEMM. One producer warpgroup streams A and B tiles with the tensor memory
+// accelerator (cp.async.bulk.tensor, 128-byte swizzle) into a ring of STAGES shared-memory stages that complete
+// on mbarriers; one or two consumer warpgroups multiply them with wgmma.mma_async m64nNk16 into f32 register
+// accumulators and write C. The grid is persistent (one CTA per SM walking the output tiles in a planned order),
+// optionally in clusters of two CTAs that share one operand through TMA multicast. Every planned value is a
+// template argument of Config; the run-time Params carry the tensor maps (by value, as __grid_constant__), the C
+// pointer, sizes and scalars.
+//
+// Instantiation (what a generated source or a test does; NVRTC: --gpu-architecture=sm_90a):
+//   #include "sm90/gemm.cuh"
+//   using Cfg = tf::sm90::Config<128, 256, 64, 3, 2, 1, 1, 1, 8, 1, 1, true, true, 1, 40, 232, 1, true>;
+//   extern "C" __global__ void __launch_bounds__(Cfg::THREADS, 1) entry(const __grid_constant__ tf::sm90::Params p) {
+//     tf::sm90::gemm<Cfg>(p);
+//   }
+// launched with Cfg::THREADS threads, Cfg::SMEM_BYTES of dynamic shared memory (raise the attribute first),
+// cluster dimensions (Cfg::CS, 1, 1) when Cfg::CS > 1, and a grid that is a multiple of Cfg::CS: one cluster per
+// tile (ceil(M / (BM*CM)) * ceil(N / (BN*CN)) clusters) or fewer, which then loop over the tiles (persistent).
+//
+// Host-side contract (the tensor maps, see tma_* below): 16-bit A and B, 2-D maps with the element count of the
+// contiguous dimension first, 128-byte swizzle, zero fill for out-of-bounds elements; global strides multiples of
+// 16 bytes (leading dimensions multiples of 8 elements) and 16-byte aligned bases. C: ldc even and a 4-byte
+// aligned base for the direct epilogue; for the TMA-store epilogue also a map of C. k >= 1.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "sm90/wgmma_ops.cuh"
+
+namespace tf::sm90 {
+
+// A CUtensorMap, opaque: 128 bytes, 64-byte aligned (cuTensorMapEncodeTiled fills it on the host).
+struct alignas(64) TmaDesc {
+  unsigned long long v[16];
+};
+
+// Run-time arguments. Pass the whole struct as `const __grid_constant__ Params`, so that the tensor maps stay in
+// the parameter space, where the TMA unit reads them.
+struct Params {
+  TmaDesc a;  // A: M x K; row-major: dims {K, M}, box {64, A_BOX_OUTER}; column-major: dims {M, K}, box {64, 64}
+  TmaDesc b;  // B: K x N; row-major: dims {N, K}, box {64, 64}; column-major: dims {K, N}, box {64, B_BOX_OUTER}
+  TmaDesc c;  // C: M x N row-major, dims {N, M}, box {64, C_BOX_OUTER}; read only by the TMA-store epilogue
+  void* c_ptr;
+  int m, n, k;
+  long long ldc;
+  float alpha, beta;
+};
+
+// Element types by tag: 0 = f32, 1 = f16, 2 = bf16 (the host's DType order, as in sm80).
+template <int kTag>
+struct Elem;
+template <>
+struct Elem<0> {
+  using T = float;
+  static __device__ __forceinline__ float to_float(T v) { return v; }
+};
+template <>
+struct Elem<1> {
+  using T = __half;
+  static __device__ __forceinline__ float to_float(T v) { return __half2float(v); }
+};
+template <>
+struct Elem<2> {
+  using T = __nv_bfloat16;
+  static __device__ __forceinline__ float to_float(T v) { return __bfloat162float(v); }
+};
+
+enum : int { kOrderRowMajor = 0, kOrderGrouped = 1 };
+enum : int { kEpilogueDirect = 0, kEpilogueTmaStore = 1, kEpilogueTmaStoreDeferred = 2 };
+
+// Every planned parameter of one kernel.
+//   kBlockM x kBlockN: the CTA's output tile; kBlockK: 64 (one 128-byte swizzle row of 16-bit elements).
+//   kStages: shared-memory ring depth. kConsumers: consumer warpgroups (1 or 2), which split BLOCK_M.
+//   kClusterM x kClusterN: CTAs per cluster (1x1, 2x1 or 1x2); CTAs of a cluster along M share the B tile, along N
+//     the A tile, each loading its part and multicasting it to both.
+//   kOrder / kGroupM: tile order of the persistent walk (row-major, or GROUP_M tile rows walked column by column).
+//   kInTag / kOutTag: element types (1 f16, 2 bf16 in; 0 f32, 1 f16, 2 bf16 out).
+//   kARow / kBRow: A is M x K row-major (else column-major), B is K x N row-major (else column-major).
+//   kEpilogue: direct vectorized global stores; or staging through shared memory and a TMA store (beta == 0 only;
+//     beta != 0 falls back to direct stores at run time), either right after the tile's main loop, or deferred: the
+//     tile is converted to 16-bit in registers and written out while the first wgmma groups of the next tile run.
+//   kEpiSplit: the TMA-store epilogues stage BLOCK_N / kEpiSplit columns at a time (2 halves the staging tile, so
+//     that four stages of 128x256 fit beside it).
+//   kStMatrix: the TMA-store epilogues write the staging tile with stmatrix (four 8x8 blocks per instruction)
+//     instead of 32-bit shared stores.
+//   kProducerRegs / kConsumerRegs: setmaxnreg targets (0 = leave the registers as launched).
+template <int kBlockM, int kBlockN, int kBlockK, int kStages, int kConsumers, int kClusterM, int kClusterN, int kOrder,
+          int kGroupM, int kInTag, int kOutTag, bool kARow, bool kBRow, int kEpilogue, int kProducerRegs,
+          int kConsumerRegs, int kEpiSplit = 1, bool kStMatrix = false>
+struct Config {
+  static constexpr int BM = kBlockM, BN = kBlockN, BK = kBlockK, STAGES = kStages, CONSUMERS = kConsumers;
+  static constexpr int CM = kClusterM, CN = kClusterN, CS = kClusterM * kClusterN;
+  static constexpr int ORDER = kOrder, GROUP_M = kGroupM;
+  static constexpr int IN = kInTag, OUT = kOutTag;
+  static constexpr bool A_ROW = kARow, B_ROW = kBRow;
+  static constexpr int EPI = kEpilogue, PRODUCER_REGS = kProducerRegs, CONSUMER_REGS = kConsumerRegs;
+  static constexpr int EPI_SPLIT = kEpiSplit;
+  static constexpr bool STMATRIX = kStMatrix;
+
+  static constexpr int THREADS = 128 * (1 + CONSUMERS);
+  static constexpr int WG_M = BM / CONSUMERS;  // rows of C per consumer warpgroup
+  static constexpr int M_ITERS = WG_M / 64;    // wgmma m64 row blocks per consumer warpgroup
+  static constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;
+  static constexpr int C_BYTES = EPI != kEpilogueDirect ? BM * BN * 2 / EPI_SPLIT : 0;
+  static constexpr int BAR_OFFSET = STAGES * STAGE_BYTES + C_BYTES;  // from the 1024-aligned base
+  static constexpr int SMEM_BYTES = BAR_OFFSET + 2 * STAGES * 8 + 1024;  // + slack to align the base
+
+  // Operand sharing inside a cluster: A is split over the CN CTAs of a cluster row, B over the CM of a column.
+  static constexpr int A_SPLIT = CN, B_SPLIT = CM;
+  // Tensor-map boxes (the host encodes the maps with these). K-major operands: one box of 64 x rows per CTA;
+  // M/N-major operands: boxes of 64 (M or N) x 64 (K), one per 64 columns of the tile.
+  static constexpr int A_BOX_INNER = 64, A_BOX_OUTER = A_ROW ? BM / A_SPLIT : 64;
+  static constexpr int B_BOX_INNER = 64, B_BOX_OUTER = B_ROW ? 64 : BN / B_SPLIT;
+  static constexpr int C_BOX_INNER = 64, C_BOX_OUTER = WG_M;
+
+  static_assert(IN == 1 || IN == 2, "inputs are f16 or bf16");
+  static_assert(OUT == 0 || OUT == 1 || OUT == 2, "output is f32, f16 or bf16");
+  static_assert(BK == 64, "BLOCK_K is one 128-byte swizzle row of 16-bit elements");
+  static_assert(CONSUMERS == 1 || CONSUMERS == 2, "one or two consumer warpgroups");
+  static_assert(WG_M % 64 == 0 && M_ITERS >= 1, "each consumer warpgroup owns whole m64 row blocks");
+  static_assert(BN % 64 == 0 && BN <= 256, "BLOCK_N: a multiple of 64, at most 256 (one wgmma)");
+  static_assert(M_ITERS * BN / 2 <= 128, "at most 128 f32 accumulators per thread");
+  static_assert(STAGES >= 2, "a ring needs two stages");
+  static_assert(CS == 1 || CS == 2, "clusters of one or two CTAs");
+  static_assert(!A_ROW || (BM / A_SPLIT) <= 256, "TMA box rows <= 256");
+  static_assert(A_ROW || (BM / 64) % A_SPLIT == 0, "A boxes split evenly over the cluster");
+  static_assert(B_ROW || (BN / B_SPLIT) <= 256, "TMA box rows <= 256");
+  static_assert(!B_ROW || (BN / 64) % B_SPLIT == 0, "B boxes split evenly over the cluster");
+  static_assert(EPI == kEpilogueDirect || OUT != 0, "the TMA-store epilogue writes 16-bit C");
+  static_assert(EPI_SPLIT == 1 || EPI_SPLIT == 2, "whole or half staging tiles");
+  static_assert((BN / EPI_SPLIT) % 64 == 0, "staged column groups are whole 64-column boxes");
+  static_assert(SMEM_BYTES <= 232448, "at most 227 KB of shared memory per CTA");
+  static_assert(PRODUCER_REGS == 0 || (PRODUCER_REGS >= 24 && PRODUCER_REGS % 8 == 0), "setmaxnreg: 24..256, x8");
+  static_assert(CONSUMER_REGS == 0 || (CONSUMER_REGS <= 256 && CONSUMER_REGS % 8 == 0), "setmaxnreg: 24..256, x8");
+  static_assert(PRODUCER_REGS == 0 || 128 * PRODUCER_REGS + 128 * CONSUMERS * CONSUMER_REGS <= 65536,
+                "the warpgroups' registers fit the register file");
+};
+
+// ---- PTX wrappers ----------------------------------------------------------------------------------------------
+
+__device__ __forceinline__ unsigned smem_u32(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+// Arrives on the barrier at the same shared-memory offset in CTA `rank` of the cluster, with the default semantics
+// (release at CTA scope, as CUTLASS's cluster barrier does): the stage it hands back was last read by wgmma, which
+// wgmma.wait_group has retired.
+__device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned rank) {
+  asm volatile(
+      "{\n"
+      ".reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
+      "}\n" ::"r"(bar),
+      "r"(rank)
+      : "memory");
+}
+
+// Waits until the phase of parity `parity` has completed.
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+  unsigned done;
+  do {
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n"
+        "}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+__device__ __forceinline__ void fence_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+// All threads of all CTAs of the cluster (the non-.aligned form: callers may arrive from diverged warps).
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+
+__device__ __forceinline__ void named_barrier(unsigned id, unsigned threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// 2-D tile load into this CTA's shared memory, completing `bytes` on `bar`.
+__device__ __forceinline__ void tma_load(const TmaDesc* map, unsigned dst, unsigned bar, int c0, int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
+          "r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+
+// 2-D tile load multicast to the CTAs of `mask`: the same shared-memory offsets (data and barrier) in each.
+__device__ __forceinline__ void tma_load_multicast(const TmaDesc* map, unsigned dst, unsigned bar, int c0, int c1,
+                                                   unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster "
+      "[%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+      : "memory");
+}
+
+__device__ __forceinline__ void tma_store(const TmaDesc* map, unsigned src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+                   reinterpret_cast<unsigned long long>(map)),
+               "r"(c0), "r"(c1), "r"(src)
+               : "memory");
+}
+
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_read_all() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+
+__device__ __forceinline__ void prefetch_map(const TmaDesc* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
+}
+
+template <int kRegs>
+__device__ __forceinline__ void regs_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+template <int kRegs>
+__device__ __forceinline__ void regs_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
+
+// Keeps the compiler from moving accumulator reads or writes across the asynchronous wgmma window.
+template <int kCount>
+__device__ __forceinline__ void fence_accumulators(float (&d)[kCount]) {
+#pragma unroll
+  for (int i = 0; i < kCount; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// Shared-memory matrix descriptor with 128-byte swizzle: start address, leading and stride byte offsets (>> 4).
+__device__ __forceinline__ unsigned long long make_desc(unsigned addr, unsigned lbo, unsigned sbo) {
+  return static_cast<unsigned long long>((addr & 0x3FFFFu) >> 4) |
+         (static_cast<unsigned long long>(lbo >> 4) << 16) | (static_cast<unsigned long long>(sbo >> 4) << 32) |
+         (1ull << 62);
+}
+
+// d (64 x N, f32) += A (64 x 16, descriptor da) * B (16 x N, descriptor db); d is overwritten when scale_d == 0.
+// kTransA / kTransB: 0 = K-major, 1 = M- / N-major operand in shared memory.
+#define TF_SM90_WGMMA(NN, TY)                                                                                   \
+  asm volatile("{\n.reg .pred p;\n" TF_SM90_WGMMA_PRED##NN "wgmma.mma_async.sync.aligned.m64n" #NN "k16.f32." TY \
+               "." TY " " TF_SM90_WGMMA_D##NN ", " TF_SM90_WGMMA_REST##NN "}\n"                                  \
+               : TF_SM90_WGMMA_OPS##NN                                                                          \
+               : "l"(da), "l"(db), "r"(scale_d), "n"(kTransA), "n"(kTransB))
+
+template <int N, int kIn, int kTransA, int kTransB>
+__device__ __forceinline__ void wgmma(float (&d)[N / 2], unsigned long long da, unsigned long long db, int scale_d) {
+  static_assert(N == 64 || N == 128 || N == 192 || N == 256, "wgmma N used by this family");
+  if constexpr (N == 256) {
+    if constexpr (kIn == 1) TF_SM90_WGMMA(256, "f16"); else TF_SM90_WGMMA(256, "bf16");
+  } else if constexpr (N == 192) {
+    if constexpr (kIn == 1) TF_SM90_WGMMA(192, "f16"); else TF_SM90_WGMMA(192, "bf16");
+  } else if constexpr (N == 128) {
+    if constexpr (kIn == 1) TF_SM90_WGMMA(128, "f16"); else TF_SM90_WGMMA(128, "bf16");
+  } else {
+    if constexpr (kIn == 1) TF_SM90_WGMMA(64, "f16"); else TF_SM90_WGMMA(64, "bf16");
+  }
+}
+#undef TF_SM90_WGMMA
+
+// ---- tile order ------------------------------------------------------------------------------------------------
+
+// Coordinates (row, column) of the cluster tile `s` in a grid of tiles_m x tiles_n cluster tiles.
+template <class Cfg>
+__device__ __forceinline__ void tile_of(int s, int tiles_m, int tiles_n, int& tm, int& tn) {
+  if constexpr (Cfg::ORDER == kOrderGrouped) {
+    const int width = Cfg::GROUP_M * tiles_n;
+    const int group = s / width;
+    const int first = group * Cfg::GROUP_M;
+    const int rows = min(tiles_m - first, Cfg::GROUP_M);
+    const int r = s - group * width;
+    tm = first + r % rows;
+    tn = r / rows;
+  } else {
+    tm = s / tiles_n;
+    tn = s - tm * tiles_n;
+  }
+}
+
+// ---- the kernel body -------------------------------------------------------------------------------------------
+
+template <class Cfg>
+__device__ __forceinline__ void gemm(const Params& p) {
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, STAGES = Cfg::STAGES, CS = Cfg::CS;
+  constexpr int WG_M = Cfg::WG_M, M_ITERS = Cfg::M_ITERS;
+  constexpr unsigned STAGE_BYTES = Cfg::STAGE_BYTES, A_BYTES = Cfg::A_BYTES;
+  using Out = Elem<Cfg::OUT>;
+
+  extern __shared__ unsigned char smem_raw[];
+  // Layout from a 1024-byte aligned base (128-byte swizzle atoms are 8 rows x 128 bytes): STAGES x [A tile][B tile],
+  // the C staging tile (TMA-store epilogue), then the full[STAGES] and empty[STAGES] barriers.
+  const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const unsigned c_tile = base + STAGES * STAGE_BYTES;
+  const unsigned full0 = base + Cfg::BAR_OFFSET, empty0 = full0 + 8 * STAGES;
+
+  const int wg = threadIdx.x / 128;
+  const int tid = threadIdx.x % 128;
+
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(full0 + 8 * s, 1);                        // the producer's arrive.expect_tx
+      mbar_init(empty0 + 8 * s, Cfg::CONSUMERS * 4 * CS);  // every consumer warp of every CTA of the cluster
+    }
+    fence_barrier_init();
+    fence_proxy_async();
+  }
+  if constexpr (CS > 1) {
+    cluster_sync();
+  } else {
+    __syncthreads();
+  }
+
+  const int tiles_m = (p.m + BM * Cfg::CM - 1) / (BM * Cfg::CM);
+  const int tiles_n = (p.n + BN * Cfg::CN - 1) / (BN * Cfg::CN);
+  const int num_tiles = tiles_m * tiles_n;
+  const int cluster_id = blockIdx.x / CS, num_clusters = gridDim.x / CS;
+  const int rank = CS > 1 ? static_cast<int>(cluster_rank()) : 0;
+  const int rank_m = rank % Cfg::CM, rank_n = rank / Cfg::CM;
+  const int kblocks = (p.k + Cfg::BK - 1) / Cfg::BK;
+
+  if (wg == 0) {
+    // ---- producer warpgroup: one thread issues every copy ----
+    if constexpr (Cfg::PRODUCER_REGS > 0) regs_dec<Cfg::PRODUCER_REGS>();
+    if (tid == 0) {
+      prefetch_map(&p.a);
+      prefetch_map(&p.b);
+      unsigned short mask_a = 0, mask_b = 0;  // CTAs sharing this CTA's A tile (same rank_m), B tile (same rank_n)
+#pragma unroll
+      for (int j = 0; j < Cfg::CN; ++j) mask_a |= static_cast<unsigned short>(1u << (rank_m + Cfg::CM * j));
+#pragma unroll
+      for (int i = 0; i < Cfg::CM; ++i) mask_b |= static_cast<unsigned short>(1u << (i + Cfg::CM * rank_n));
+      int stage = 0;
+      unsigned phase = 0;
+      for (int s = cluster_id; s < num_tiles; s += num_clusters) {
+        int tm, tn;
+        tile_of<Cfg>(s, tiles_m, tiles_n, tm, tn);
+        const int m0 = (tm * Cfg::CM + rank_m) * BM, n0 = (tn * Cfg::CN + rank_n) * BN;
+        for (int kb = 0; kb < kblocks; ++kb) {
+          const unsigned full = full0 + 8 * stage;
+          mbar_wait(empty0 + 8 * stage, phase ^ 1);
+          mbar_expect_tx(full, STAGE_BYTES);
+          const int k0 = kb * Cfg::BK;
+          const unsigned sa = base + stage * STAGE_BYTES, sb = sa + A_BYTES;
+          // A: K-major (row-major A) rows [rank_n*R, +R) of the tile, or M-major 64 x 64 boxes.
+          if constexpr (Cfg::A_ROW) {
+            constexpr int R = BM / Cfg::A_SPLIT;
+            if constexpr (Cfg::A_SPLIT > 1) {
+              tma_load_multicast(&p.a, sa + rank_n * R * 128, full, k0, m0 + rank_n * R, mask_a);
+            } else {
+              tma_load(&p.a, sa, full, k0, m0);
+            }
+          } else {
+            constexpr int PIECES = BM / 64 / Cfg::A_SPLIT;
+#pragma unroll
+            for (int i = 0; i < PIECES; ++i) {
+              const int piece = rank_n * PIECES + i;
+              if constexpr (Cfg::A_SPLIT > 1) {
+                tma_load_multicast(&p.a, sa + piece * 8192, full, m0 + piece * 64, k0, mask_a);
+              } else {
+                tma_load(&p.a, sa + piece * 8192, full, m0 + piece * 64, k0);
+              }
+            }
+          }
+          // B: N-major (row-major B) 64 x 64 boxes, or K-major rows [rank_m*R, +R).
+          if constexpr (Cfg::B_ROW) {
+            constexpr int PIECES = BN / 64 / Cfg::B_SPLIT;
+#pragma unroll
+            for (int i = 0; i < PIECES; ++i) {
+              const int piece = rank_m * PIECES + i;
+              if constexpr (Cfg::B_SPLIT > 1) {
+                tma_load_multicast(&p.b, sb + piece * 8192, full, n0 + piece * 64, k0, mask_b);
+              } else {
+                tma_load(&p.b, sb + piece * 8192, full, n0 + piece * 64, k0);
+              }
+            }
+          } else {
+            constexpr int R = BN / Cfg::B_SPLIT;
+            if constexpr (Cfg::B_SPLIT > 1) {
+              tma_load_multicast(&p.b, sb + rank_m * R * 128, full, k0, n0 + rank_m * R, mask_b);
+            } else {
+              tma_load(&p.b, sb, full, k0, n0);
+            }
+          }
+          if (++stage == STAGES) {
+            stage = 0;
+            phase ^= 1;
+          }
+        }
+      }
+    }
+  } else {
+    // ---- consumer warpgroups ----
+    if constexpr (Cfg::CONSUMER_REGS > 0) regs_inc<Cfg::CONSUMER_REGS>();
+    const int cw = wg - 1;
+    const int warp = tid / 32, lane = tid % 32;
+
+    // Descriptors of stage 0 (k-step 0) and the per-k-step advance. K-major: rows of 128 bytes, 8-row groups
+    // 1024 bytes apart (SBO), a k-step is 32 bytes inside the swizzled row. M/N-major: 64-element columns of 128
+    // bytes per K row; 8-K-row groups 1024 bytes apart (SBO), 64-column boxes 8192 bytes apart (LBO), a k-step is
+    // 16 K rows = 2048 bytes.
+    constexpr unsigned A_KSTEP = Cfg::A_ROW ? 32 : 2048, B_KSTEP = Cfg::B_ROW ? 2048 : 32;
+    constexpr int TRANS_A = Cfg::A_ROW ? 0 : 1, TRANS_B = Cfg::B_ROW ? 1 : 0;
+    const unsigned long long desc_a0 = Cfg::A_ROW ? make_desc(base, 16, 1024) : make_desc(base, 8192, 1024);
+    const unsigned long long desc_b0 =
+        Cfg::B_ROW ? make_desc(base + A_BYTES, 8192, 1024) : make_desc(base + A_BYTES, 16, 1024);
+    auto a_rows_off = [&](int mi) -> unsigned {  // byte offset of this warpgroup's m64 block mi in the A tile
+      const int row = cw * WG_M + mi * 64;
+      return Cfg::A_ROW ? static_cast<unsigned>(row * 128) : static_cast<unsigned>((row / 64) * 8192);
+    };
+
+    // Hands a stage back: one arrival per consumer warp on the empty barrier of every CTA of the cluster (lane r
+    // signals CTA r, so the arrivals leave in parallel).
+    auto release = [&](int st) {
+      if constexpr (CS == 1) {
+        if (lane == 0) mbar_arrive(empty0 + 8 * st);
+      } else {
+        if (lane < CS) mbar_arrive_cluster(empty0 + 8 * st, static_cast<unsigned>(lane));
+      }
+    };
+
+    float acc[M_ITERS][BN / 2];
+#pragma unroll
+    for (int mi = 0; mi < M_ITERS; ++mi)
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) acc[mi][i] = 0.0f;  // once per CTA: every tile's first wgmma overwrites
+
+    // TMA-store epilogues: the tile as 16-bit pairs (rows r and r+8 of each 8-column block), written into the
+    // staging tile (BN/64/EPI_SPLIT boxes of WG_M rows x 128 bytes, 128-byte swizzled like the map of C, per
+    // column group) and stored with TMA by one thread; the stores clip at the matrix edges. The deferred epilogue
+    // keeps the pairs in `packed` until the next tile's main loop; the immediate one converts while it stores.
+    constexpr int PK = Cfg::EPI == kEpilogueTmaStoreDeferred ? BN / 8 : 1;
+    unsigned packed[M_ITERS][PK][2];
+    auto to_pair = [&](int mi, int j, int h, float alpha) -> unsigned {
+      const float v0 = alpha * acc[mi][4 * j + 2 * h], v1 = alpha * acc[mi][4 * j + 2 * h + 1];
+      if constexpr (Cfg::OUT == 1) {
+        __half2 t = __floats2half2_rn(v0, v1);
+        return *reinterpret_cast<unsigned*>(&t);
+      } else {
+        __nv_bfloat162 t = __floats2bfloat162_rn(v0, v1);
+        return *reinterpret_cast<unsigned*>(&t);
+      }
+    };
+    auto pack = [&](float alpha) {
+      if constexpr (Cfg::EPI == kEpilogueTmaStoreDeferred) {
+#pragma unroll
+        for (int mi = 0; mi < M_ITERS; ++mi)
+#pragma unroll
+          for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) packed[mi][j][h] = to_pair(mi, j, h, alpha);
+      }
+    };
+    auto pair = [&](int mi, int j, int h, float alpha) -> unsigned {
+      if constexpr (Cfg::EPI == kEpilogueTmaStoreDeferred) {
+        return packed[mi][j][h];
+      } else {
+        return to_pair(mi, j, h, alpha);
+      }
+    };
+    auto store_packed = [&](int tm0, int tn0, float alpha) {
+      if constexpr (Cfg::EPI != kEpilogueDirect) {
+        constexpr int GROUP_COLS = BN / Cfg::EPI_SPLIT, JG = GROUP_COLS / 8;
+        const unsigned region = c_tile + cw * (WG_M * GROUP_COLS * 2);
+#pragma unroll
+        for (int g = 0; g < Cfg::EPI_SPLIT; ++g) {
+          if (tid == 0) bulk_wait_read_all();  // the last store from the staging tile has read it
+          named_barrier(1 + cw, 128);
+#pragma unroll
+          for (int mi = 0; mi < M_ITERS; ++mi) {
+            const int r0 = mi * 64 + warp * 16 + lane / 4;
+            if constexpr (Cfg::STMATRIX) {
+              // Lane L addresses row L%8 of 8x8 block L/8: blocks (jj, rows 0-7), (jj, rows 8-15), (jj+1, 0-7),
+              // (jj+1, 8-15) of the warp's 16 rows; each block's fragment is exactly the accumulator pair layout.
+              const int m = lane / 8;
+              const int r = mi * 64 + warp * 16 + (m % 2) * 8 + lane % 8;
+#pragma unroll
+              for (int jj = 0; jj < JG; jj += 2) {
+                const int js = jj + m / 2;
+                const unsigned addr = region + (js / 8) * (WG_M * 128) + r * 128 +
+                                      static_cast<unsigned>(((js % 8) ^ (lane % 8)) << 4);
+                asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
+                             "r"(pair(mi, g * JG + jj, 0, alpha)), "r"(pair(mi, g * JG + jj, 1, alpha)),
+                             "r"(pair(mi, g * JG + jj + 1, 0, alpha)), "r"(pair(mi, g * JG + jj + 1, 1, alpha))
+                             : "memory");
+              }
+            } else {
+#pragma unroll
+              for (int jj = 0; jj < JG; ++jj) {
+                const unsigned chunk = region + (jj / 8) * (WG_M * 128) + ((lane % 4) * 4);
+                const unsigned sw = static_cast<unsigned>(((jj % 8) ^ ((lane / 4) % 8)) << 4);
+                asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(chunk + r0 * 128 + sw),
+                             "r"(pair(mi, g * JG + jj, 0, alpha))
+                             : "memory");
+                asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(chunk + (r0 + 8) * 128 + sw),
+                             "r"(pair(mi, g * JG + jj, 1, alpha))
+                             : "memory");
+              }
+            }
+          }
+          fence_proxy_async();
+          named_barrier(1 + cw, 128);
+          if (tid == 0) {
+#pragma unroll
+            for (int q = 0; q < GROUP_COLS / 64; ++q)
+              tma_store(&p.c, region + q * (WG_M * 128), tn0 + g * GROUP_COLS + q * 64, tm0 + cw * WG_M);
+            bulk_commit();
+          }
+        }
+      }
+    };
+    bool pending = false;  // deferred epilogue: `packed` holds tile (pend_m0, pend_n0), not yet stored
+    int pend_m0 = 0, pend_n0 = 0;
+
+    int stage = 0;
+    unsigned phase = 0;
+    for (int s = cluster_id; s < num_tiles; s += num_clusters) {
+      int tm, tn;
+      tile_of<Cfg>(s, tiles_m, tiles_n, tm, tn);
+      const int m0 = (tm * Cfg::CM + rank_m) * BM, n0 = (tn * Cfg::CN + rank_n) * BN;
+
+      // Main loop: one group of wgmmas per stage; the previous group is waited for (wait_group 1) before its
+      // stage is handed back to the producer, so one group is always in flight behind the one being issued.
+      int prev = 0;
+#pragma unroll
+      for (int mi = 0; mi < M_ITERS; ++mi) fence_accumulators(acc[mi]);
+      for (int kb = 0; kb < kblocks; ++kb) {
+        mbar_wait(full0 + 8 * stage, phase);
+        __syncwarp();  // the warp leaves the spin loop together before the .aligned wgmma instructions
+        wgmma_fence();
+        const unsigned long long da = desc_a0 + ((stage * STAGE_BYTES) >> 4);
+        const unsigned long long db = desc_b0 + ((stage * STAGE_BYTES) >> 4);
+#pragma unroll
+        for (int kk = 0; kk < Cfg::BK / 16; ++kk) {
+#pragma unroll
+          for (int mi = 0; mi < M_ITERS; ++mi) {
+            wgmma<BN, Cfg::IN, TRANS_A, TRANS_B>(acc[mi], da + ((a_rows_off(mi) + kk * A_KSTEP) >> 4),
+                                                 db + ((kk * B_KSTEP) >> 4), (kb > 0 || kk > 0) ? 1 : 0);
+          }
+        }
+        wgmma_commit();
+        if constexpr (Cfg::EPI == kEpilogueTmaStoreDeferred) {
+          // The previous tile's output goes out while this tile's first two wgmma groups run.
+          if (pending && kb == min(1, kblocks - 1)) {
+            store_packed(pend_m0, pend_n0, 1.0f);
+            pending = false;
+          }
+        }
+        if (kb > 0) {
+          wgmma_wait<1>();
+          release(prev);
+        }
+        prev = stage;
+        if (++stage == STAGES) {
+          stage = 0;
+          phase ^= 1;
+        }
+      }
+      wgmma_wait<0>();
+#pragma unroll
+      for (int mi = 0; mi < M_ITERS; ++mi) fence_accumulators(acc[mi]);
+      release(prev);
+
+      // Epilogue. Accumulator layout of m64nN: thread (warp w, lane l) holds rows 16w + l/4 and +8 of each m64
+      // block, columns 8j + 2(l%4) and +1 of each 8-column block j: acc[4j + {0,1}] and acc[4j + {2,3}].
+      const float alpha = p.alpha, beta = p.beta;
+      bool direct = true;
+      if constexpr (Cfg::EPI != kEpilogueDirect) {
+        if (beta == 0.0f) {
+          direct = false;
+          if constexpr (Cfg::EPI == kEpilogueTmaStoreDeferred) {
+            pack(alpha);  // the main loop above has already stored the pending tile (k >= 1: it ran at least once)
+            pending = true;
+            pend_m0 = m0;
+            pend_n0 = n0;
+          } else {
+            store_packed(m0, n0, alpha);
+          }
+        }
+      }
+      if (direct) {
+        auto* C = static_cast<typename Out::T*>(p.c_ptr);
+        const bool use_beta = beta != 0.0f;
+#pragma unroll
+        for (int mi = 0; mi < M_ITERS; ++mi) {
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int row = m0 + cw * WG_M + mi * 64 + warp * 16 + lane / 4 + 8 * h;
+            if (row >= p.m) continue;
+            typename Out::T* crow = C + static_cast<long long>(row) * p.ldc;
+#pragma unroll
+            for (int j = 0; j < BN / 8; ++j) {
+              const int col = n0 + 8 * j + 2 * (lane % 4);
+              float v0 = alpha * acc[mi][4 * j + 2 * h], v1 = alpha * acc[mi][4 * j + 2 * h + 1];
+              if (col + 1 < p.n) {
+                if (use_beta) {
+                  v0 += beta * Out::to_float(crow[col]);
+                  v1 += beta * Out::to_float(crow[col + 1]);
+                }
+                if constexpr (Cfg::OUT == 0) {
+                  *reinterpret_cast<float2*>(crow + col) = make_float2(v0, v1);
+                } else if constexpr (Cfg::OUT == 1) {
+                  *reinterpret_cast<__half2*>(crow + col) = __floats2half2_rn(v0, v1);
+                } else {
+                  *reinterpret_cast<__nv_bfloat162*>(crow + col) = __floats2bfloat162_rn(v0, v1);
+                }
+              } else if (col < p.n) {
+                if (use_beta) v0 += beta * Out::to_float(crow[col]);
+                if constexpr (Cfg::OUT == 0) {
+                  crow[col] = v0;
+                } else if constexpr (Cfg::OUT == 1) {
+                  crow[col] = __float2half_rn(v0);
+                } else {
+                  crow[col] = __float2bfloat16_rn(v0);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    if constexpr (Cfg::EPI == kEpilogueTmaStoreDeferred) {
+      if (pending) store_packed(pend_m0, pend_n0, 1.0f);
+    }
+    if constexpr (Cfg::EPI != kEpilogueDirect) {
+      if (tid == 0) bulk_wait_all();
+    }
+  }
+
+  // No CTA of a cluster leaves while the other may still multicast into it or arrive on its barriers.
+  if constexpr (CS > 1) {
+    __syncwarp();
+    cluster_sync();
+  }
+}
+
+}  // namespace tf::sm90
