@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "backends/backend.hpp"
-#include "bench/dispatch.hpp"
+#include "dispatch/dispatch.hpp"
 
 namespace tileforge {
 namespace {
@@ -36,7 +36,7 @@ Expected<Device> cached_device(const std::string& spec, const std::string& profi
 // calls gemm() in a loop pays that once per shape and setting, not per call. So a record tuned later by another
 // process is used from the next process on.
 Expected<Config> dispatched_config(const Problem& p, const Device& device, Backend& ours, const Options& options) {
-  bench::DispatchOptions dispatch;
+  dispatch::DispatchOptions dispatch;
   dispatch.pins = options.set;
   dispatch.db = db::LocationRequest{options.db, options.no_db};
   auto location = db::resolve_location(dispatch.db);
@@ -52,7 +52,7 @@ Expected<Config> dispatched_config(const Problem& p, const Device& device, Backe
     std::lock_guard lock(mutex);
     if (auto it = configs.find(key); it != configs.end()) return it->second;
   }
-  auto choice = bench::choose_config(p, device, ours, dispatch);
+  auto choice = dispatch::choose_config(p, device, ours, dispatch);
   if (!choice) return choice.status();
   std::lock_guard lock(mutex);
   return configs.emplace(key, choice->config).first->second;

@@ -23,6 +23,10 @@ struct Device {
   int threads = 0;            // CPU threads to use; 0 = all cores
 };
 
+// The CPU threads a GEMM on `device` runs with: the requested count, else every core of the host CPU as detected
+// (whichever chip record plans it); 0 on GPUs. The cpu backend, dispatch, tune and bench all use this one rule.
+int effective_threads(const Device& device);
+
 // Yes, or no with the reason.
 struct Support {
   bool ok = true;
@@ -40,8 +44,16 @@ struct ParamDecl {
   std::string doc;
 };
 
-// A small predicate over a whole Config, with the text a user sees when it fails.
+// The four layers of a decision (DESIGN.md): where each parameter and each constraint of a family belongs.
+enum class Layer : int { hardware_mapping = 0, data_scheduling = 1, compute_pipeline = 2, parameter_adaptation = 3 };
+inline constexpr std::string_view kLayerNames[] = {"hardware mapping", "data scheduling", "compute pipeline",
+                                                   "parameter adaptation"};
+inline std::string_view layer_name(Layer layer) { return kLayerNames[int(layer)]; }
+
+// A small predicate over a whole Config, with the text a user sees when it fails, tagged with the layer of the
+// decision it limits (first, so that a family cannot leave it out).
 struct Constraint {
+  Layer layer;
   std::string text;  // "MC % MR == 0"
   std::function<bool(const Config&)> holds;
 };

@@ -1,4 +1,6 @@
 // The list of backends in this build, the native library for a problem, and opening a device by name.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "backends/backend.hpp"
@@ -33,6 +35,13 @@ std::vector<std::unique_ptr<Backend>> make_all() {
 }
 
 }  // namespace
+
+int effective_threads(const Device& device) {
+  if (device.threads > 0) return device.threads;
+  // The cores of the CPU that runs the threads, whichever chip record plans them (--profile).
+  if (device.kind == "cpu") return std::max(1, hw::host_cpu_profile().cores);
+  return 0;
+}
 
 const std::vector<Backend*>& all_backends() {
   static const std::vector<std::unique_ptr<Backend>> owned = make_all();

@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/dispatch.hpp"
+#include "dispatch/dispatch.hpp"
 
 namespace tileforge::bench {
 namespace {
@@ -100,15 +100,6 @@ std::vector<Interleaved> time_interleaved(RepTimer& timer, const Settings& setti
   return out;
 }
 
-int effective_threads(const Device& device) {
-  if (device.threads > 0) return device.threads;
-  if (device.kind == "cpu") {
-    if (device.profile.kind == "cpu" && device.profile.cores > 0 && device.profile.measured) return device.profile.cores;
-    return int(std::max(1u, std::thread::hardware_concurrency()));
-  }
-  return 0;
-}
-
 Expected<CasePlan> plan_case(const Device& device, const Problem& problem, const Settings& settings) {
   if (Status s = problem.validate(); !s) return s;
   CasePlan plan;
@@ -127,11 +118,11 @@ Expected<CasePlan> plan_case(const Device& device, const Problem& problem, const
     plan.ours_unavailable = fmt::format("{} does not support {}: {}", plan.ours->name(), plan.problem.describe(), ok.reason);
     return plan;
   }
-  DispatchOptions dispatch;
+  dispatch::DispatchOptions dispatch;
   dispatch.pins = settings.pins;
   dispatch.db = settings.db;
   dispatch.use_planner = settings.use_planner;
-  auto choice = choose_config(plan.problem, device, *plan.ours, dispatch);
+  auto choice = dispatch::choose_config(plan.problem, device, *plan.ours, dispatch);
   if (!choice) {
     // A bad --set is the user's error, not a kernel failure: refuse it before anything runs.
     if (choice.status().code() == Code::invalid_argument) return choice.status();

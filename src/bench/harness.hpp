@@ -112,7 +112,4 @@ CaseResult run_case(const Device& device, const CasePlan& plan, const Settings& 
 // then finds them. Failures are left for run_case to report. Returns the seconds it took.
 double precompile(const Device& device, const std::vector<CasePlan>& plans);
 
-// The thread count actually used on the device (the requested count, or all cores when 0).
-int effective_threads(const Device& device);
-
 }  // namespace tileforge::bench

@@ -1,6 +1,8 @@
 // Writes bench results as schema JSON, a human table and CSV, and records the environment of the run.
 #include "bench/report.hpp"
 
+#include "dispatch/dispatch.hpp"
+
 #include <unistd.h>
 
 #include <chrono>
@@ -121,16 +123,6 @@ std::string csv_field(std::string s) {
 
 }  // namespace
 
-std::string compiler_id() {
-#if defined(__clang__)
-  return fmt::format("Clang {}.{}.{}", __clang_major__, __clang_minor__, __clang_patchlevel__);
-#elif defined(__GNUC__)
-  return fmt::format("GNU {}.{}.{}", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);
-#else
-  return "unknown";
-#endif
-}
-
 std::string iso_date_now() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm utc{};
@@ -151,7 +143,7 @@ Environment collect_environment(const Device& device, std::string_view cache_sta
   if (gethostname(host, sizeof host - 1) != 0) std::snprintf(host, sizeof host, "unknown");
   const std::string& brand = hw::cpu_isa().brand;
   env.host = brand.empty() ? std::string(host) : fmt::format("{} ({})", host, brand);
-  env.compiler = compiler_id();
+  env.compiler = dispatch::compiler_id();
   env.cache_state = std::string(cache_state);
   env.threads = effective_threads(device);
   env.seed = seed;

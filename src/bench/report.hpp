@@ -49,8 +49,6 @@ std::string to_csv(const Report& report);     // one line per row, header first
 // blanks, one line each (the bench and tune tables).
 std::string format_columns(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right);
 
-// The compiler that built this library, "GNU 12.2.0" or "Clang 16.0.6".
-std::string compiler_id();
 // Now, as ISO 8601 UTC ("2026-11-29T09:12:00Z").
 std::string iso_date_now();
 

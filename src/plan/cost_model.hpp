@@ -41,32 +41,17 @@ struct Cost {
   bool valid = true;              // false when the profile lacks a number the model needs (then seconds = inf)
 };
 
-// Blocks of one sm80 config resident per SM, and what limits them.
-struct Sm80Occupancy {
-  int blocks = 0;
-  std::string limit;
+// One term of a prediction: a flow of work or bytes (which leaks into the time when it does not bind), or a bound
+// such as latency (which does not).
+struct CostTerm {
+  const char* name;
+  double seconds;
+  bool stream;
 };
-Sm80Occupancy sm80_occupancy(const Config& config, const hw::HwProfile& profile);
-
-// Bytes of A and B the sm80 raster reads from DRAM: panels each wave touches, group-M order, an LRU over the usable
-// L2. Memoized per (BLOCK_M, BLOCK_N, GROUP_M, occupancy) in a cache the caller owns (one per problem and profile).
-using DramCache = std::map<std::tuple<int64_t, int64_t, int64_t, int>, double>;
-double sm80_operand_dram_bytes(const Problem& problem, const hw::HwProfile& profile, int64_t block_m,
-                               int64_t block_n, int64_t group_m, int occupancy, DramCache* cache = nullptr);
-
-// Predicted time of an sm80 config. Any config can be priced, legal or not, so that the log can say what a
-// rejected neighbour would have gained.
-Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Config& config,
-               DramCache* cache = nullptr);
-
-// Predicted time of a cpu-* config with `threads` threads (0: all cores of the profile).
-Cost cpu_cost(const Problem& problem, const hw::HwProfile& profile, const Config& config, int threads = 0);
-
-// The family's model: sm80 or cpu-*.
-Cost cost_of(const Problem& problem, const hw::HwProfile& profile, const Config& config, int threads = 0,
-             DramCache* cache = nullptr);
-
-// The CPU loop nest's thread grid (rows x columns of threads), as the cpu backend's driver splits C.
-std::pair<int, int> cpu_thread_grid(int64_t m, int mr, int threads);
+// Sets cost.body_s and cost.bound: the largest term plus kOverlapLeak x the streams other than the largest stream
+// (a roofline with a soft corner).
+void combine_terms(Cost& cost, const std::vector<CostTerm>& terms);
+// A cost the model cannot give (the profile lacks a number it needs): seconds = inf, the reason in notes.
+Cost invalid_cost(std::string why);
 
 }  // namespace tileforge::plan

@@ -8,9 +8,16 @@
 #include <fmt/ranges.h>
 
 #include "plan/format.hpp"
+#include "plan/kernel_family.hpp"
 
 namespace tileforge::plan {
 namespace {
+
+// The family's word for the phases no stream overlaps ("fill", "packing").
+std::string_view fill_word(const Plan& plan) {
+  const KernelFamily* f = find_family(plan.family);
+  return f ? f->fill_word() : std::string_view("fill");
+}
 
 std::string core_name(const hw::HwProfile& p) {
   if (p.kind == "cpu") return "cores";
@@ -166,7 +173,7 @@ std::string render_explain(const Plan& plan, const ExplainOptions& options) {
   for (const LevelTime& l : c.levels) terms.push_back(fmt::format("{} {}", l.level, fmtx::time(l.seconds)));
   if (c.latency_s > 0) terms.push_back(fmt::format("latency {}", fmtx::time(c.latency_s)));
   out += indent_wrap("time", fmt::format("body {} (bound by {}; {}) + {} {} + overhead {}", fmtx::time(c.body_s), c.bound,
-                                         fmt::join(terms, ", "), plan.backend == "cpu" ? "packing" : "fill",
+                                         fmt::join(terms, ", "), fill_word(plan),
                                          fmtx::time(c.fill_s), fmtx::time(c.overhead_s)));
   out += indent_wrap("binding", plan.binding);
   for (std::size_t i = 0; i < plan.limits.size(); ++i) out += indent_wrap(i == 0 ? "limits" : "", plan.limits[i]);
@@ -212,7 +219,7 @@ std::string render_explain(const Plan& plan, const ExplainOptions& options) {
     for (const Group& g : groups) {
       if (g.count == 0) continue;
       const std::string& text = plan.rejected.reasons[g.reason];
-      if (constraint_layer(text) != layer) continue;
+      if (layer_name(plan.rejected.reason_layers[g.reason]) != layer) continue;
       if (!header) {
         out += fmt::format("  {}\n", layer);
         header = true;
@@ -288,7 +295,7 @@ nlohmann::json to_json(const Plan& plan, const ExplainOptions& options) {
                      {"combinations", plan.combinations},
                      {"legal", plan.ranked.size()},
                      {"rejected", plan.rejected.size()}};
-  if (plan.family.starts_with("cpu-")) j["threads"] = plan.threads;
+  if (const KernelFamily* f = find_family(plan.family); f && f->plans_threads()) j["threads"] = plan.threads;
   j["choice"] = {{"config", config_json(plan, best.config)},
                  {"describe", describe_config(plan, best.config)},
                  {"predicted_s", best.cost.seconds},
@@ -317,7 +324,7 @@ nlohmann::json to_json(const Plan& plan, const ExplainOptions& options) {
   for (const Group& g : group_rejected(plan.rejected, keep)) {
     if (g.count == 0) continue;
     const std::string& text = plan.rejected.reasons[g.reason];
-    json e = {{"reason", text}, {"layer", std::string(constraint_layer(text))}, {"count", g.count}};
+    json e = {{"reason", text}, {"layer", std::string(layer_name(plan.rejected.reason_layers[g.reason]))}, {"count", g.count}};
     json ex = json::array();
     for (std::size_t row : g.rows) ex.push_back(config_json(plan, plan.rejected.config(row)));
     e[options.all_rejected ? "configs" : "examples"] = ex;

@@ -20,10 +20,10 @@ struct ExplainOptions {
 // candidates grouped by layer and reason.
 std::string render_explain(const Plan& plan, const ExplainOptions& options = {});
 
-// One line: "4096x4096x4096 f16 on a100-sxm (prediction): sm80 BLOCK_M=128 ... predicted 532 us (258 TFLOP/s)".
+// One line: "4096x4096x4096 f16 on a100-sxm (prediction): FAMILY BLOCK_M=128 ... predicted 532 us (258 TFLOP/s)".
 std::string render_summary(const Plan& plan);
 
-// The config in its family's declaration order: "sm80 BLOCK_M=128 BLOCK_N=256 ...".
+// The config in its family's declaration order: "FAMILY BLOCK_M=128 BLOCK_N=256 ...".
 std::string describe_config(const Plan& plan, const Config& config);
 
 // The plan as JSON: problem, profile, label, analysis, served/unserved, choice (config, prediction, cost terms,

@@ -19,7 +19,7 @@ struct PlanCommandOptions {
   std::string batch;                // --batch (default 1)
   std::string device = "auto";      // --device cpu|cuda[:N]|auto: whose profile to plan for when --profile is absent
   std::string profile;              // --profile NAME|FILE: plan for this chip (present or not)
-  std::string family;               // --family auto|sm80|cpu-avx512|cpu-avx2|cpu-generic
+  std::string family;               // --family auto or a registered family's name
   std::vector<std::string> sets;    // --set NAME=VALUE (repeatable)
   std::string threads;              // --threads (CPU plans; default: all cores of the profile)
   bool explain = false;             // --explain: the full decision log

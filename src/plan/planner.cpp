@@ -9,51 +9,21 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "plan/decisions.hpp"
+#include "plan/explain_helpers.hpp"
 #include "plan/format.hpp"
 
 namespace tileforge::plan {
 namespace {
 
-// sm_80 -> 80, sm_90a -> 90; 0 when the arch is not an NVIDIA sm_ name.
-int sm_number(std::string_view arch) {
-  if (!arch.starts_with("sm_")) return 0;
-  int n = 0;
-  for (char ch : arch.substr(3)) {
-    if (ch < '0' || ch > '9') break;
-    n = n * 10 + (ch - '0');
+// The family an explicit --family names, checked against the profile.
+Expected<const KernelFamily*> requested_family(std::string_view name, const hw::HwProfile& p) {
+  const KernelFamily* f = find_family(name);
+  if (!f) {
+    return invalid_argument(fmt::format("family '{}' is not known to the planner (allowed: auto, {})", name,
+                                        fmt::join(family_names(), ", ")));
   }
-  return n;
-}
-
-bool has_avx512_family_isa(const hw::HwProfile& p) {
-  return p.has("avx512f") && p.has("avx512bw") && p.has("avx512dq") && p.has("avx512vl");
-}
-
-// Checks an explicitly requested family against the profile.
-Status check_family_for_profile(std::string_view family, const hw::HwProfile& p) {
-  const auto& known = planner_families();
-  if (std::find(known.begin(), known.end(), family) == known.end()) {
-    return invalid_argument(
-        fmt::format("family '{}' is not known to the planner (allowed: auto, {})", family, fmt::join(known, ", ")));
-  }
-  if (family == "sm80") {
-    if (p.kind != "gpu" || p.vendor != "nvidia" || sm_number(p.arch) < 80) {
-      return invalid_argument(fmt::format("family sm80 plans for NVIDIA GPUs of sm_80 or later; {} is a {} {} ({})",
-                                          p.name, p.vendor, p.kind, p.arch));
-    }
-    return {};
-  }
-  if (p.kind != "cpu") {
-    return invalid_argument(fmt::format("family {} plans for CPUs; {} is a {} {}", family, p.name, p.vendor, p.kind));
-  }
-  if (family == "cpu-avx512" && !has_avx512_family_isa(p)) {
-    return invalid_argument(fmt::format("family cpu-avx512 needs AVX-512 F/BW/DQ/VL; profile {} does not list them", p.name));
-  }
-  if (family == "cpu-avx2" && !(p.has("avx2") && p.has("fma"))) {
-    return invalid_argument(fmt::format("family cpu-avx2 needs AVX2 and FMA; profile {} does not list them", p.name));
-  }
-  return {};
+  if (FamilyFit fit = f->fit(p); !fit.ok) return invalid_argument(fit.refusal);
+  return f;
 }
 
 // Distance of a config from the backend's own pick: ties in predicted time go to the nearer one.
@@ -86,7 +56,7 @@ std::string bound_text(const Plan& plan, const Cost& c) {
   return c.bound;
 }
 
-void find_neighbours(Plan& plan, const FamilySpace& fs, DramCache* cache) {
+void find_neighbours(Plan& plan, const KernelFamily& family, const FamilySpace& fs, CostScratch* scratch) {
   const Candidate& best = plan.ranked.front();
   for (const ParamDecl& d : fs.space.params) {
     if (std::any_of(plan.pins.begin(), plan.pins.end(), [&](const auto& p) { return p.first == d.name; })) continue;
@@ -120,10 +90,10 @@ void find_neighbours(Plan& plan, const FamilySpace& fs, DramCache* cache) {
       const auto why = first_violation(fs.space, c);
       n.legal = !why;
       if (why) {
-        n.constraint = *why;
-        n.detail = violation_detail(fs.space.family, *why, c, plan.profile);
+        n.constraint = why->text;
+        n.detail = family.violation_detail(why->text, c, plan.profile);
       }
-      n.seconds = cost_of(plan.problem, plan.profile, c, plan.threads, cache).seconds;
+      n.seconds = family.cost(plan.problem, plan.profile, c, plan.threads, scratch).seconds;
       n.delta = n.seconds / best.cost.seconds - 1.0;
       plan.neighbours.push_back(std::move(n));
     }
@@ -162,37 +132,27 @@ void find_neighbours(Plan& plan, const FamilySpace& fs, DramCache* cache) {
 
 FamilyChoice choose_family(const hw::HwProfile& p) {
   FamilyChoice f;
-  if (p.kind == "cpu") {
-    if (has_avx512_family_isa(p)) {
-      f.family = "cpu-avx512";
-      f.reason = fmt::format("{} lists AVX-512 F/BW/DQ/VL: the cpu-avx512 micro-kernels (16 f32 lanes, 32 registers)", p.name);
-    } else if (p.has("avx2") && p.has("fma")) {
-      f.family = "cpu-avx2";
-      f.reason = fmt::format("{} lists AVX2 and FMA (no AVX-512): the cpu-avx2 micro-kernels (8 f32 lanes, 16 registers)", p.name);
-    } else {
-      f.family = "cpu-generic";
-      f.reason = fmt::format("{} lists neither AVX2+FMA nor AVX-512: the portable cpu-generic micro-kernels", p.name);
+  const FamilyFit* near = nullptr;
+  std::vector<FamilyFit> misses;
+  misses.reserve(families().size());
+  for (const KernelFamily* k : families()) {
+    FamilyFit fit = k->fit(p);
+    if (fit.ok) {
+      f.family = std::string(k->name());
+      f.reason = std::move(fit.reason);
+      return f;
     }
+    misses.push_back(std::move(fit));
+    if (misses.back().relevant && !near) near = &misses.back();
+  }
+  // No family fits: the words of one made for this kind of chip, else what would serve it.
+  if (near) {
+    f.reason = near->reason;
+    f.needed = near->needed;
     return f;
   }
   const std::string what = fmt::format("{} ({} {}, {})", p.display_name.empty() ? p.name : p.display_name, p.vendor,
                                        p.kind, p.arch);
-  if (p.kind == "gpu" && p.vendor == "nvidia") {
-    const int sm = sm_number(p.arch);
-    if (sm >= 80) {
-      f.family = "sm80";
-      f.reason = fmt::format("NVIDIA {}: cp.async, ldmatrix and mma.sync (sm_80 and later) run the sm80 family{}",
-                             p.arch,
-                             p.has("wgmma") ? "; this chip's TMA + wgmma path would need an sm90 family, not built yet"
-                                            : "");
-      return f;
-    }
-    f.reason = fmt::format("no tileforge backend serves {} yet", what);
-    f.needed = fmt::format("a CUDA family for {} (the sm80 family needs cp.async and mma.sync.m16n8k16 of sm_80), or "
-                           "a Triton backend",
-                           p.arch);
-    return f;
-  }
   f.reason = fmt::format("no tileforge backend serves {} yet", what);
   if (p.vendor == "amd") {
     f.needed = fmt::format("a Triton backend compiling for {} (AMD), or a HIP kernel family on its matrix cores "
@@ -208,34 +168,6 @@ FamilyChoice choose_family(const hw::HwProfile& p) {
                            p.vendor, p.kind, p.arch);
   }
   return f;
-}
-
-SupportGap support_gap(std::string_view family, const Problem& p) {
-  const Precision& pr = p.precision;
-  if (family == "sm80") {
-    if (pr.input != DType::f16 && pr.input != DType::bf16) {
-      return {fmt::format("the sm80 family takes f16 or bf16 inputs (mma.sync.m16n8k16), not {}", to_string(pr.input)),
-              "a TF32 (mma.sync.m16n8k8) or SIMT f32 family for NVIDIA GPUs"};
-    }
-    if (pr.accum != DType::f32) {
-      return {"the sm80 family accumulates in f32, and the planner never changes the precision policy",
-              "an f16-accumulator variant of the sm80 family (mma.sync with f16 accumulators)"};
-    }
-    // The kernel indexes with 32-bit ints and puts one batch entry per grid row (cuda_backend.cpp).
-    if (p.m > INT32_MAX || p.n > INT32_MAX || p.k > INT32_MAX) {
-      return {"the sm80 family needs M, N and K to fit a 32-bit int", "64-bit indexing in the sm80 kernel"};
-    }
-    if (p.batch > 65535) {
-      return {"the sm80 family runs at most 65535 batch entries (one grid row each)",
-              "a batch loop in the sm80 launch"};
-    }
-    return {};
-  }
-  if (pr.accum != DType::f32) {
-    return {"the cpu backend accumulates in f32 only, and the planner never changes the precision policy",
-            "none planned: f16 accumulation is a GPU policy (use --accum f32 on CPUs)"};
-  }
-  return {};
 }
 
 Expected<Plan> make_plan(const Problem& problem, const hw::HwProfile& profile, const PlanOptions& options) {
@@ -262,7 +194,8 @@ Expected<Plan> make_plan(const Problem& problem, const hw::HwProfile& profile, c
   if (options.family.empty() || options.family == "auto") {
     fc = choose_family(profile);
   } else {
-    if (Status s = check_family_for_profile(options.family, profile); !s) return s;
+    auto requested = requested_family(options.family, profile);
+    if (!requested) return requested.status();
     fc.family = options.family;
     fc.reason = fmt::format("family {} requested", options.family);
   }
@@ -272,17 +205,18 @@ Expected<Plan> make_plan(const Problem& problem, const hw::HwProfile& profile, c
     plan.needed = fc.needed;
     return plan;
   }
+  const KernelFamily& family = *find_family(fc.family);
   plan.family = fc.family;
-  plan.backend = fc.family == "sm80" ? "cuda" : "cpu";
-  if (SupportGap gap = support_gap(fc.family, plan.problem); !gap.empty()) {
+  plan.backend = std::string(family.backend());
+  if (SupportGap gap = family.supports(plan.problem); !gap.empty()) {
     plan.unserved = fmt::format("{} on {}: {}", fc.family, profile.name, gap.why);
     plan.needed = gap.needed;
     return plan;
   }
-  plan.threads = plan.backend == "cpu" ? (options.threads > 0 ? options.threads : std::max(1, profile.cores)) : 0;
+  plan.threads = family.plans_threads() ? (options.threads > 0 ? options.threads : std::max(1, profile.cores)) : 0;
 
-  auto fs = family_space(fc.family, plan.problem, profile, plan.threads);
-  if (!fs) return fs.status();
+  const FamilySpace space = family.candidates(plan.problem, profile, plan.threads);
+  const FamilySpace* fs = &space;
   auto en = enumerate_candidates(*fs, options.pins, profile.name);
   if (!en) return en.status();
   plan.coverage = fs->coverage;
@@ -300,12 +234,12 @@ Expected<Plan> make_plan(const Problem& problem, const hw::HwProfile& profile, c
     return plan;
   }
 
-  DramCache cache;
+  const std::unique_ptr<CostScratch> scratch = family.make_scratch();
   std::vector<std::pair<double, Candidate>> scored;
   scored.reserve(en->legal.size());
   for (Config& c : en->legal) {
     Candidate cand;
-    cand.cost = cost_of(plan.problem, profile, c, plan.threads, &cache);
+    cand.cost = family.cost(plan.problem, profile, c, plan.threads, scratch.get());
     cand.config = std::move(c);
     const double d = distance(cand.config, plan.reference);
     scored.emplace_back(d, std::move(cand));
@@ -329,12 +263,8 @@ Expected<Plan> make_plan(const Problem& problem, const hw::HwProfile& profile, c
     return plan;
   }
   plan.served = true;
-  find_neighbours(plan, *fs, &cache);
-  if (fc.family == "sm80") {
-    record_sm80_decisions(plan);
-  } else {
-    record_cpu_decisions(plan);
-  }
+  find_neighbours(plan, family, *fs, scratch.get());
+  family.explain(plan);
   return plan;
 }
 

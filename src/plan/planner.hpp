@@ -13,6 +13,7 @@
 #include "plan/candidates.hpp"
 #include "plan/cost_model.hpp"
 #include "plan/decision_log.hpp"
+#include "plan/kernel_family.hpp"
 #include "tileforge/tileforge.hpp"
 
 namespace tileforge::plan {
@@ -20,7 +21,7 @@ namespace tileforge::plan {
 struct PlanOptions {
   Pins pins;                    // --set NAME=VALUE: only candidates with these values
   int top_n = 5;                // alternatives to show after the choice
-  std::string family;           // empty or "auto": by the profile (cpu ISA, or sm80 on NVIDIA sm_80 and later)
+  std::string family;           // empty or "auto": the registered family of highest preference that fits the profile
   int threads = 0;              // CPU threads the plan is for; 0 = all cores of the profile
   // Names of the profiles of the devices that are present (the host CPU's, a detected GPU's). A plan for any
   // other profile is a prediction and is labelled so.
@@ -51,14 +52,6 @@ struct FamilyChoice {
   std::string needed;  // when none
 };
 FamilyChoice choose_family(const hw::HwProfile& profile);
-// Whether a family takes the problem (its precision policy and size limits): empty when it does, else why not and
-// what would.
-struct SupportGap {
-  std::string why;
-  std::string needed;
-  bool empty() const { return why.empty(); }
-};
-SupportGap support_gap(std::string_view family, const Problem& problem);
 
 struct Plan {
   Problem problem;  // normalized

@@ -10,14 +10,17 @@
 
 #include <fmt/format.h>
 
+#include "plan/kernel_family.hpp"
 #if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
-#include "backends/cuda/cuda_backend.hpp"
 #include "jit/kernel_cache.hpp"
 #endif
 
 namespace tileforge::tune {
 
-bool compiled_at_run_time(std::string_view family) { return family == "sm80"; }
+bool compiled_at_run_time(std::string_view family) {
+  const plan::KernelFamily* f = plan::find_family(family);
+  return f && f->compiled_at_run_time();
+}
 
 CompileSummary compile_candidates(const Problem& problem, const std::vector<Config>& configs,
                                   const CompileOptions& options) {
@@ -48,7 +51,11 @@ CompileSummary compile_candidates(const Problem& problem, const std::vector<Conf
       out.error = fmt::format("family {} is not compiled at run time", config.family);
     } else {
 #if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
-      auto r = cuda::compile_instance(problem, config, options.arch, cache);
+      jit::KernelCache* into = cache;
+#else
+      jit::KernelCache* into = nullptr;
+#endif
+      auto r = plan::find_family(config.family)->compile_ahead(problem, config, options.arch, into);
       if (r) {
         out.ok = true;
         out.cache_hit = r->cache_hit;
@@ -56,9 +63,6 @@ CompileSummary compile_candidates(const Problem& problem, const std::vector<Conf
       } else {
         out.error = r.status().message();
       }
-#else
-      out.error = "this build has no CUDA toolkit: NVRTC compiles are not available";
-#endif
     }
     out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   };

@@ -13,7 +13,7 @@
 
 namespace tileforge::tune {
 
-// Whether a family's kernels are generated and compiled at run time (sm80: NVRTC). CPU families are
+// Whether a family's kernels are generated and compiled at run time (NVRTC for the CUDA families). CPU families are
 // precompiled micro-kernels: their prepare() only sets up blocking, so there is nothing to compile ahead.
 bool compiled_at_run_time(std::string_view family);
 
@@ -27,7 +27,7 @@ struct CompileOutcome {
 };
 
 struct CompileOptions {
-  std::string arch;          // the NVRTC target ("sm_90a", "sm_80")
+  std::string arch;          // the NVRTC target of the device (its profile's arch)
   std::string cache_dir;     // "" = the shared kernel cache, the one prepare() reads
   unsigned threads = 0;      // compiles at once; 0 = all host cores
   // Asked before each compile starts: true skips the rest (the tuner's budget). Compiles under way finish.

@@ -13,13 +13,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "bench/dispatch.hpp"
+#include "dispatch/dispatch.hpp"
 #include "db/store.hpp"
 #include "plan/planner.hpp"
 #include "tune/compile.hpp"
-#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
-#include "backends/cuda/cuda_backend.hpp"
-#endif
 
 namespace tileforge::tune {
 namespace {
@@ -150,7 +147,7 @@ Expected<plan::Plan> plan_for(const Problem& p, const Device& device, const Tune
   po.pins = options.pins;
   po.family = options.family;
   po.top_n = 0;
-  po.threads = device.kind == "cpu" ? bench::effective_threads(device) : 0;
+  po.threads = device.kind == "cpu" ? tileforge::effective_threads(device) : 0;
   po.running_profiles = {running_profile};
   auto plan = plan::make_plan(p, device.profile, po);
   if (!plan) return plan.status();
@@ -226,7 +223,7 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
   } else {
     for (std::size_t i = 0; i < n; ++i) add(plan->ranked[i], false);
   }
-  // The backend's own pick (the analytic BLIS model, the sm80 heuristic) is a second opinion the cost model cannot
+  // The backend's own pick (an analytic model or a heuristic) is a second opinion the cost model cannot
   // veto: where the model misprices a whole region (streaming B for skinny M, say) it ranks that pick far down.
   if (ranks.empty() && options.with_heuristic && plan->reference_rank > int(n)) {
     add(plan->ranked[std::size_t(plan->reference_rank - 1)], true);
@@ -248,12 +245,9 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
   // ---- compile: run-time compiled families build every candidate at once on all host cores
   if (compiled_at_run_time(plan->family) && backend->device_kind() == "cuda" && n > 0) {
     const auto tc = Clock::now();
-    std::string arch;
-#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
-    auto a = cuda::target_arch(device);
-    if (!a) return a.status();
-    arch = *a;
-#endif
+    auto target = plan::find_family(plan->family)->compile_target(device);
+    if (!target) return target.status();
+    const std::string arch = *target;
     std::vector<Config> configs;
     for (const auto& c : cands) configs.push_back(c.config);
     std::atomic<bool> any_ok{false};
@@ -570,9 +564,9 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
   } else if (result.winner) {
     const CandidateResult& win = cands[*result.winner];
     db::Record r;
-    r.device = bench::running_fingerprint(running);
+    r.device = dispatch::running_fingerprint(running);
     r.backend = result.backend;
-    const auto versions = bench::current_family_versions();
+    const auto versions = dispatch::current_family_versions();
     const auto v = versions.find(win.config.family);
     r.family_version = v == versions.end() ? 0 : v->second;
     r.problem = db::signature_of(p);

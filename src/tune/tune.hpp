@@ -22,7 +22,7 @@ namespace tileforge::tune {
 struct TuneOptions {
   // ---- which candidates
   int top = 16;                  // the planner's best `top` configs, in its order (not used with exhaustive)
-  bool exhaustive = false;       // every config the planner ranks (the full sm80 space; the CPU's coarse grid)
+  bool exhaustive = false;       // every config the planner ranks (a GPU family's full space; a CPU family's coarse grid)
   std::string family;            // the planner's family; empty = by the profile
   plan::Pins pins;               // --set: only candidates with these values
   bool with_heuristic = true;    // also the backend's own pick when the planner ranks it below the top N
@@ -121,7 +121,7 @@ struct TuneResult {
   const CandidateResult* best() const { return winner ? &candidates[*winner] : nullptr; }
 };
 
-// One progress line for people ("[5/16] screening cpu-avx2 MR=6 ... 0.43 ms"), with where it stands.
+// One progress line for people ("[5/16] screening FAMILY MR=6 ... 0.43 ms"), with where it stands.
 struct Progress {
   std::string phase;   // "plan", "compile", "prepare", "screen", "confirm", "done"
   std::size_t index = 0, total = 0;

@@ -10,7 +10,7 @@ ParamSpace toy() {
   ParamSpace s;
   s.family = "toy";
   s.params = {{"A", {1, 2, 4}, "data scheduling", ""}, {"B", {2, 3, 8}, "data scheduling", ""}};
-  s.constraints = {{"B % A == 0", [](const Config& c) { return c.params.at("B") % c.params.at("A") == 0; }}};
+  s.constraints = {{Layer::data_scheduling, "B % A == 0", [](const Config& c) { return c.params.at("B") % c.params.at("A") == 0; }}};
   return s;
 }
 

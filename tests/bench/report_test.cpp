@@ -9,6 +9,7 @@
 
 #include "bench/output_file.hpp"
 #include "bench/report.hpp"
+#include "dispatch/dispatch.hpp"
 
 namespace tileforge::bench {
 namespace {
@@ -34,7 +35,7 @@ Report sample_report() {
   e.device_kind = "cpu";
   e.profile = "host-cpu";
   e.host = "h (cpu)";
-  e.compiler = compiler_id();
+  e.compiler = dispatch::compiler_id();
   e.threads = 2;
   e.seed = 42;
 
@@ -139,7 +140,7 @@ TEST(Report, CsvHasAHeaderAndOneLinePerRow) {
 }
 
 TEST(Report, CompilerAndDateAreFilled) {
-  EXPECT_NE(compiler_id(), "unknown");
+  EXPECT_NE(dispatch::compiler_id(), "unknown");
   const std::string d = iso_date_now();
   ASSERT_EQ(d.size(), 20u);
   EXPECT_EQ(d[4], '-');

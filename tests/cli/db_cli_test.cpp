@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/dispatch.hpp"
+#include "dispatch/dispatch.hpp"
 #include "db/exchange.hpp"
 #include "db/store.hpp"
 #include "support/cli_runner.hpp"
@@ -46,12 +46,12 @@ class CliDb : public ::testing::Test {
   void SetUp() override {
     dir = testing::fresh_test_dir("tileforge_cli_db_");  // one folder per parameterized case too
     db_path = (dir / "tune.db").string();
-    fp = bench::running_fingerprint(cpu_device());
+    fp = dispatch::running_fingerprint(cpu_device());
     // A legal config that differs from the planner's pick, so that a row shows which one ran.
-    bench::DispatchOptions off;
+    dispatch::DispatchOptions off;
     off.db.disabled = true;
     Backend& cpu = *own_backend("cpu");
-    auto planned = bench::choose_config(shape(24, 16, 40), cpu_device(), cpu, off);
+    auto planned = dispatch::choose_config(shape(24, 16, 40), cpu_device(), cpu, off);
     ASSERT_TRUE(planned) << planned.status().to_string();
     planned_config = planned->config;
     const ParamSpace space = cpu.space(shape(24, 16, 40), cpu_device());

@@ -268,7 +268,7 @@ TEST_F(DbLookup, LegalInUsesTheBackendsParameterSpace) {
   space.family = "sm80";
   space.params = {{"BLOCK_M", {64, 128}, "data scheduling", ""}, {"STAGES", {2, 3, 4}, "compute pipeline", ""}};
   space.constraints = {
-      {"STAGES * BLOCK_M <= 384", [](const Config& c) { return c.at("STAGES") * c.at("BLOCK_M") <= 384; }}};
+      {Layer::data_scheduling, "STAGES * BLOCK_M <= 384", [](const Config& c) { return c.at("STAGES") * c.at("BLOCK_M") <= 384; }}};
   const Signature want = sig(1024, 1024, 1024);
   Record fits = random_record(rng_, h200(), sig(1000, 1024, 1024));
   fits.config.params = {{"BLOCK_M", 128}, {"STAGES", 3}};

@@ -142,15 +142,32 @@ TEST(PlanDecisionLog, OnlyTheFourLayers) {
   EXPECT_TRUE(log.in_layer("compute pipeline").empty());
 }
 
-TEST(PlanDecisionLog, ConstraintLayers) {
-  EXPECT_EQ(constraint_layer("shared memory STAGES * (BLOCK_M*BLOCK_K + BLOCK_K*BLOCK_N) * 2 <= 1 bytes per block"),
-            "data scheduling");
-  EXPECT_EQ(constraint_layer("estimated registers <= 255 per thread"), "parameter adaptation");
-  EXPECT_EQ(constraint_layer("BLOCK_M % (16 * WARPS_M) == 0 (whole 16-row fragments per warp)"), "parameter adaptation");
-  EXPECT_EQ(constraint_layer("each thread copies whole chunks: BLOCK_M*BLOCK_K*2/VEC and ... divide by the threads"),
-            "hardware mapping");
-  EXPECT_EQ(constraint_layer("(MR, NR) is a micro-kernel of cpu-avx2"), "hardware mapping");
-  EXPECT_EQ(constraint_layer("MC % MR == 0"), "data scheduling");
+TEST(PlanDecisionLog, RejectionsCarryTheLayerTheirConstraintIsTaggedWith) {
+  // Two constraints whose texts would read alike; only their tags tell the layers apart.
+  FamilySpace f;
+  f.space.family = "test";
+  f.space.params = {{"A", {1, 2, 3, 4}, "data scheduling", ""}, {"B", {1, 2}, "compute pipeline", ""}};
+  f.space.constraints = {
+      {Layer::compute_pipeline, "A <= 3", [](const Config& c) { return c.at("A") <= 3; }},
+      {Layer::hardware_mapping, "A * B <= 4", [](const Config& c) { return c.at("A") * c.at("B") <= 4; }},
+  };
+  for (const ParamDecl& d : f.space.params) f.grid.push_back(d.values);
+  auto e = enumerate_candidates(f, {}, "test-chip");
+  ASSERT_TRUE(e.ok()) << e.status().to_string();
+  ASSERT_EQ(e->rejected.reasons.size(), 2u);
+  ASSERT_EQ(e->rejected.reason_layers.size(), 2u);
+  for (std::size_t i = 0; i < e->rejected.size(); ++i) {
+    const Config c = e->rejected.config(i);
+    const uint32_t r = e->rejected.reason[i];
+    EXPECT_EQ(e->rejected.reason_layers[r], c.at("A") > 3 ? Layer::compute_pipeline : Layer::hardware_mapping)
+        << c.describe();
+  }
+  // A listed config with an undeclared value takes its parameter's layer.
+  f.list = {Config{"test", {{"A", 9}, {"B", 1}}}};
+  e = enumerate_candidates(f, {}, "test-chip");
+  ASSERT_TRUE(e.ok());
+  ASSERT_EQ(e->rejected.size(), 1u);
+  EXPECT_EQ(e->rejected.reason_layers[0], Layer::data_scheduling);
 }
 
 }  // namespace

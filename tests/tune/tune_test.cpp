@@ -12,7 +12,7 @@
 #include "hw/hw.hpp"
 #include "db/store.hpp"
 #include "plan/planner.hpp"
-#include "bench/dispatch.hpp"
+#include "dispatch/dispatch.hpp"
 #include "tune/report.hpp"
 #include "tune/tune.hpp"
 
@@ -103,7 +103,7 @@ class Tune : public ::testing::Test {
   // The planner's ranking as tune() makes it: config -> (rank, predicted ms).
   std::map<Config, std::pair<int, double>, bool (*)(const Config&, const Config&)> ranking(const Problem& p) {
     plan::PlanOptions po;
-    po.threads = bench::effective_threads(device);
+    po.threads = tileforge::effective_threads(device);
     auto plan = plan::make_plan(p, device.profile, po);
     EXPECT_TRUE(plan) << plan.status().to_string();
     std::map<Config, std::pair<int, double>, bool (*)(const Config&, const Config&)> m(
@@ -161,8 +161,8 @@ TEST_F(Tune, WinnerIsLegalVerifiedAndRecordedAsTuned) {
       EXPECT_EQ(rec.source, db::Source::tuned);
       EXPECT_EQ(rec.config, w.config);
       EXPECT_EQ(rec.backend, "cpu");
-      EXPECT_EQ(rec.family_version, bench::current_family_versions().at(w.config.family));
-      EXPECT_EQ(rec.device, bench::running_fingerprint(device));
+      EXPECT_EQ(rec.family_version, dispatch::current_family_versions().at(w.config.family));
+      EXPECT_EQ(rec.device, dispatch::running_fingerprint(device));
       EXPECT_DOUBLE_EQ(rec.time.median_ms, w.confirm.median_ms);
       EXPECT_EQ(rec.time.reps, w.confirm.reps);
       EXPECT_GT(rec.tflops, 0);
@@ -170,17 +170,17 @@ TEST_F(Tune, WinnerIsLegalVerifiedAndRecordedAsTuned) {
     EXPECT_EQ(found, 1);
     // The lookup dispatch will make finds it.
     db::LookupRequest q;
-    q.device = bench::running_fingerprint(device);
+    q.device = dispatch::running_fingerprint(device);
     q.backend = "cpu";
     q.problem = r->problem;
-    q.families = {{w.config.family, bench::current_family_versions().at(w.config.family)}};
+    q.families = {{w.config.family, dispatch::current_family_versions().at(w.config.family)}};
     auto hit = store->lookup(q);
     ASSERT_TRUE(hit);
     EXPECT_EQ(hit->source, db::Hit::exact) << hit->reason;
     // And dispatch itself runs the tuned winner, saying where it came from.
-    bench::DispatchOptions d;
+    dispatch::DispatchOptions d;
     d.db.path = path;
-    auto choice = bench::choose_config(r->problem, device, *own_backend("cpu"), d);
+    auto choice = dispatch::choose_config(r->problem, device, *own_backend("cpu"), d);
     ASSERT_TRUE(choice) << choice.status().to_string();
     EXPECT_EQ(choice->source, "db-exact") << choice->reason;
     EXPECT_EQ(choice->config, w.config);
@@ -376,7 +376,7 @@ TEST_F(Tune, TheBackendsOwnPickIsMeasuredEvenWhenTheModelRanksItLow) {
   // Few rows: the analytic model reads B in place (PACK_B=0), which the cost model ranks far down.
   const Problem p = problem(16, 512, 256);
   plan::PlanOptions po;
-  po.threads = bench::effective_threads(device);
+  po.threads = tileforge::effective_threads(device);
   auto plan = plan::make_plan(p, device.profile, po);
   ASSERT_TRUE(plan && plan->reference);
   if (plan->reference_rank <= 6) GTEST_SKIP() << "SKIPPED: the planner ranks its reference " << plan->reference_rank;

@@ -12,10 +12,11 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/dispatch.hpp"
+#include "dispatch/dispatch.hpp"
 #include "db/exchange.hpp"
 #include "db/store.hpp"
 #include "options.hpp"
+#include "plan/kernel_family.hpp"
 #include "plan/candidates.hpp"
 
 namespace tileforge::cli {
@@ -131,7 +132,8 @@ Expected<db::ListFilter> filter_from(const FilterArgs& f, const std::vector<db::
     out.backend = f.backend;
   }
   if (!f.family.empty()) {
-    std::set<std::string> families(plan::planner_families().begin(), plan::planner_families().end());
+    const std::vector<std::string> registered = plan::family_names();
+    std::set<std::string> families(registered.begin(), registered.end());
     for (const auto& r : records) families.insert(r.family());
     if (!families.count(f.family)) {
       return invalid_argument(fmt::format("--family '{}' is not known (allowed: {})", f.family,
@@ -261,7 +263,7 @@ int run_list(const ListArgs& a) {
       out += fmt::format("\n{:<16}  {:>7}  {}\n", "DEVICE", "RECORDS", "FINGERPRINT");
       for (const auto& [hash, d] : devices) out += fmt::format("{:<16}  {:>7}  {}\n", hash, d.second, d.first.describe());
     }
-    const auto current = bench::current_family_versions();
+    const auto current = dispatch::current_family_versions();
     out += fmt::format("\n{:>5}  {:<8}  {:<7}  {:<16}  {:<44}  {:>10}  {:>9}  {:<20}  {:<8}  {}\n", "ID", "DEVICE",
                        "BACKEND", "FAMILY", "PROBLEM", "MEDIAN ms", "TFLOP/s", "CREATED", "SOURCE", "CONFIG");
     for (const auto& r : records) {
@@ -309,7 +311,7 @@ int run_show(const ShowArgs& a) {
   if (a.format == "json") {
     out = record_json(r).dump(1) + "\n";
   } else {
-    const auto current = bench::current_family_versions();
+    const auto current = dispatch::current_family_versions();
     out += fmt::format("record #{} in {}\n", r.id, where->path);
     out += fmt::format("  device      {} [{}]\n", r.device.describe(), r.device.hash());
     out += fmt::format("  backend     {}\n", r.backend);
@@ -419,7 +421,7 @@ int run_prune(const PruneArgs& a) {
     if (!p) return fail(verb, p.status());
     prefix = *p;
   }
-  if (a.stale_versions) filter.current = bench::current_family_versions();
+  if (a.stale_versions) filter.current = dispatch::current_family_versions();
   auto where = location_from(a.db);
   if (!where) return fail(verb, where.status());
   std::optional<bench::OutputFile> none;

@@ -62,7 +62,7 @@ int run_devices(const DevicesArgs& a) {
   if (a.output.format == "json") {
     nlohmann::ordered_json doc;
     doc["device"] = {{"kind", device->kind}, {"ordinal", device->ordinal}, {"name", device->name},
-                     {"threads", bench::effective_threads(*device)}};
+                     {"threads", tileforge::effective_threads(*device)}};
     doc["host_cpu"] = {{"vendor", isa.vendor}, {"brand", isa.brand}, {"isa", isa_features(isa)}};
     nlohmann::ordered_json profile;
     try {
@@ -93,7 +93,7 @@ int run_devices(const DevicesArgs& a) {
   line("device", device->name == spec ? spec : fmt::format("{} ({})", spec, device->name));
   line("host cpu", fmt::format("{} {}", isa.vendor, isa.brand));
   line("isa", fmt::format("{}", fmt::join(isa_features(isa), " ")));
-  line("threads", fmt::format("{}", bench::effective_threads(*device)));
+  line("threads", fmt::format("{}", tileforge::effective_threads(*device)));
   line("profile", fmt::format("{}{} ({}, {})", prof.name, prof.display_name.empty() ? "" : " - " + prof.display_name,
                               prof.kind, prof.measured ? "measured on this host" : "from a chip record"));
   line("arch", prof.arch.empty() ? "-" : prof.arch);

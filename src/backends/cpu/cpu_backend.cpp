@@ -2,12 +2,15 @@
 // parameter a Config entry that --set can pin.
 #include "backends/cpu/cpu_backend.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "backends/cpu/blocking.hpp"
 #include "backends/cpu/gemm_driver.hpp"
 #include "backends/cpu/microkernel.hpp"
 #include "hw/hw.hpp"
+#include "plan/kernel_family.hpp"
 
 namespace tileforge::cpu {
 namespace {
@@ -22,8 +25,6 @@ std::vector<int64_t> multiples(int64_t step, int64_t max) {
 // reading it in place halves the memory traffic of skinny problems. Checked by the tuner later.
 constexpr int64_t kStreamBMaxRows = 64;
 
-bool can_stream_b(const Problem& p) { return p.precision.input == DType::f32 && b_row_major(p.layout); }
-
 class CpuKernel final : public Kernel {
  public:
   CpuKernel(Config config, CpuPlan plan) : Kernel(std::move(config)), plan_(plan) {}
@@ -32,6 +33,18 @@ class CpuKernel final : public Kernel {
  private:
   CpuPlan plan_;
 };
+
+bool is_isa_family(std::string_view family) {
+  const auto& own = all_families();
+  return std::find(own.begin(), own.end(), family) != own.end();
+}
+
+// A registered family of the cpu backend other than the ISA families, when it is the one that runs the problem on
+// this device (the highest preference among those that fit, run here and take the problem).
+const plan::KernelFamily* plugged_family(const Problem& p, const Device& device) {
+  const plan::KernelFamily* f = plan::family_for("cpu", p.normalized(), device);
+  return f && !is_isa_family(f->name()) ? f : nullptr;
+}
 
 class CpuBackend final : public Backend {
  public:
@@ -48,25 +61,37 @@ class CpuBackend final : public Backend {
     return Support::yes();
   }
 
-  ParamSpace space(const Problem& p, const Device& device) const override { return family_space(host_family(), p); }
+  // The space of the family that runs the problem here: a registered family of this backend that fits the device's
+  // chip record and ranks above the built-in ISA families, else the host's own ISA family.
+  ParamSpace space(const Problem& p, const Device& device) const override {
+    if (const plan::KernelFamily* f = plugged_family(p, device)) {
+      return f->candidates(p.normalized(), device.profile, effective_threads(device)).space;
+    }
+    return family_space(host_family(), p);
+  }
 
   Expected<Config> heuristic(const Problem& p, const Device& device) const override {
     if (Support s = supports(p, device); !s) return unsupported(s.reason);
+    if (const plan::KernelFamily* f = plugged_family(p, device)) {
+      const plan::FamilySpace fs = f->candidates(p.normalized(), device.profile, effective_threads(device));
+      if (fs.reference) return *fs.reference;
+      return unsupported(fmt::format("family {} has no pick of its own", f->name()));
+    }
     const std::string family = host_family();
-    const BlockSizes b = analytic_block_sizes(device.profile, family, effective_threads(device));
-    Config c{family, {}};
-    c.params["MR"] = b.mr;
-    c.params["NR"] = b.nr;
-    c.params["KC"] = b.kc;
-    c.params["MC"] = b.mc;
-    c.params["NC"] = b.nc;
-    c.params["PACK_B"] = (can_stream_b(p) && p.m <= kStreamBMaxRows) ? 0 : 1;
-    return c;
+    return analytic_config(family, p, analytic_block_sizes(device.profile, family, effective_threads(device)));
   }
 
   Expected<std::unique_ptr<Kernel>> prepare(const Problem& p, const Config& config, const Device& device) override {
     if (Status s = p.validate(); !s) return s;
     if (Support s = supports(p, device); !s) return unsupported(s.reason);
+    if (!is_isa_family(config.family)) {
+      // A plugged-in family brings its own code.
+      const plan::KernelFamily* f = plan::find_family(config.family);
+      if (!f || f->backend() != name()) {
+        return invalid_argument(fmt::format("family '{}' is not run by the cpu backend", config.family));
+      }
+      return f->prepare(p, config, device);
+    }
     if (Support s = family_runs_here(config.family); !s) return unsupported(s.reason);
     const ParamSpace sp = family_space(config.family, p);
     if (Status s = sp.check(config); !s) return s;
@@ -82,7 +107,11 @@ class CpuBackend final : public Backend {
 
   Status run(const Kernel& kernel, const Problem& problem, const GemmArgs& args) override {
     const auto* k = dynamic_cast<const CpuKernel*>(&kernel);
-    if (!k) return invalid_argument("kernel was not prepared by the cpu backend");
+    if (!k) {
+      const plan::KernelFamily* f = plan::find_family(kernel.config().family);
+      if (f && f->backend() == name() && !is_isa_family(kernel.config().family)) return f->run(kernel, problem, args);
+      return invalid_argument("kernel was not prepared by the cpu backend");
+    }
     if (Status s = problem.validate(); !s) return s;
     const Problem p = problem.normalized();
     const bool product = p.m > 0 && p.n > 0 && p.k > 0 && p.alpha != 0.0;
@@ -91,11 +120,6 @@ class CpuBackend final : public Backend {
     if (p.m > 0 && p.n > 0 && !args.c) return invalid_argument("C is a null pointer while M and N are non-zero");
     run_gemm(p, args.a, args.b, args.c, k->plan());
     return {};
-  }
-
- private:
-  static int effective_threads(const Device& device) {
-    return device.threads > 0 ? device.threads : hw::host_cpu_profile().cores;
   }
 
 };
@@ -121,6 +145,19 @@ Support family_runs_here(std::string_view family) {
   return Support::no(fmt::format("unknown cpu family '{}' (allowed: cpu-avx512, cpu-avx2, cpu-generic)", family));
 }
 
+bool can_stream_b(const Problem& p) { return p.precision.input == DType::f32 && b_row_major(p.layout); }
+
+Config analytic_config(std::string_view family, const Problem& p, const BlockSizes& b) {
+  Config c{std::string(family), {}};
+  c.params["MR"] = b.mr;
+  c.params["NR"] = b.nr;
+  c.params["KC"] = b.kc;
+  c.params["MC"] = b.mc;
+  c.params["NC"] = b.nc;
+  c.params["PACK_B"] = (can_stream_b(p) && p.m <= kStreamBMaxRows) ? 0 : 1;
+  return c;
+}
+
 std::string host_family() {
   for (const auto& f : all_families())
     if (family_runs_here(f)) return f;
@@ -130,7 +167,7 @@ std::string host_family() {
 ParamSpace family_space(std::string_view family, const Problem& p) {
   ParamSpace s;
   s.family = std::string(family);
-  s.version = 1;  // bump when a change makes old tuned records invalid
+  s.version = kFamilyVersion;
   std::vector<int64_t> mrs, nrs;
   for (const MicroKernel& k : microkernels_for(family)) {
     if (std::find(mrs.begin(), mrs.end(), k.mr) == mrs.end()) mrs.push_back(k.mr);
@@ -148,13 +185,16 @@ ParamSpace family_space(std::string_view family, const Problem& p) {
        "1: pack B into micro-panels; 0: read f32 B in place (only when B is contiguous along N)"},
   };
   const std::string fam(family);
+  // The micro-kernel table is the ISA mapping; MC and NC are block sizes, whole numbers of micro-tiles.
   s.constraints = {
-      {fmt::format("(MR, NR) is a micro-kernel of {}", family),
+      {Layer::hardware_mapping, fmt::format("(MR, NR) is a micro-kernel of {}", family),
        [fam](const Config& c) {
          return find_microkernel(fam, int(c.params.at("MR")), int(c.params.at("NR"))) != nullptr;
        }},
-      {"MC % MR == 0", [](const Config& c) { return c.params.at("MC") % c.params.at("MR") == 0; }},
-      {"NC % NR == 0", [](const Config& c) { return c.params.at("NC") % c.params.at("NR") == 0; }},
+      {Layer::data_scheduling, "MC % MR == 0",
+       [](const Config& c) { return c.params.at("MC") % c.params.at("MR") == 0; }},
+      {Layer::data_scheduling, "NC % NR == 0",
+       [](const Config& c) { return c.params.at("NC") % c.params.at("NR") == 0; }},
   };
   return s;
 }

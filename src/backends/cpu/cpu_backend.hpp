@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "backends/backend.hpp"
+#include "backends/cpu/blocking.hpp"
 
 namespace tileforge::cpu {
 
@@ -16,6 +17,17 @@ std::string host_family();
 Support family_runs_here(std::string_view family);
 // The families in preference order.
 const std::vector<std::string>& all_families();
+
+// The version of the cpu families (ParamSpace::version): bump when a change makes old tuned records invalid.
+inline constexpr int kFamilyVersion = 1;
+
+// Whether B can be read in place (PACK_B = 0): its elements are f32 and contiguous along N.
+bool can_stream_b(const Problem& problem);
+
+// The backend's own pick without a cost model: the analytic block sizes `blocks` of `family`, and PACK_B = 0 when B
+// can be read in place and C has so few rows that packing B would not repay itself. The backend's heuristic and
+// the planner's reference config are both this.
+Config analytic_config(std::string_view family, const Problem& problem, const BlockSizes& blocks);
 
 // The parameter space of a family for a problem (MR, NR, KC, MC, NC, PACK_B with their constraints), whether or
 // not the host runs that family: the planner plans for CPUs that are not present.

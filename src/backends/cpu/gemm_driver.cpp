@@ -158,14 +158,6 @@ void gemm_team(const Job& job, int tid, int nthreads, int tm, Barrier& barrier, 
   }
 }
 
-// Rows of C go to tm threads when there are enough MR-panels for each; otherwise columns are split.
-int rows_split(int64_t m, int mr, int nthreads) {
-  const int64_t m_panels = (m + mr - 1) / mr;
-  for (int d = nthreads; d > 1; --d)
-    if (nthreads % d == 0 && m_panels >= 2 * d) return d;
-  return 1;
-}
-
 float load_f32(const void* base, DType t, int64_t i) {
   switch (t) {
     case DType::f32: return static_cast<const float*>(base)[i];
@@ -301,6 +293,14 @@ const void* offset(const void* base, DType t, int64_t elements) {
 }
 
 }  // namespace
+
+// Rows of C go to tm threads when there are enough MR-panels for each; otherwise columns are split.
+int rows_split(int64_t m, int mr, int nthreads) {
+  const int64_t m_panels = (m + mr - 1) / mr;
+  for (int d = nthreads; d > 1; --d)
+    if (nthreads % d == 0 && m_panels >= 2 * d) return d;
+  return 1;
+}
 
 void run_gemm(const Problem& p, const void* a, const void* b, void* c, const CpuPlan& plan) {
   ThreadPool& pool = ThreadPool::instance();

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "backends/cuda/sm80_family.hpp"
+#include "backends/cuda/sm80/sm80_family.hpp"
 #include "core/embedded.hpp"
 #include "hw/cuda_device.hpp"
 #include "hw/cuda_driver.hpp"

@@ -1,5 +1,5 @@
 // The sm80 kernel family on the host side: parameter space, resource estimates, heuristic and code generation.
-#include "backends/cuda/sm80_family.hpp"
+#include "backends/cuda/sm80/sm80_family.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -94,11 +94,7 @@ int sm80_register_estimate(const Config& c, std::string_view arch) {
 ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile) {
   ParamSpace s;
   s.family = "sm80";
-  // Bump when a change makes old tuned records invalid. 2: copies and fragment addresses hoisted out of the k
-  // loop, BLOCK_K 64 with FRAG_PIPE legal for 8-warp 64x64 warp tiles: records timed on version 1 were chosen
-  // without those configs and measured on a kernel that no longer exists. 3: k-tiles that lie inside the matrix
-  // are copied without bounds checks in a branch-free loop (records of 2 timed a slower main loop).
-  s.version = 3;
+  s.version = kSm80Version;
   s.params = {
       {"BLOCK_M", {16, 32, 64, 128, 256}, "data scheduling", "rows of C per block"},
       {"BLOCK_N", {16, 32, 64, 128, 256}, "data scheduling", "columns of C per block"},
@@ -116,30 +112,30 @@ ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile) {
   const int64_t smem_limit = profile.smem_per_block_bytes > 0 ? profile.smem_per_block_bytes : 48 * 1024;
   const int64_t regs_per_sm = profile.registers_per_core > 0 ? profile.registers_per_core : 65536;
   s.constraints = {
-      {"BLOCK_M % (16 * WARPS_M) == 0 (whole 16-row fragments per warp)",
+      {Layer::parameter_adaptation, "BLOCK_M % (16 * WARPS_M) == 0 (whole 16-row fragments per warp)",
        [](const Config& c) { return p(c, "BLOCK_M") % (16 * p(c, "WARPS_M")) == 0; }},
-      {"BLOCK_N % (16 * WARPS_N) == 0 (whole 16-column fragment pairs per warp)",
+      {Layer::parameter_adaptation, "BLOCK_N % (16 * WARPS_N) == 0 (whole 16-column fragment pairs per warp)",
        [](const Config& c) { return p(c, "BLOCK_N") % (16 * p(c, "WARPS_N")) == 0; }},
-      {fmt::format("32 * WARPS_M * WARPS_N <= {} threads", kMaxThreadsPerBlock),
+      {Layer::parameter_adaptation, fmt::format("32 * WARPS_M * WARPS_N <= {} threads", kMaxThreadsPerBlock),
        [](const Config& c) { return sm80_threads(c) <= kMaxThreadsPerBlock; }},
-      {"each thread copies whole chunks: BLOCK_M*BLOCK_K*2/VEC and BLOCK_K*BLOCK_N*2/VEC divide by the threads",
+      {Layer::hardware_mapping, "each thread copies whole chunks: BLOCK_M*BLOCK_K*2/VEC and BLOCK_K*BLOCK_N*2/VEC divide by the threads",
        [](const Config& c) {
          const int64_t vec = p(c, "COPY_AB") ? 16 : p(c, "VEC_BYTES");
          const int t = sm80_threads(c);
          return (p(c, "BLOCK_M") * p(c, "BLOCK_K") * 2 / vec) % t == 0 &&
                 (p(c, "BLOCK_K") * p(c, "BLOCK_N") * 2 / vec) % t == 0;
        }},
-      {fmt::format("VEC_BYTES <= {} (the alignment of A and B rows), unless COPY_AB = 1 with VEC_BYTES = 16", align),
+      {Layer::hardware_mapping, fmt::format("VEC_BYTES <= {} (the alignment of A and B rows), unless COPY_AB = 1 with VEC_BYTES = 16", align),
        [align](const Config& c) {
          return p(c, "COPY_AB") ? p(c, "VEC_BYTES") == 16 : p(c, "VEC_BYTES") <= align;
        }},
-      {fmt::format("shared memory STAGES * (BLOCK_M*BLOCK_K + BLOCK_K*BLOCK_N) * 2 <= {} bytes per block", smem_limit),
+      {Layer::data_scheduling, fmt::format("shared memory STAGES * (BLOCK_M*BLOCK_K + BLOCK_K*BLOCK_N) * 2 <= {} bytes per block", smem_limit),
        [smem_limit](const Config& c) { return sm80_smem_bytes(c) <= smem_limit; }},
-      {"FRAG_PIPE == 0 or BLOCK_K % 32 == 0 (double buffering needs an even number of 16-deep k-steps)",
+      {Layer::compute_pipeline, "FRAG_PIPE == 0 or BLOCK_K % 32 == 0 (double buffering needs an even number of 16-deep k-steps)",
        [](const Config& c) { return p(c, "FRAG_PIPE") == 0 || p(c, "BLOCK_K") % 32 == 0; }},
-      {fmt::format("estimated registers <= {} per thread", kMaxRegistersPerThread),
+      {Layer::parameter_adaptation, fmt::format("estimated registers <= {} per thread", kMaxRegistersPerThread),
        [arch = profile.arch](const Config& c) { return sm80_register_estimate(c, arch) <= kMaxRegistersPerThread; }},
-      {fmt::format("estimated registers * threads <= {} per SM", regs_per_sm),
+      {Layer::parameter_adaptation, fmt::format("estimated registers * threads <= {} per SM", regs_per_sm),
        [regs_per_sm, arch = profile.arch](const Config& c) {
          return int64_t(sm80_register_estimate(c, arch)) * sm80_threads(c) <= regs_per_sm;
        }},

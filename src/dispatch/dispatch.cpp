@@ -1,5 +1,5 @@
 // Dispatch: pins on top of the tuning DB's record, the planner's pick or the heuristic; DB and plans cached per process.
-#include "bench/dispatch.hpp"
+#include "dispatch/dispatch.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -14,17 +14,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "backends/cpu/cpu_backend.hpp"
-#include "backends/cuda/sm80_family.hpp"
-#include "bench/harness.hpp"
-#include "bench/report.hpp"
 #include "plan/planner.hpp"
 #ifdef TILEFORGE_HAVE_CUDA_TOOLKIT
 #include "hw/cuda_device.hpp"
 #include "jit/nvrtc.hpp"
 #endif
 
-namespace tileforge::bench {
+namespace tileforge::dispatch {
 namespace {
 
 // ---- the DB, once per process and path ------------------------------------------------------------------------
@@ -60,7 +56,7 @@ std::string refusal_reason(std::string note, const std::string& path) {
 // What dispatch keeps of a plan: the pick, or why there is none.
 struct PlanPick {
   std::optional<Config> config;
-  std::string summary;  // "cpu-avx2 pick of 412 legal configs, predicted 0.0123 ms (compute-bound)"
+  std::string summary;  // "FAMILY pick of 412 legal configs, predicted 0.0123 ms (compute-bound)"
   std::string why_not;  // when there is no pick
 };
 
@@ -89,7 +85,7 @@ PlanPick plan_pick(const Problem& p, const Device& device, const std::string& fa
     std::lock_guard lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  // Planned outside the lock: planning a large sm80 space takes a second, and other shapes need not wait. Two
+  // Planned outside the lock: planning a large GPU family space takes a second, and other shapes need not wait. Two
   // threads planning one shape at once both get the same (deterministic) answer.
   PlanPick pick;
   plan::PlanOptions o;
@@ -129,10 +125,7 @@ PlanPick plan_pick(const Problem& p, const Device& device, const std::string& fa
   return cache.emplace(key, pick).first->second;
 }
 
-bool planner_serves(const std::string& family) {
-  const auto& families = plan::planner_families();
-  return std::find(families.begin(), families.end(), family) != families.end();
-}
+bool planner_serves(const std::string& family) { return plan::find_family(family) != nullptr; }
 
 std::string pins_text(const std::vector<std::pair<std::string, int64_t>>& pins) {
   std::vector<std::string> parts;
@@ -184,13 +177,19 @@ db::Fingerprint running_fingerprint(const Device& device) {
   return db::fingerprint_of(device, std::move(driver), std::move(toolkit));
 }
 
+std::string compiler_id() {
+#if defined(__clang__)
+  return fmt::format("Clang {}.{}.{}", __clang_major__, __clang_minor__, __clang_patchlevel__);
+#elif defined(__GNUC__)
+  return fmt::format("GNU {}.{}.{}", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);
+#else
+  return "unknown";
+#endif
+}
+
 std::map<std::string, int64_t> current_family_versions() {
-  Problem p;
-  p.m = p.n = p.k = 16;
   std::map<std::string, int64_t> out;
-  for (const std::string& f : plan::planner_families()) {
-    out[f] = f == "sm80" ? cuda::sm80_space(p, hw::HwProfile{}).version : cpu::family_space(f, p).version;
-  }
+  for (const plan::KernelFamily* f : plan::families()) out[std::string(f->name())] = f->version();
   return out;
 }
 
@@ -328,4 +327,4 @@ Expected<Choice> choose_config(const Problem& problem, const Device& device, Bac
   return choice;
 }
 
-}  // namespace tileforge::bench
+}  // namespace tileforge::dispatch

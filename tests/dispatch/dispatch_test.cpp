@@ -6,7 +6,7 @@
 #include <optional>
 #include <tuple>
 
-#include "bench/dispatch.hpp"
+#include "dispatch/dispatch.hpp"
 #include "bench/harness.hpp"
 #include "bench/report.hpp"
 #include "db/db_fixtures.hpp"
@@ -15,7 +15,7 @@
 #include "plan/planner.hpp"
 #include "support/test_support.hpp"
 
-namespace tileforge::bench {
+namespace tileforge::dispatch {
 namespace {
 
 using db::dbtest::ScratchDir;
@@ -289,15 +289,15 @@ TEST_F(Dispatch, EachShapeIsPlannedOnce) {
 
 TEST_F(Dispatch, PlanCaseCarriesSourceAndReason) {
   ASSERT_TRUE(writer().upsert(record_for(fp_, problem_, legal_[0], 0.5)));
-  Settings s;
+  bench::Settings s;
   s.db = options_.db;
-  auto plan = plan_case(cpu_device(), problem_, s);
+  auto plan = bench::plan_case(cpu_device(), problem_, s);
   ASSERT_TRUE(plan) << plan.status().to_string();
   EXPECT_EQ(plan->config_source, "db-exact");
   EXPECT_EQ(plan->config, legal_[0]);
   EXPECT_FALSE(plan->config_reason.empty());
   s.db.disabled = true;
-  plan = plan_case(cpu_device(), problem_, s);
+  plan = bench::plan_case(cpu_device(), problem_, s);
   ASSERT_TRUE(plan);
   EXPECT_EQ(plan->config_source, "planner");
   s.pins = {{"KC", 12345}};
@@ -432,4 +432,4 @@ TEST(DispatchSm80, PlannersFirstChoiceWhenPredictedFaster) {
 }
 
 }  // namespace
-}  // namespace tileforge::bench
+}  // namespace tileforge::dispatch

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "backends/cuda/sm80_family.hpp"
+#include "backends/cuda/sm80/sm80_family.hpp"
 #include "bench/suite.hpp"
 #include "core/embedded.hpp"
 #include "core/parse.hpp"

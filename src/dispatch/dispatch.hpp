@@ -15,7 +15,7 @@
 #include "db/location.hpp"
 #include "db/store.hpp"
 
-namespace tileforge::bench {
+namespace tileforge::dispatch {
 
 struct DispatchOptions {
   std::vector<std::pair<std::string, int64_t>> pins;  // --set NAME=VALUE, applied on top of the chosen config
@@ -52,6 +52,9 @@ Expected<Choice> choose_config(const Problem& problem, const Device& device, Bac
 // The tuner writes under the same fingerprint, so that dispatch finds what it tuned.
 db::Fingerprint running_fingerprint(const Device& device);
 
+// The compiler that built this library ("GNU 12.2.0", "Clang 16.0.6"): the CPU kernels' part of a fingerprint.
+std::string compiler_id();
+
 // The kernel families this build runs, each with its current version (what `db prune --stale-versions` keeps).
 std::map<std::string, int64_t> current_family_versions();
 
@@ -63,4 +66,4 @@ std::shared_ptr<const db::DispatchDb> dispatch_db(const db::Location& location);
 // How many plans this process has made for dispatch (tests check that the plan cache works).
 uint64_t dispatch_plans_made();
 
-}  // namespace tileforge::bench
+}  // namespace tileforge::dispatch

@@ -1,0 +1,36 @@
+// The constants of the cpu families' cost model (cpu_family.cpp), each with the reason for its value.
+#pragma once
+
+namespace tileforge::cpu::constants {
+
+// ---- CPUs (the cpu family: BLIS loop nest, packed A and B, MR x NR micro-kernels) ------------------------------
+
+// FMA pipes and FMA latency (cycles) of the x86 cores we target (Haswell..Sapphire Rapids, Zen 2..Zen 4); the same
+// numbers the backend's analytic model uses (blocking.cpp).
+inline constexpr double kFmaPipes = 2;
+inline constexpr double kFmaLatencyCycles = 4;
+// Loads per cycle (broadcasts and vector loads both use a load port): two on all of them.
+inline constexpr double kLoadPortsPerCycle = 2;
+// Bytes per cycle per core from L2 and from the core's share of L3: one vector per cycle from L2 (32 B on Zen 3
+// and Haswell, 64 B on Skylake-SP and later: the family's vector width), half that from L3.
+inline constexpr double kL2VectorsPerCycle = 1.0;
+inline constexpr double kL3VectorsPerCycle = 0.5;
+// A core reading rows of B that lie far apart (B read in place, one row per k, or packed from a narrow column
+// range) cannot keep many lines in flight: the hardware prefetchers do not follow rows a page apart, and the
+// micro-kernel's software prefetches share the core's few miss buffers. Measured on the project's Zen 3 machine
+// (AVX2, 3.2 GHz, 16x4096x4096 FP32, 64 MB of B from DRAM, bench/results/cpu-amd-epyc-zen3/2026-11-29-tune/run5):
+// in place, the fastest of 90 configs took 5.70 ms on two threads, 5.6 GB/s per core (1.75 B/cycle); packed, the
+// fastest took 7.23 ms, its packing phase ~4.3 ms, 7.5 GB/s per core. A sequential read reaches 12.6 GB/s on one
+// core there. Bytes per cycle per core, for DRAM rows read in place and for packing from DRAM.
+inline constexpr double kInPlaceDramBytesPerCycle = 1.75;
+inline constexpr double kPackDramBytesPerCycle = 2.3;
+// Packing reads an operand with strided loads and writes panels: ~1 vector of output per cycle at best; the
+// phase does not overlap the micro-kernel (threads wait at a barrier after packing B).
+inline constexpr double kPackVectorsPerCycle = 1.0;
+// One team barrier (all threads) costs about a microsecond on a one-socket server; the loop nest has two per
+// (NC, KC) panel.
+inline constexpr double kBarrierSeconds = 1.0e-6;
+// Waking the thread pool and joining it once per call.
+inline constexpr double kCpuCallSeconds = 10.0e-6;
+
+}  // namespace tileforge::cpu::constants

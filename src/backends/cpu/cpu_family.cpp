@@ -1,0 +1,462 @@
+// The cpu-avx512, cpu-avx2 and cpu-generic kernel families (see cpu_family.hpp): which chips and problems they
+// take, the candidates the planner tries, their cost model and their decision log; registered at load time.
+#include "backends/cpu/cpu_family.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "backends/cpu/blocking.hpp"
+#include "backends/cpu/cpu_backend.hpp"
+#include "backends/cpu/cpu_cost_constants.hpp"
+#include "backends/cpu/gemm_driver.hpp"
+#include "backends/cpu/microkernel.hpp"
+#include "core/int_math.hpp"
+#include "plan/analysis.hpp"
+#include "plan/cost_constants.hpp"
+#include "plan/explain_helpers.hpp"
+#include "plan/format.hpp"
+#include "plan/planner.hpp"
+
+namespace tileforge::cpu {
+namespace {
+
+using namespace constants;
+namespace fmtx = plan::fmtx;
+using plan::combine_terms;
+using plan::Cost;
+using plan::invalid_cost;
+
+// The families' order among those that fit a chip: the widest vectors first (the sm80 family, for GPUs, is 100).
+int preference_of(std::string_view family) {
+  if (family == "cpu-avx512") return 30;
+  if (family == "cpu-avx2") return 20;
+  if (family == "cpu-generic") return 10;
+  throw std::invalid_argument(fmt::format("unknown cpu family '{}' (allowed: cpu-avx512, cpu-avx2, cpu-generic)", family));
+}
+
+bool lists_avx512(const hw::HwProfile& p) {
+  return p.has("avx512f") && p.has("avx512bw") && p.has("avx512dq") && p.has("avx512vl");
+}
+bool lists_avx2_fma(const hw::HwProfile& p) { return p.has("avx2") && p.has("fma"); }
+
+// The driver's thread grid for a team of `threads` (at least one): rows x columns of threads over C.
+std::pair<int, int> thread_grid(int64_t m, int mr, int threads) {
+  threads = std::max(1, threads);
+  const int rows = rows_split(m, mr, threads);
+  return {rows, threads / rows};
+}
+
+// `v` rounded to the nearest multiple of `step` within [step, max rounded down to a multiple of step].
+int64_t round_to(double v, int64_t step, int64_t max) {
+  const int64_t hi = std::max<int64_t>(step, max / step * step);
+  const int64_t r = int64_t(std::llround(v / double(step))) * step;
+  return std::clamp<int64_t>(r, step, hi);
+}
+
+// The factors the planner's grid applies to the analytic KC, MC and NC.
+constexpr double kKcFactors[] = {0.5, 0.75, 1.0, 1.5, 2.0};
+constexpr double kMcFactors[] = {0.5, 1.0, 2.0};
+constexpr double kNcFactors[] = {0.5, 1.0};
+
+}  // namespace
+
+CpuFamily::CpuFamily(std::string_view isa_family) : name_(isa_family), preference_(preference_of(isa_family)) {}
+
+int CpuFamily::version() const { return kFamilyVersion; }
+
+plan::FamilyFit CpuFamily::fit(const hw::HwProfile& p) const {
+  plan::FamilyFit f;
+  if (p.kind != "cpu") {
+    // Not this family's kind of chip: another backend's families give the reason when none fits.
+    f.refusal = fmt::format("family {} plans for CPUs; {} is a {} {}", name_, p.name, p.vendor, p.kind);
+    return f;
+  }
+  const bool avx512 = lists_avx512(p), avx2 = lists_avx2_fma(p);
+  const int lanes = vector_floats(name_), regs = vector_registers(name_);
+  f.relevant = true;
+  if (name_ == "cpu-avx512") {
+    if (avx512) {
+      return plan::FamilyFit::yes(fmt::format(
+          "{} lists AVX-512 F/BW/DQ/VL: the cpu-avx512 micro-kernels ({} f32 lanes, {} registers)", p.name, lanes, regs));
+    }
+    f.reason = fmt::format("{} does not list AVX-512 F/BW/DQ/VL", p.name);
+    f.refusal = fmt::format("family cpu-avx512 needs AVX-512 F/BW/DQ/VL; profile {} does not list them", p.name);
+    f.needed = "a chip record that lists avx512f, avx512bw, avx512dq and avx512vl";
+    return f;
+  }
+  if (name_ == "cpu-avx2") {
+    if (avx2) {
+      // "(no AVX-512)" is why this family, not cpu-avx512, serves the chip when nobody asked for one.
+      return plan::FamilyFit::yes(fmt::format("{} lists AVX2 and FMA{}: the cpu-avx2 micro-kernels ({} f32 lanes, {} "
+                                              "registers)",
+                                              p.name, avx512 ? "" : " (no AVX-512)", lanes, regs));
+    }
+    f.reason = fmt::format("{} does not list AVX2 and FMA", p.name);
+    f.refusal = fmt::format("family cpu-avx2 needs AVX2 and FMA; profile {} does not list them", p.name);
+    f.needed = "a chip record that lists avx2 and fma";
+    return f;
+  }
+  // cpu-generic runs on any CPU.
+  if (!avx512 && !avx2) {
+    return plan::FamilyFit::yes(
+        fmt::format("{} lists neither AVX2+FMA nor AVX-512: the portable cpu-generic micro-kernels", p.name));
+  }
+  return plan::FamilyFit::yes(
+      fmt::format("{}: the portable cpu-generic micro-kernels ({} f32 lanes), which run on any CPU", p.name, lanes));
+}
+
+Support CpuFamily::runs_on(const Device& device) const {
+  if (device.kind != "cpu") return Support::no(fmt::format("family {} runs on the CPU, not on {}", name_, device.kind));
+  return family_runs_here(name_);
+}
+
+plan::SupportGap CpuFamily::supports(const Problem& p) const {
+  if (p.precision.accum != DType::f32) {
+    return {"the cpu backend accumulates in f32 only, and the planner never changes the precision policy",
+            "none planned: f16 accumulation is a GPU policy (use --accum f32 on CPUs)"};
+  }
+  return {};
+}
+
+plan::FamilySpace CpuFamily::candidates(const Problem& problem, const hw::HwProfile& profile, int threads) const {
+  const Problem q = problem.normalized();
+  const std::string_view family = name_;
+  plan::FamilySpace f;
+  f.space = family_space(family, q);
+  const int t = threads > 0 ? threads : std::max(1, profile.cores);
+  const BlockSizes base = analytic_block_sizes(profile, family, t);
+  f.reference = analytic_config(family, q, base);
+  f.reference_name = "the analytic BLIS model";
+  f.reference_reasons = base.reasons;
+
+  const ParamDecl* mr_decl = f.space.find("MR");
+  const ParamDecl* nr_decl = f.space.find("NR");
+  const ParamDecl* pb_decl = f.space.find("PACK_B");
+  // KC, MC and NC are declared as the multiples of a step up to a bound: the grid rounds to the same ones.
+  const std::vector<int64_t>& kcs = f.space.find("KC")->values;
+  const std::vector<int64_t>& mcs = f.space.find("MC")->values;
+  const std::vector<int64_t>& ncs = f.space.find("NC")->values;
+  std::set<std::vector<int64_t>> seen;
+  for (int64_t mr : mr_decl->values) {
+    for (int64_t nr : nr_decl->values) {
+      for (double fk : kKcFactors) {
+        for (double fm : kMcFactors) {
+          for (double fn : kNcFactors) {
+            for (int64_t pb : pb_decl->values) {
+              const int64_t kc = round_to(double(base.kc) * fk, kcs.front(), kcs.back());
+              const int64_t mc = round_to(double(base.mc) * fm, std::lcm<int64_t>(mcs.front(), mr), mcs.back());
+              const int64_t nc = round_to(double(base.nc) * fn, std::lcm<int64_t>(ncs.front(), nr), ncs.back());
+              if (!seen.insert({mr, nr, kc, mc, nc, pb}).second) continue;
+              f.list.push_back(Config{std::string(family),
+                                      {{"MR", mr}, {"NR", nr}, {"KC", kc}, {"MC", mc}, {"NC", nc}, {"PACK_B", pb}}});
+            }
+          }
+        }
+      }
+    }
+  }
+  f.coverage = fmt::format(
+      "a grid around the analytic choice: every MR x NR pair x KC {{0.5, 0.75, 1, 1.5, 2}}x x MC {{0.5, 1, 2}}x x "
+      "NC {{0.5, 1}}x x PACK_B ({} configs)",
+      f.list.size());
+  return f;
+}
+
+Cost CpuFamily::cost(const Problem& problem, const hw::HwProfile& profile, const Config& cfg, int threads,
+                     plan::CostScratch*) const {
+  const Problem q = problem.normalized();
+  const plan::PeakChoice peak = plan::peak_for(q, profile);
+  if (!peak.tflops || *peak.tflops <= 0) return invalid_cost(peak.note);
+  Cost c;
+  const std::string& family = cfg.family;
+  auto param = [&](const char* name) { return cfg.get(name).value_or(0); };
+  const int64_t mr = std::max<int64_t>(1, param("MR")), nr = std::max<int64_t>(1, param("NR"));
+  const int64_t kc = std::max<int64_t>(1, param("KC")), mc = std::max<int64_t>(1, param("MC"));
+  const int64_t nc = std::max<int64_t>(1, param("NC"));
+  const bool pack_b = param("PACK_B") != 0 || !can_stream_b(q);
+  const int lanes = vector_floats(family);
+  const int hw_lanes = profile.vector_bits >= 128 ? profile.vector_bits / 32 : lanes;
+  const int cores = std::max(1, profile.cores);
+  const int t = threads > 0 ? threads : cores;
+  const double in = double(size_of(q.precision.input));
+  // The recorded peak implies the clock the FMA pipes run at under all-core load.
+  const double core_peak = *peak.tflops * 1e12 / cores;
+  const double clock = core_peak / (2.0 * hw_lanes * kFmaPipes);
+  const double batch = double(q.batch);
+  c.overhead_s = t > 1 ? kCpuCallSeconds : 0.0;
+  c.waves = plan::analyze_waves(q, t, 1, mr, nr, std::min(kc, std::max<int64_t>(1, q.k)));
+  if (q.m == 0 || q.n == 0 || q.k == 0) {
+    c.seconds = c.overhead_s;
+    c.bound = "call";
+    return c;
+  }
+
+  // The driver's thread grid and its balance.
+  const auto [tm, tn] = thread_grid(q.m, int(mr), t);
+  const int64_t m_panels = cdiv(q.m, mr), panels_per_row_thread = cdiv(m_panels, tm);
+  const double balance_m = double(m_panels) / double(tm * panels_per_row_thread);
+  const int64_t nc_eff = std::min(nc, q.n);
+  const int64_t n_panels = cdiv(nc_eff, nr);
+  const double balance_n = double(n_panels) / double(tn * cdiv(n_panels, tn));
+  const int64_t kc_eff = std::min(kc, q.k);
+  const int64_t rows_per_thread = panels_per_row_thread * mr;
+  const int64_t mc_eff = std::min(mc, rows_per_thread);
+  const double mp = double(m_panels * mr);
+  const double np = double((q.n / nc) * cdiv(nc, nr) * nr + cdiv(q.n % nc, nr) * nr);
+  const double k = double(q.k);
+  const double padded_flops = 2.0 * mp * np * k * batch;
+
+  // Register level: FMA issue, load ports (broadcasts of A and vectors of B) and the FMA latency chain.
+  const double fma_k = double(mr * nr / lanes) / kFmaPipes;
+  const double load_k = double(mr + nr / lanes) / kLoadPortsPerCycle;
+  const double cycles_k = std::max({fma_k, load_k, kFmaLatencyCycles});
+  const double flops_per_cycle = 2.0 * double(mr * nr) / cycles_k;
+  c.compute_s = padded_flops / (double(t) * flops_per_cycle * clock * balance_m * balance_n);
+  c.compute_share = q.flops() / c.compute_s / (*peak.tflops * 1e12);
+
+  // Where each block lives: a level holds it when its ways, the other operand's ways and one way for C fit.
+  const CacheGeometry g1 = cache_geometry(profile, 1), g2 = cache_geometry(profile, 2),
+                           g3 = cache_geometry(profile, 3);
+  auto ways = [](double bytes, const CacheGeometry& g) {
+    const double way = double(std::max<int64_t>(1, g.sets() * g.line_bytes));
+    return std::ceil(bytes / way);
+  };
+  const double f = 4.0;  // packed panels hold f32
+  const bool b_in_l1 = g1.size_bytes > 0 && ways(double(kc_eff * nr) * f, g1) + ways(double(kc_eff * mr) * f, g1) + 1 <= g1.ways;
+  const bool a_in_l2 = g2.size_bytes > 0 && ways(double(mc_eff * kc_eff) * f, g2) + ways(double(kc_eff * nr) * f, g2) + 1 <= g2.ways;
+  const hw::CacheLevel* l3rec = profile.cache(3);
+  const int l3_shared_by = l3rec && l3rec->shared_by > 0 ? l3rec->shared_by : t;
+  const int sharing = std::min(t, l3_shared_by);
+  const bool has_l3 = g3.size_bytes > 0;
+  // A team on fewer cores than share an L3 can count only on its cores' share of it: the other cores (or, in a
+  // virtual machine, other guests on the same socket) fill the rest. (Measured on a 16-core Emerald Rapids guest
+  // with a 300 MB L3, two threads at 4096^3: 6x64 KC 160, with 2.6x the KC passes over C's 64 MB, ran behind
+  // 12x32 KC 432 in both calls that compared them; the whole L3 would have held C and made them equal.)
+  const double l3_share = std::min(1.0, double(t) / double(std::max(1, l3_shared_by)));
+  const bool b_in_l3 =
+      has_l3 && ways(double(kc_eff * nc_eff) * f, g3) + ways(double(sharing * mc_eff * kc_eff) * f, g3) + 1 <= g3.ways;
+
+  // B read in place: which level holds its KC rows at stride ldb (set conflicts included), and the latency of the
+  // rows every micro-kernel call then waits on.
+  int in_place_level = 1;
+  if (!pack_b) {
+    const double stride = double(q.ldb) * in;
+    auto rows_fit = [&](const CacheGeometry& g) {
+      if (g.size_bytes <= 0) return false;
+      const int64_t sets = g.sets(), line = g.line_bytes;
+      int64_t distinct = sets;
+      if (int64_t(stride) % line == 0) distinct = sets / std::gcd(sets, (int64_t(stride) / line) % sets == 0 ? sets : (int64_t(stride) / line) % sets);
+      const double lines_per_row = std::ceil(double(nr) * in / double(line));
+      return double(distinct) * double(g.ways - 1) / lines_per_row >= double(kc_eff);
+    };
+    in_place_level = rows_fit(g1) ? 1 : rows_fit(g2) ? 2 : rows_fit(g3) ? 3 : 4;
+    if (in_place_level > 1) {
+      const char* where = in_place_level == 2 ? "L2" : in_place_level == 3 ? "L3" : "DRAM";
+      c.notes.push_back(fmt::format("B read in place: its {} rows at a stride of {} B do not stay in L1 (set conflicts "
+                                    "included); every MR-panel of A re-reads the micro-panel from {}",
+                                    kc_eff, int64_t(stride), where));
+    }
+  }
+
+  double l2_bytes = 0, l3_bytes = 0, dram_bytes = 0;
+  // B rows read in place from DRAM: charged at the per-core rate of rows far apart (kInPlaceDramBytesPerCycle).
+  // A micro-panel row of NR floats that does not fill whole lines touches more lines than it uses: 24 floats
+  // (96 B) span two lines, 8 floats (32 B) use half of one. The neighbouring panel finds the rest in cache, so the
+  // extra lines are charged at half weight. (Measured at 16x4096x4096 in place: the fastest NR=16 config 5.70 ms,
+  // NR=24 6.86 (1.20x; charged 1.17x), NR=8 7.26 (1.27x; charged 1.5x).)
+  double in_place_dram_bytes = 0;
+  const double line = double(g1.line_bytes > 0 ? g1.line_bytes : 64);
+  const double row_bytes = double(nr) * in;
+  const double straddle = 1.0 + 0.5 * (std::ceil(row_bytes / line) * line / row_bytes - 1.0);
+  // A micro-panels stream into the micro-kernel once per NR-panel of B: from L2, or L3 when the block spills.
+  const double a_stream = f * mp * k * (np / double(nr)) * batch;
+  (a_in_l2 ? l2_bytes : l3_bytes) += a_stream;
+  // A B micro-panel that does not stay in L1 is reloaded from L2 for every MR-panel of A.
+  if (pack_b && !b_in_l1) l2_bytes += f * k * np * (mp / double(mr)) * batch;
+  // The B panel is first touched once per MC block of every row of threads: from L3, or DRAM when it spills
+  // (or when B is read in place, unpacked).
+  const double b_touch = f * k * np * double(tm * cdiv(rows_per_thread, mc_eff)) * batch;
+  if (!pack_b && tm > 1 && sharing >= tm) {
+    // B read in place by row-split threads that share the L3: they walk the same rows of B at the same time, so
+    // one of them brings each line from memory and the others find it in L3. (Measured on the project's AVX2
+    // machine at 16x4096x4096: MR=4, two threads on 8 rows each over all of B, 6.1 ms; charged twice from DRAM the
+    // model predicted 7.8 ms and ranked it 151st.)
+    in_place_dram_bytes += b_touch / double(tm) * straddle;
+    l3_bytes += b_touch - b_touch / double(tm);
+  } else if (!pack_b) {
+    in_place_dram_bytes += b_touch * straddle;
+  } else {
+    (b_in_l3 ? l3_bytes : dram_bytes) += b_touch;
+  }
+  // B read in place: the micro-kernel prefetches the next panel's rows a whole panel ahead, so the first touch
+  // (counted above) exposes no latency, but every MR-panel of A re-reads the KC x NR micro-panel from the level
+  // that holds its rows. Few rows of A (skinny problems) make that cheap; many make packing B win. (Measured on
+  // the project's AVX2 machine: in place 75 against packed 54 GFLOP/s at 16x4096x4096, and 2-3x slower at 1024^3.)
+  // The re-reads follow the first read within about a microsecond, so they are charged to L2 even when set
+  // conflicts would evict the rows further (calibrated to the measurements above).
+  if (!pack_b && in_place_level > 1) l2_bytes += f * k * np * (mp / double(mr)) * batch;
+  // C: every KC pass loads and stores each micro-tile (the first pass does not read it when beta == 0).
+  const double passes_k = double(cdiv(q.k, kc_eff));
+  const double c_bytes = f * double(q.m) * double(q.n) * (2.0 * passes_k - 1.0) * batch;
+  const double c_thread = double(rows_per_thread) * double(cdiv(nc_eff, tn)) * f;
+  if (g2.size_bytes > 0 && c_thread + double(mc_eff * kc_eff) * f <= double(g2.size_bytes)) {
+    l2_bytes += c_bytes;
+  } else if (has_l3 && sharing * c_thread + double(kc_eff * nc_eff + sharing * mc_eff * kc_eff) * f <=
+                            double(g3.size_bytes) * l3_share) {
+    l3_bytes += c_bytes;
+  } else {
+    dram_bytes += c_bytes;
+  }
+  // 16-bit C: one pass converts the f32 workspace (and reads C when beta != 0).
+  const double out = double(size_of(q.precision.output));
+  if (q.precision.output != DType::f32) {
+    dram_bytes += double(q.m) * double(q.n) * (f + out + (q.beta != 0.0 ? out : 0.0)) * batch;
+  }
+
+  const double vec_bytes = double(hw_lanes) * 4.0;
+  const double l2_bw = double(t) * kL2VectorsPerCycle * vec_bytes * clock;
+  const double dram_bw = profile.mem_bandwidth_gbps > 0 ? profile.mem_bandwidth_gbps * 1e9 * plan::constants::kDramEfficiency
+                                                        : double(t) * 4.0 * clock;  // ~4 B/cycle/core if unknown
+  if (profile.mem_bandwidth_gbps <= 0) c.notes.push_back("the profile records no memory bandwidth: 4 B/cycle/core assumed");
+  const double l3_bw = has_l3 ? double(t) * kL3VectorsPerCycle * vec_bytes * clock : dram_bw;
+  const double in_place_bw = std::min(dram_bw, double(t) * kInPlaceDramBytesPerCycle * clock);
+  const double l2_s = l2_bytes / l2_bw, l3_s = l3_bytes / l3_bw;
+  const double dram_s = dram_bytes / dram_bw + in_place_dram_bytes / in_place_bw;
+  if (in_place_dram_bytes > 0) {
+    c.notes.push_back(fmt::format("B read in place from DRAM: {:.0f} MB at {:.1f} GB/s ({} thread(s), rows {} B apart: "
+                                  "latency-bound per core)",
+                                  in_place_dram_bytes / 1e6, in_place_bw / 1e9, t, int64_t(double(q.ldb) * in)));
+  }
+  dram_bytes += in_place_dram_bytes;
+  c.levels = {{"DRAM", dram_bytes, dram_s > 0 ? dram_bytes / dram_s : dram_bw, dram_s}, {"L3", l3_bytes, l3_bw, l3_s}, {"L2", l2_bytes, l2_bw, l2_s}};
+  combine_terms(c, {{"compute", c.compute_s, true}, {"DRAM", dram_s, true}, {"L3", l3_s, true}, {"L2", l2_s, true}});
+
+  // Packing runs between micro-kernel phases: A once per NC panel (each thread its rows), B once per (NC, KC)
+  // panel by the whole team. The source is DRAM unless the operand fits in the L3s.
+  // The L3s the team's threads sit on (one per shared_by cores; a team smaller than the chip reaches fewer).
+  const int per_l3 = std::max(1, l3rec && l3rec->shared_by > 0 ? l3rec->shared_by : cores);
+  const int team_l3s = std::clamp((t + per_l3 - 1) / per_l3, 1, std::max(1, cores / per_l3));
+  const double l3_total = has_l3 ? double(g3.size_bytes) * team_l3s : 0.0;
+  const double pack_rate = double(t) * kPackVectorsPerCycle * vec_bytes * clock;
+  const double a_read = double(q.m) * k * in * double(cdiv(q.n, nc)) * batch;
+  const double b_read = pack_b ? k * double(q.n) * in * batch : 0.0;
+  const bool a_from_dram = double(q.m) * k * in > l3_total, b_from_dram = k * double(q.n) * in > l3_total;
+  const double pack_dram_bw = std::min(dram_bw, double(t) * kPackDramBytesPerCycle * clock);
+  const double a_src = a_from_dram ? dram_bw : l3_bw, b_src = b_from_dram ? pack_dram_bw : l3_bw;
+  c.fill_s = a_read / std::min(pack_rate, a_src) + b_read / std::min(pack_rate, b_src);
+  c.dram_bytes = dram_bytes + (a_from_dram ? a_read : 0.0) + (b_from_dram ? b_read : 0.0);
+
+  const double panels = double(cdiv(q.n, nc_eff)) * passes_k * batch;
+  if (t > 1 && pack_b) c.overhead_s += 2.0 * panels * kBarrierSeconds;
+  c.seconds = c.body_s + c.fill_s + c.overhead_s + c.latency_s;
+  if (!b_in_l1 && pack_b) c.notes.push_back(fmt::format("the {} x {} B micro-panel ({} KB) does not stay in L1", kc_eff, nr, kc_eff * nr * 4 / 1024));
+  if (!a_in_l2) c.notes.push_back(fmt::format("the {} x {} block of A ({} KB) spills from L2", mc_eff, kc_eff, mc_eff * kc_eff * 4 / 1024));
+  if (has_l3 && !b_in_l3) c.notes.push_back(fmt::format("the {} x {} panel of B ({} KB) spills from L3", kc_eff, nc_eff, kc_eff * nc_eff * 4 / 1024));
+  return c;
+}
+
+void CpuFamily::explain(plan::Plan& plan) const {
+  const plan::Candidate& best = plan.ranked.front();
+  const Config& c = best.config;
+  const Cost& cost = best.cost;
+  const hw::HwProfile& hw = plan.profile;
+  const Problem& q = plan.problem;
+  const std::string L0(plan::kLayers[0]), L1(plan::kLayers[1]), L2(plan::kLayers[2]), L3(plan::kLayers[3]);
+  const int64_t mr = c.at("MR"), nr = c.at("NR");
+  const std::optional<Config>& ref = plan.reference;
+  auto reason_at = [&](std::size_t i) {
+    return i < plan.reference_reasons.size() ? plan.reference_reasons[i] : std::string("(no analytic reason)");
+  };
+  auto versus = [&](const char* p) {
+    if (!ref) return std::string();
+    const int64_t r = ref->at(p), v = c.at(p);
+    if (r == v) return fmt::format("chosen {}={}, the analytic value", p, v);
+    return fmt::format("chosen {}={} ({:.2g}x the analytic {})", p, v, double(v) / double(r), r);
+  };
+
+  // ---- hardware mapping
+  // The other micro-kernels: the best-ranked config of each (MR, NR) pair.
+  std::vector<std::string> kernels;
+  std::set<std::pair<int64_t, int64_t>> seen{{mr, nr}};
+  for (const plan::Candidate& cand : plan.ranked) {
+    const auto key = std::make_pair(cand.config.at("MR"), cand.config.at("NR"));
+    if (!seen.insert(key).second) continue;
+    kernels.push_back(fmt::format("{} x {} at best {} (rank {})", key.first, key.second,
+                                  fmtx::delta(cand.cost.seconds / best.cost.seconds - 1), cand.rank));
+  }
+  // The register-level numbers the cost model prices the micro-kernel with.
+  const int lanes = vector_floats(c.family);
+  const double fma_k = double(mr * nr / lanes) / kFmaPipes, load_k = double(mr + nr / lanes) / kLoadPortsPerCycle;
+  const std::string regs = fmt::format(
+      "the model: {} accumulators take {:g} FMA cycles per k-step, {} broadcasts + {} B vectors {:g} load-port cycles, "
+      "the FMA latency chain {:g}: {} of the FMA peak",
+      mr * nr / lanes, fma_k, mr, nr / lanes, load_k, kFmaLatencyCycles,
+      fmtx::pct(fma_k / std::max({fma_k, load_k, kFmaLatencyCycles})));
+  plan.log.add(L0, fmt::format("MR={}, NR={}: the {} micro-kernel", mr, nr, c.family),
+               fmt::format("{}; {}; {}", reason_at(0), regs, versus("MR") + ", " + versus("NR")),
+               kernels.empty() ? std::string("the only micro-kernel left by the pins")
+                               : fmt::format("the other micro-kernels: {}", fmt::join(kernels, "; ")));
+  plan.log.add(L0, fmt::format("{}-bit SIMD, {} inputs{}", hw.vector_bits, to_string(q.precision.input),
+                               q.precision.input == DType::f32 ? "" : " converted to f32 while packing"),
+               plan.paths.vector_reason,
+               fmt::format("compute term {} ({} of the FMA peak)", fmtx::time(cost.compute_s),
+                           fmtx::pct(cost.compute_share)));
+
+  // ---- data scheduling
+  plan.log.add(L1, fmt::format("KC={}", c.at("KC")), fmt::format("{}; {}", reason_at(1), versus("KC")),
+               plan::neighbours_of(plan, {"KC"}));
+  plan.log.add(L1, fmt::format("MC={}", c.at("MC")), fmt::format("{}; {}", reason_at(2), versus("MC")),
+               plan::neighbours_of(plan, {"MC"}));
+  plan.log.add(L1, fmt::format("NC={}", c.at("NC")), fmt::format("{}; {}", reason_at(3), versus("NC")),
+               plan::neighbours_of(plan, {"NC"}));
+  plan.log.add(L1, fmt::format("PACK_B={}", c.at("PACK_B")),
+               c.at("PACK_B") ? "B is packed into KC x NR micro-panels shared by the team (each packed element is "
+                                "reused by every MR-panel of A)"
+                              : "B (f32, contiguous along N) is read in place: too few rows of C to repay packing it",
+               plan::neighbours_of(plan, {"PACK_B"}));
+
+  // ---- compute pipeline
+  const auto [tm, tn] = thread_grid(q.m, int(mr), plan.threads);
+  plan.log.add(L2, fmt::format("thread grid {} x {}", tm, tn),
+               fmt::format("rows of C go to {} thread(s) ({} MR-panels), columns of each NC panel to {}; as the "
+                           "backend's driver splits the work",
+                           tm, cdiv(q.m, mr), tn),
+               fmt::format("{} x {} micro-tiles of {}x{}; balance {} over rows of threads, {} over columns; tail "
+                           "waste M {}, N {}",
+                           cost.waves.tiles_m, cost.waves.tiles_n, mr, nr,
+                           fmtx::pct(double(cdiv(q.m, mr)) / double(tm * cdiv(cdiv(q.m, mr), tm))),
+                           fmtx::pct(double(cdiv(std::min(c.at("NC"), q.n), nr)) /
+                                     double(tn * cdiv(cdiv(std::min(c.at("NC"), q.n), nr), tn))),
+                           fmtx::pct(cost.waves.waste_m), fmtx::pct(cost.waves.waste_n)));
+  plan.log.add(L2, "packing phases between micro-kernel phases",
+               fmt::format("A is packed once per NC panel ({}x), B once per (NC, KC) panel; the team waits at a "
+                           "barrier after packing B, so packing does not overlap the micro-kernel",
+                           cdiv(q.n, c.at("NC"))),
+               fmt::format("packing {}, barriers and call {} ({} of the prediction)", fmtx::time(cost.fill_s),
+                           fmtx::time(cost.overhead_s), fmtx::pct((cost.fill_s + cost.overhead_s) / cost.seconds)));
+
+  // ---- parameter adaptation
+  plan.log.add(L3, fmt::format("threads={}", plan.threads),
+               plan.threads == hw.cores ? fmt::format("all {} cores of {}", hw.cores, hw.name)
+                                        : fmt::format("--threads {} of {} cores", plan.threads, hw.cores));
+  plan.log.add(L3, fmt::format("accumulate in {}", to_string(q.precision.accum)),
+               "the problem's precision policy: the planner never changes it");
+  for (const std::string& note : cost.notes) plan.log.add(L1, "cache fit", note);
+}
+
+namespace {
+
+const plan::FamilyRegistration kAvx512{std::make_unique<CpuFamily>("cpu-avx512")};
+const plan::FamilyRegistration kAvx2{std::make_unique<CpuFamily>("cpu-avx2")};
+const plan::FamilyRegistration kGeneric{std::make_unique<CpuFamily>("cpu-generic")};
+
+}  // namespace
+
+}  // namespace tileforge::cpu

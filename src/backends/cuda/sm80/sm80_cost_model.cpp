@@ -1,0 +1,244 @@
+// The sm80 family's cost model: occupancy, the DRAM bytes of its group-M raster over the L2, and the predicted time
+// of one config (tensor work, shared memory, L2, HBM, load latency, pipeline fill, launch).
+#include "backends/cuda/sm80/sm80_cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <list>
+#include <numeric>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "backends/cuda/sm80/sm80_cost_constants.hpp"
+#include "backends/cuda/sm80/sm80_family.hpp"
+#include "core/int_math.hpp"
+#include "plan/format.hpp"
+
+namespace tileforge::cuda {
+namespace {
+
+using namespace sm80_constants;
+using plan::Cost;
+using plan::CostTerm;
+using plan::LevelTime;
+
+int64_t param(const Config& c, const char* name) {
+  auto v = c.get(name);
+  return v ? *v : 0;
+}
+
+double vec_share(int64_t vec) {
+  if (vec >= 16) return kVecLoadShare16;
+  if (vec >= 8) return kVecLoadShare8;
+  if (vec >= 4) return kVecLoadShare4;
+  return kVecLoadShare2;
+}
+
+}  // namespace
+
+Sm80Occupancy sm80_occupancy(const Config& c, const hw::HwProfile& profile) {
+  const int threads = std::max(32, sm80_threads(c));
+  const int64_t smem_sm = profile.smem_per_core_bytes > 0 ? profile.smem_per_core_bytes : 100 * 1024;
+  const int64_t regs_sm = profile.registers_per_core > 0 ? profile.registers_per_core : 65536;
+  const int64_t threads_sm = profile.max_threads_per_core > 0 ? profile.max_threads_per_core : 2048;
+  // Registers are allocated per thread in units of 8.
+  const int64_t regs = (int64_t(sm80_register_estimate(c, profile.arch)) + 7) / 8 * 8 * threads;
+  const int64_t smem = sm80_smem_bytes(c) + int64_t(kSmemReservedPerBlock);
+  const std::pair<int64_t, const char*> limits[] = {
+      {smem_sm / std::max<int64_t>(1, smem), "shared memory"},
+      {regs_sm / std::max<int64_t>(1, regs), "registers"},
+      {threads_sm / threads, "threads"},
+      {max_blocks_per_sm(profile.arch), "blocks per SM"},
+  };
+  Sm80Occupancy o{int(limits[0].first), limits[0].second};
+  for (const auto& [n, why] : limits) {
+    if (n < o.blocks) o = {int(n), why};
+  }
+  return o;
+}
+
+double sm80_operand_dram_bytes(const Problem& problem, const hw::HwProfile& profile, int64_t bm, int64_t bn,
+                               int64_t group_m, int occupancy, DramCache* cache) {
+  const auto key = std::make_tuple(bm, bn, group_m, occupancy);
+  if (cache) {
+    if (auto it = cache->find(key); it != cache->end()) return it->second;
+  }
+  const Problem q = problem.normalized();
+  const double in = double(size_of(q.precision.input));
+  const int64_t grid_m = cdiv(q.m, bm), grid_n = cdiv(q.n, bn);
+  const int64_t per_batch = grid_m * grid_n, total = per_batch * q.batch;
+  double bytes = 0;
+  if (total > 0 && q.k > 0) {
+    const int64_t slots = int64_t(std::max(1, profile.cores)) * std::max(1, occupancy);
+    const hw::CacheLevel* l2 = profile.cache(2);
+    const double capacity = l2 ? double(l2->size_bytes) * kL2UsableShare : 0.0;
+    // LRU of operand panels (a row panel of A or a column panel of B of one batch entry) over the usable L2.
+    std::list<int64_t> lru;
+    std::unordered_map<int64_t, std::pair<std::list<int64_t>::iterator, double>> resident;
+    double used = 0;
+    auto panel_bytes = [&](int64_t key) {
+      const bool is_b = key & 1;
+      const int64_t idx = (key >> 1) % (is_b ? grid_n : grid_m);
+      const int64_t rows = is_b ? std::min(bn, q.n - idx * bn) : std::min(bm, q.m - idx * bm);
+      return double(rows) * double(q.k) * in;
+    };
+    const int64_t waves = cdiv(total, slots);
+    const int64_t simulated = std::min<int64_t>(waves, kSimulatedWaves);
+    int64_t tiles_seen = 0;
+    std::vector<int64_t> keys;
+    for (int64_t w = 0; w < simulated; ++w) {
+      keys.clear();
+      const int64_t first = w * slots, last = std::min(total, first + slots);
+      for (int64_t id = first; id < last; ++id) {
+        // The kernel's group-M raster (gemm.cuh): GROUP_M row-blocks walked column by column; batch in grid y.
+        const int64_t b = id / per_batch, pid = id % per_batch;
+        const int64_t width = group_m * grid_n;
+        const int64_t group = pid / width, first_m = group * group_m;
+        const int64_t size = std::min(grid_m - first_m, group_m);
+        const int64_t pid_m = first_m + (pid % width) % size, pid_n = (pid % width) / size;
+        keys.push_back(((b * grid_m + pid_m) << 1) | 0);
+        keys.push_back(((b * grid_n + pid_n) << 1) | 1);
+      }
+      tiles_seen += last - first;
+      std::sort(keys.begin(), keys.end());
+      keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+      // Blocks of one wave run side by side at similar k: a panel they share is read from DRAM once.
+      for (int64_t k : keys) {
+        if (auto it = resident.find(k); it != resident.end()) {
+          lru.splice(lru.begin(), lru, it->second.first);
+          continue;
+        }
+        const double pb = panel_bytes(k);
+        bytes += pb;
+        lru.push_front(k);
+        resident[k] = {lru.begin(), pb};
+        used += pb;
+      }
+      while (used > capacity && !lru.empty()) {
+        const int64_t victim = lru.back();
+        used -= resident[victim].second;
+        resident.erase(victim);
+        lru.pop_back();
+      }
+    }
+    if (tiles_seen > 0 && tiles_seen < total) bytes *= double(total) / double(tiles_seen);
+  }
+  if (cache) (*cache)[key] = bytes;
+  return bytes;
+}
+
+Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Config& cfg, DramCache* cache) {
+  const Problem q = problem.normalized();
+  const plan::PeakChoice peak = plan::peak_for(q, profile);
+  if (!peak.tflops || *peak.tflops <= 0) return plan::invalid_cost(peak.note);
+  if (profile.mem_bandwidth_gbps <= 0) return plan::invalid_cost("the profile records no memory bandwidth");
+  Cost c;
+  const double in = double(size_of(q.precision.input)), out = double(size_of(q.precision.output));
+  const int64_t bm = param(cfg, "BLOCK_M"), bn = param(cfg, "BLOCK_N"), bk = param(cfg, "BLOCK_K");
+  const int64_t wm = std::max<int64_t>(1, param(cfg, "WARPS_M")), wn = std::max<int64_t>(1, param(cfg, "WARPS_N"));
+  const int64_t stages = std::max<int64_t>(1, param(cfg, "STAGES")), group_m = std::max<int64_t>(1, param(cfg, "GROUP_M"));
+  const bool copy = param(cfg, "COPY_AB") != 0;
+  const int64_t vec = copy ? 16 : param(cfg, "VEC_BYTES");
+  const int64_t sms = std::max(1, profile.cores);
+  const double clock = profile.boost_clock_ghz > 0 ? profile.boost_clock_ghz * 1e9 : 1.4e9;
+  if (profile.boost_clock_ghz <= 0) c.notes.push_back("the profile records no clock: 1.4 GHz assumed");
+
+  const Sm80Occupancy occ = sm80_occupancy(cfg, profile);
+  c.occupancy = std::max(1, occ.blocks);
+  c.occupancy_limit = occ.limit;
+  c.waves = plan::analyze_waves(q, sms, c.occupancy, bm, bn, bk);
+  c.overhead_s = kGpuLaunchSeconds;
+  const double dram_bw = profile.mem_bandwidth_gbps * 1e9 * kDramEfficiency;
+  if (copy) {
+    // Two extra kernels copy A and B into 16-byte-aligned buffers: a read and a write of each.
+    const double bytes = 2.0 * (double(q.m) * q.k + double(q.k) * q.n) * in * double(q.batch);
+    c.overhead_s += bytes / dram_bw + 2 * kGpuLaunchSeconds;
+    c.dram_bytes += bytes;
+  }
+  if (c.waves.tiles == 0 || q.k == 0) {
+    c.seconds = c.overhead_s;
+    c.bound = "launch";
+    return c;
+  }
+
+  const double share = profile.has("wgmma") ? kMmaSyncShareWithWgmma : kMmaSyncShareNative;
+  const double rate_sm = *peak.tflops * 1e12 * share / double(sms);
+  const int64_t per_sm = c.waves.max_tiles_per_core;
+  const int64_t active = std::min<int64_t>(c.occupancy, per_sm);
+  const double warp_factor = std::min(1.0, double(active * wm * wn) / kWarpsForFullRate) *
+                             std::min(1.0, double(wm * wn) / kWarpsPerBlockForFullRate);
+  const double kp = double(c.waves.k_steps * bk);
+  const double flops_tile = 2.0 * double(bm) * double(bn) * kp;
+  const double sync_s = double(c.waves.k_steps) * kKStepSyncCycles / clock / double(active);
+  // Without fragment double-buffering the warp waits for every k-step's ldmatrix and every barrier.
+  const double pipe_slowdown = param(cfg, "FRAG_PIPE") != 0 ? 1.0 : kFragPipeOffSlowdown;
+  c.compute_s = double(per_sm) * (flops_tile / (rate_sm * warp_factor) + sync_s) * pipe_slowdown;
+  // Tiles that stick out of M or N (and, with copies narrower than 8 bytes, every tile) fetch their k-tiles through
+  // the bounds-checked path: latency-bound integer work per thread, which other resident blocks hide. The SM that
+  // gets the most of them waits for it on top of its tensor work.
+  {
+    const int64_t tiles_m = q.m / bm, tiles_n = q.n / bn;
+    const int64_t interior = vec >= 8 ? tiles_m * tiles_n * q.batch : 0;
+    const int64_t edge = c.waves.tiles - interior;
+    if (edge > 0) {
+      const int64_t edge_per_sm = std::min<int64_t>(per_sm, cdiv(edge, sms));
+      const double chunks_per_thread = double((bm + bn) * bk) * in / double(std::max<int64_t>(vec, 2)) /
+                                       double(32 * wm * wn);
+      const double checked_fetches = double(std::max<int64_t>(0, c.waves.k_steps - (stages - 1)));
+      const double checked_s = double(edge_per_sm) * checked_fetches * chunks_per_thread *
+                               kCheckedCopyCyclesPerChunk / clock / double(active);
+      c.compute_s += checked_s;
+      if (checked_s > 0.05 * c.compute_s) {
+        c.notes.push_back(fmt::format("{} of {} tiles stick out of the matrix and copy through the bounds-checked path: "
+                                      "{:.3g} us on the busiest SM ({:.0f} chunks per thread per k-tile)",
+                                      edge, c.waves.tiles, checked_s * 1e6, chunks_per_thread));
+      }
+    }
+  }
+  c.compute_share = q.flops() / c.compute_s / (*peak.tflops * 1e12);
+
+  // Shared memory: ldmatrix reads (each warp reads its rows of A and columns of B) plus the cp.async writes.
+  const double smem_tile =
+      double(c.waves.k_steps) * (double(wn * bm * bk + wm * bk * bn) * in + double((bm + bn) * bk) * in);
+  const double smem_bw = kSmemBytesPerSmCycle * clock;
+  const double smem_s = double(per_sm) * smem_tile / smem_bw * pipe_slowdown;
+
+  // L2 -> SM: every block loads its A rows and B columns over the whole K.
+  const double stage_bytes = double((bm + bn) * bk) * in;
+  const double l2_tile = stage_bytes * double(c.waves.k_steps);
+  const double l2_bw_sm =
+      (profile.has("wgmma") ? kL2BytesPerSmCycleHopper : kL2BytesPerSmCycle) * clock * vec_share(vec);
+  const double l2_total = double(c.waves.tiles) * l2_tile;
+  const double l2_s = std::max(l2_total / (l2_bw_sm * double(sms)), double(per_sm) * l2_tile / l2_bw_sm);
+
+  // Little's law: the stages in flight (one when 2-byte loads cannot be asynchronous) over the loaded latency.
+  const double in_flight_stages = (vec <= 2) ? 1.0 : double(std::max<int64_t>(1, stages - 1));
+  const double in_flight = double(active) * in_flight_stages * stage_bytes;
+  c.latency_s = double(per_sm) * l2_tile / (in_flight / kLoadedLatencySeconds) * pipe_slowdown;
+
+  // DRAM: A and B panels as the raster and L2 let them through, C written (and read when beta != 0).
+  const double operand_bytes = sm80_operand_dram_bytes(q, profile, bm, bn, group_m, c.occupancy, cache);
+  const double c_bytes = double(q.m) * double(q.n) * out * double(q.batch) * (q.beta != 0.0 ? 2.0 : 1.0);
+  const double dram = operand_bytes + c_bytes;
+  c.dram_bytes += dram;
+  const double dram_s = dram / dram_bw;
+
+  c.levels = {{"HBM", dram, dram_bw, dram_s},
+              {"L2", l2_total, l2_bw_sm * double(sms), l2_s},
+              {"shared memory", smem_tile * double(c.waves.tiles), smem_bw * double(sms), smem_s}};
+  plan::combine_terms(c, {{"compute", c.compute_s, true},
+              {"HBM", dram_s, true},
+              {"L2", l2_s, true},
+              {"shared memory", smem_s, true},
+              {"latency", c.latency_s, false}});
+
+  // Each round of resident blocks waits for its first stage, then issues the rest of the prologue.
+  const int64_t rounds = cdiv(per_sm, c.occupancy);
+  c.fill_s = double(rounds) * (kLoadedLatencySeconds + double(stages - 1) * stage_bytes / l2_bw_sm);
+  c.seconds = c.body_s + c.fill_s + c.overhead_s;
+  return c;
+}
+
+}  // namespace tileforge::cuda

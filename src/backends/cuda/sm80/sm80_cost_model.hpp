@@ -1,0 +1,34 @@
+// The sm80 family's cost model: predicted time of one config on a chip record, a pure function of problem, config
+// and record (constants and their reasons in sm80_cost_constants.hpp).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "hw/hw_profile.hpp"
+#include "plan/cost_model.hpp"
+#include "tileforge/tileforge.hpp"
+
+namespace tileforge::cuda {
+
+// Blocks of one sm80 config resident per SM, and what limits them.
+struct Sm80Occupancy {
+  int blocks = 0;
+  std::string limit;
+};
+Sm80Occupancy sm80_occupancy(const Config& config, const hw::HwProfile& profile);
+
+// Bytes of A and B the sm80 raster reads from DRAM: panels each wave touches, group-M order, an LRU over the usable
+// L2. Memoized per (BLOCK_M, BLOCK_N, GROUP_M, occupancy) in a cache the caller owns (one per problem and profile).
+using DramCache = std::map<std::tuple<int64_t, int64_t, int64_t, int>, double>;
+double sm80_operand_dram_bytes(const Problem& problem, const hw::HwProfile& profile, int64_t block_m,
+                               int64_t block_n, int64_t group_m, int occupancy, DramCache* cache = nullptr);
+
+// Predicted time of an sm80 config. Any config can be priced, legal or not, so that the log can say what a
+// rejected neighbour would have gained.
+plan::Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Config& config,
+                     DramCache* cache = nullptr);
+
+}  // namespace tileforge::cuda

@@ -1,0 +1,156 @@
+// The sm80 family as a plug-in: which chips and problems it serves, the space the planner tries, its cost model,
+// decision log and ahead-of-time compile, registered once.
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#include "backends/cuda/sm80/sm80_cost_model.hpp"
+#include "backends/cuda/sm80/sm80_decisions.hpp"
+#include "backends/cuda/sm80/sm80_family.hpp"
+#include "plan/kernel_family.hpp"
+
+#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
+#include "backends/cuda/cuda_backend.hpp"
+#endif
+
+namespace tileforge::cuda {
+namespace {
+
+// sm_80 -> 80, sm_90a -> 90; 0 when the arch is not an NVIDIA sm_ name.
+int sm_number(std::string_view arch) {
+  if (!arch.starts_with("sm_")) return 0;
+  int n = 0;
+  for (char ch : arch.substr(3)) {
+    if (ch < '0' || ch > '9') break;
+    n = n * 10 + (ch - '0');
+  }
+  return n;
+}
+
+struct Sm80Scratch : plan::CostScratch {
+  DramCache dram;
+};
+
+class Sm80Family final : public plan::KernelFamily {
+ public:
+  std::string_view name() const override { return "sm80"; }
+  int version() const override { return kSm80Version; }
+  std::string_view backend() const override { return "cuda"; }
+  int preference() const override { return 100; }
+
+  plan::FamilyFit fit(const hw::HwProfile& p) const override {
+    const bool nvidia = p.kind == "gpu" && p.vendor == "nvidia";
+    const int sm = sm_number(p.arch);
+    if (nvidia && sm >= 80) {
+      return plan::FamilyFit::yes(fmt::format(
+          "NVIDIA {}: cp.async, ldmatrix and mma.sync (sm_80 and later) run the sm80 family{}", p.arch,
+          p.has("wgmma") ? "; this chip's TMA + wgmma path would need an sm90 family, not built yet" : ""));
+    }
+    plan::FamilyFit f;
+    f.refusal = fmt::format("family sm80 plans for NVIDIA GPUs of sm_80 or later; {} is a {} {} ({})", p.name,
+                            p.vendor, p.kind, p.arch);
+    if (nvidia) {
+      f.relevant = true;
+      f.reason = fmt::format("no tileforge backend serves {} ({} {}, {}) yet",
+                             p.display_name.empty() ? p.name : p.display_name, p.vendor, p.kind, p.arch);
+      f.needed = fmt::format(
+          "a CUDA family for {} (the sm80 family needs cp.async and mma.sync.m16n8k16 of sm_80), or a Triton backend",
+          p.arch);
+    }
+    return f;
+  }
+
+  plan::SupportGap supports(const Problem& p) const override {
+    const Precision& pr = p.precision;
+    if (pr.input != DType::f16 && pr.input != DType::bf16) {
+      return {fmt::format("the sm80 family takes f16 or bf16 inputs (mma.sync.m16n8k16), not {}", to_string(pr.input)),
+              "a TF32 (mma.sync.m16n8k8) or SIMT f32 family for NVIDIA GPUs"};
+    }
+    if (pr.accum != DType::f32) {
+      return {"the sm80 family accumulates in f32, and the planner never changes the precision policy",
+              "an f16-accumulator variant of the sm80 family (mma.sync with f16 accumulators)"};
+    }
+    // The kernel indexes with 32-bit ints and puts one batch entry per grid row (cuda_backend.cpp).
+    if (p.m > INT32_MAX || p.n > INT32_MAX || p.k > INT32_MAX) {
+      return {"the sm80 family needs M, N and K to fit a 32-bit int", "64-bit indexing in the sm80 kernel"};
+    }
+    if (p.batch > 65535) {
+      return {"the sm80 family runs at most 65535 batch entries (one grid row each)", "a batch loop in the sm80 launch"};
+    }
+    return {};
+  }
+
+  plan::FamilySpace candidates(const Problem& q, const hw::HwProfile& profile, int) const override {
+    plan::FamilySpace f;
+    f.space = sm80_space(q, profile);
+    std::size_t n = 1;
+    for (const ParamDecl& d : f.space.params) {
+      f.grid.push_back(d.values);
+      n *= d.values.size();
+    }
+    f.reference = sm80_heuristic(q, profile);
+    f.reference_name = "the sm80 heuristic";
+    f.reference_reasons.push_back(
+        "the sm80 heuristic: the largest tile that still gives every SM a block, BLOCK_K 32, as many stages (up to "
+        "4) as shared memory holds, GROUP_M 8, the widest legal vector");
+    f.coverage = fmt::format("the full space: every combination of its {} parameters ({} combinations)",
+                             f.space.params.size(), n);
+    return f;
+  }
+
+  std::unique_ptr<plan::CostScratch> make_scratch() const override { return std::make_unique<Sm80Scratch>(); }
+
+  plan::Cost cost(const Problem& problem, const hw::HwProfile& profile, const Config& config, int,
+                  plan::CostScratch* scratch) const override {
+    auto* s = dynamic_cast<Sm80Scratch*>(scratch);
+    return sm80_cost(problem, profile, config, s ? &s->dram : nullptr);
+  }
+
+  std::string violation_detail(std::string_view t, const Config& c, const hw::HwProfile& profile) const override {
+    auto has = [&](std::string_view w) { return t.find(w) != std::string_view::npos; };
+    if (has("shared memory")) {
+      const int64_t limit = profile.smem_per_block_bytes > 0 ? profile.smem_per_block_bytes : 48 * 1024;
+      return fmt::format("needs {} B > {} B of shared memory per block on {}", sm80_smem_bytes(c), limit,
+                         profile.name);
+    }
+    if (has("registers") && has("per thread")) {
+      return fmt::format("needs an estimated {} registers per thread > 255", sm80_register_estimate(c, profile.arch));
+    }
+    if (has("registers") && has("per SM")) {
+      const int64_t regs = profile.registers_per_core > 0 ? profile.registers_per_core : 65536;
+      return fmt::format("needs an estimated {} registers x {} threads = {} > {} registers per SM on {}",
+                         sm80_register_estimate(c, profile.arch), sm80_threads(c),
+                         int64_t(sm80_register_estimate(c, profile.arch)) * sm80_threads(c), regs, profile.name);
+    }
+    if (has("32 * WARPS_M * WARPS_N")) return fmt::format("needs {} threads > 512 per block", sm80_threads(c));
+    return KernelFamily::violation_detail(t, c, profile);
+  }
+
+  void explain(plan::Plan& plan) const override { sm80_explain(plan); }
+
+  bool compiled_at_run_time() const override { return true; }
+
+  Expected<std::string> compile_target(const Device& device) const override {
+#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
+    return target_arch(device);
+#else
+    return unsupported("this build has no CUDA toolkit: NVRTC compiles are not available");
+#endif
+  }
+
+  Expected<plan::AheadCompile> compile_ahead(const Problem& problem, const Config& config, std::string_view arch,
+                                             jit::KernelCache* cache) const override {
+#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
+    auto r = compile_instance(problem, config, std::string(arch), cache);
+    if (!r) return r.status();
+    return plan::AheadCompile{r->cache_hit, r->registers};
+#else
+    return unsupported("this build has no CUDA toolkit: NVRTC compiles are not available");
+#endif
+  }
+};
+
+const plan::FamilyRegistration kRegistration{std::make_unique<Sm80Family>()};
+
+}  // namespace
+}  // namespace tileforge::cuda

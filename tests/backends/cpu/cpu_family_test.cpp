@@ -1,0 +1,348 @@
+// The cpu-avx512, cpu-avx2 and cpu-generic kernel families through the family registry: which chips they serve,
+// the candidates they offer, their cost model and decision log, and that they agree with the cpu backend's own
+// heuristic and thread split.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "backends/backend.hpp"
+#include "backends/cpu/blocking.hpp"
+#include "backends/cpu/cpu_backend.hpp"
+#include "backends/cpu/cpu_cost_constants.hpp"
+#include "backends/cpu/gemm_driver.hpp"
+#include "hw/hw.hpp"
+#include "plan/kernel_family.hpp"
+#include "plan/planner.hpp"
+#include "support/test_support.hpp"
+
+namespace tileforge::cpu {
+namespace {
+
+using namespace constants;
+using plan::Cost;
+using plan::KernelFamily;
+using testing::make_problem;
+
+const char* const kCpuFamilies[] = {"cpu-avx512", "cpu-avx2", "cpu-generic"};
+
+hw::HwProfile profile(const char* name) {
+  auto p = hw::load_profile(name);
+  EXPECT_TRUE(p.ok()) << p.status().to_string();
+  return p.ok() ? *p : hw::HwProfile{};
+}
+
+const KernelFamily& family(const char* name) {
+  const KernelFamily* f = plan::find_family(name);
+  if (!f) throw std::runtime_error(std::string(name) + " is not registered");
+  return *f;
+}
+
+// The family the planner would pick for a chip nobody asked a family for: the first that fits, by preference.
+std::string first_fitting_cpu_family(const hw::HwProfile& p) {
+  for (const KernelFamily* f : plan::families()) {
+    if (f->backend() == "cpu" && f->fit(p).ok) return std::string(f->name());
+  }
+  return {};
+}
+
+TEST(CpuFamily, TheThreeFamiliesAreRegisteredWithTheCpuBackend) {
+  for (const char* name : kCpuFamilies) {
+    SCOPED_TRACE(name);
+    const KernelFamily* f = plan::find_family(name);
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->name(), name);
+    EXPECT_EQ(f->backend(), "cpu");
+    EXPECT_TRUE(f->plans_threads());
+    EXPECT_EQ(f->fill_word(), "packing");
+    // Tuned records carry the space's version; the family must say the same one.
+    EXPECT_EQ(f->version(), family_space(name, make_problem(64, 64, 64)).version);
+  }
+  // Listed widest vectors first, as the planner prefers them.
+  const std::vector<std::string> all = plan::family_names();
+  std::vector<std::size_t> at;
+  for (const char* name : kCpuFamilies) at.push_back(std::find(all.begin(), all.end(), name) - all.begin());
+  EXPECT_LT(at[0], at[1]);
+  EXPECT_LT(at[1], at[2]);
+  EXPECT_LT(at[2], all.size());
+}
+
+TEST(CpuFamily, FitPicksTheWidestIsaTheProfileLists) {
+  EXPECT_EQ(first_fitting_cpu_family(profile("generic-avx512")), "cpu-avx512");
+  EXPECT_EQ(first_fitting_cpu_family(profile("generic-avx2")), "cpu-avx2");
+
+  const hw::HwProfile avx2 = profile("generic-avx2");
+  const plan::FamilyFit no512 = family("cpu-avx512").fit(avx2);
+  EXPECT_FALSE(no512.ok);
+  EXPECT_TRUE(no512.relevant);
+  EXPECT_NE(no512.refusal.find("AVX-512"), std::string::npos) << no512.refusal;
+  EXPECT_NE(no512.refusal.find(avx2.name), std::string::npos) << no512.refusal;
+  const plan::FamilyFit yes = family("cpu-avx2").fit(avx2);
+  ASSERT_TRUE(yes.ok);
+  EXPECT_NE(yes.reason.find(avx2.name), std::string::npos) << yes.reason;
+
+  // A CPU that lists neither AVX2+FMA nor AVX-512 still runs the portable kernels.
+  hw::HwProfile plain = avx2;
+  plain.features = {"sse4.2"};
+  EXPECT_EQ(first_fitting_cpu_family(plain), "cpu-generic");
+  EXPECT_FALSE(family("cpu-avx2").fit(plain).ok);
+  EXPECT_NE(family("cpu-avx2").fit(plain).refusal.find("AVX2"), std::string::npos);
+}
+
+TEST(CpuFamily, GpuProfilesAreRefusedWithTheReason) {
+  const hw::HwProfile gpu = profile("a100-sxm");
+  for (const char* name : kCpuFamilies) {
+    SCOPED_TRACE(name);
+    const plan::FamilyFit f = family(name).fit(gpu);
+    EXPECT_FALSE(f.ok);
+    EXPECT_FALSE(f.relevant);  // a CPU family has nothing to say about why no GPU family fits
+    EXPECT_NE(f.refusal.find("plans for CPUs"), std::string::npos) << f.refusal;
+    EXPECT_NE(f.refusal.find(gpu.name), std::string::npos) << f.refusal;
+  }
+}
+
+TEST(CpuFamily, SupportsOnlyF32Accumulation) {
+  const KernelFamily& f = family("cpu-avx2");
+  EXPECT_TRUE(f.supports(make_problem(64, 64, 64, Layout::RR, DType::f16, DType::f16)).empty());
+  Problem f16_accum = make_problem(64, 64, 64, Layout::RR, DType::f16, DType::f16);
+  f16_accum.precision.accum = DType::f16;
+  const plan::SupportGap gap = f.supports(f16_accum);
+  EXPECT_FALSE(gap.empty());
+  EXPECT_FALSE(gap.needed.empty());
+}
+
+TEST(CpuFamily, CandidatesAreLegalAroundALegalReference) {
+  const hw::HwProfile p = profile("generic-avx2");
+  const Problem q = make_problem(1024, 1024, 1024);
+  const plan::FamilySpace fs = family("cpu-avx2").candidates(q, p, p.cores);
+  ASSERT_FALSE(fs.list.empty());
+  EXPECT_EQ(fs.space.family, "cpu-avx2");
+  for (const Config& c : fs.list) EXPECT_EQ(c.family, "cpu-avx2");
+  ASSERT_TRUE(fs.reference.has_value());
+  EXPECT_FALSE(plan::first_violation(fs.space, *fs.reference).has_value()) << fs.reference->describe();
+  EXPECT_FALSE(fs.reference_reasons.empty());
+  EXPECT_FALSE(fs.coverage.empty());
+  auto en = plan::enumerate_candidates(fs, {}, p.name);
+  ASSERT_TRUE(en.ok()) << en.status().to_string();
+  EXPECT_FALSE(en->legal.empty());
+  // The reference is one of the configs the planner ranks.
+  EXPECT_NE(std::find(en->legal.begin(), en->legal.end(), *fs.reference), en->legal.end());
+}
+
+TEST(CpuFamily, ReferenceReadsBInPlaceOnlyForFewRowsOfContiguousF32B) {
+  const hw::HwProfile p = profile("generic-avx2");
+  const KernelFamily& f = family("cpu-avx2");
+  EXPECT_EQ(f.candidates(make_problem(16, 4096, 4096), p, 2).reference->at("PACK_B"), 0);
+  EXPECT_EQ(f.candidates(make_problem(1024, 4096, 4096), p, 2).reference->at("PACK_B"), 1);
+  // B stored column-major is never read in place: only PACK_B = 1 is declared.
+  const plan::FamilySpace col = f.candidates(make_problem(16, 4096, 4096, Layout::RC), p, 2);
+  EXPECT_EQ(col.reference->at("PACK_B"), 1);
+  for (const Config& c : col.list) EXPECT_EQ(c.at("PACK_B"), 1);
+}
+
+TEST(CpuFamily, ReferenceIsTheBackendsOwnHeuristic) {
+  // On the host, the planner's reference for the host's family is what the backend runs without a tuned record.
+  Backend* backend = find_backend("cpu");
+  ASSERT_NE(backend, nullptr);
+  auto device = open_device("cpu", {}, 2);
+  ASSERT_TRUE(device.ok()) << device.status().to_string();
+  for (const Problem& q : {make_problem(16, 4096, 4096), make_problem(300, 200, 100, Layout::CR)}) {
+    auto heuristic = backend->heuristic(q, *device);
+    ASSERT_TRUE(heuristic.ok()) << heuristic.status().to_string();
+    const plan::FamilySpace fs = family(heuristic->family.c_str()).candidates(q, device->profile, 2);
+    EXPECT_EQ(*fs.reference, *heuristic) << q.describe();
+  }
+}
+
+TEST(CpuFamily, CostOfTheReferenceIsPositiveAndRespondsToItsInputs) {
+  const hw::HwProfile p = profile("generic-avx2");
+  const KernelFamily& f = family("cpu-avx2");
+  const Problem q = make_problem(4096, 4096, 4096);
+  const Config ref = *f.candidates(q, p, p.cores).reference;
+  const plan::Cost c = f.cost(q, p, ref, p.cores, nullptr);
+  ASSERT_TRUE(c.valid);
+  EXPECT_GT(c.seconds, 0);
+  EXPECT_TRUE(std::isfinite(c.seconds));
+  // No config beats the roofline floor of the chip.
+  EXPECT_GE(c.seconds, plan::analyze_roofline(q, p).floor_s);
+
+  // 4096^3 is compute-bound: the whole chip is far faster than one core.
+  EXPECT_LT(c.seconds, f.cost(q, p, ref, 1, nullptr).seconds / 8);
+
+  // KC sets how often C is passed over and how much of B stays in L1: doubling it changes the prediction.
+  Config deeper = ref;
+  deeper.params["KC"] = ref.at("KC") * 2;
+  EXPECT_NE(f.cost(q, p, deeper, p.cores, nullptr).seconds, c.seconds);
+
+  // Packing B costs a phase that reading it in place does not have.
+  Config in_place = ref;
+  in_place.params["PACK_B"] = 0;
+  EXPECT_GT(f.cost(q, p, ref, p.cores, nullptr).fill_s, f.cost(q, p, in_place, p.cores, nullptr).fill_s);
+}
+
+// The model of the config's own family, as the planner calls it (threads 0: all cores of the profile).
+Cost cost(const Problem& q, const hw::HwProfile& p, const Config& c, int threads = 0) {
+  return family(c.family.c_str()).cost(q, p, c, threads, nullptr);
+}
+
+TEST(CpuFamily, MoreCoresAreNeverSlower) {
+  const hw::HwProfile p = profile("generic-avx2");
+  const Config c{"cpu-avx2", {{"MR", 6}, {"NR", 16}, {"KC", 168}, {"MC", 582}, {"NC", 16384}, {"PACK_B", 1}}};
+  for (const Problem& q : {make_problem(4096, 4096, 4096), make_problem(1024, 1024, 1024)}) {
+    double previous = 1e30;
+    for (int threads : {1, 2, 8, 32, 64}) {
+      const double t = cost(q, p, c, threads).seconds;
+      EXPECT_LT(t, previous) << q.describe() << " with " << threads << " threads";
+      previous = t;
+    }
+  }
+}
+
+TEST(CpuFamily, CostTermsAreConsistent) {
+  const hw::HwProfile p = profile("generic-avx2");
+  const Problem q = make_problem(1024, 1024, 1024);
+  const Config c{"cpu-avx2", {{"MR", 6}, {"NR", 16}, {"KC", 168}, {"MC", 582}, {"NC", 16384}, {"PACK_B", 1}}};
+  const Cost whole = cost(q, p, c);
+  ASSERT_TRUE(whole.valid);
+  EXPECT_GT(whole.compute_s, 0);
+  EXPECT_LE(whole.compute_share, 1.0);
+  EXPECT_GE(whole.seconds, whole.body_s + whole.fill_s);
+  EXPECT_EQ(whole.bound, "compute");
+  // KC beyond K changes nothing: the loop nest uses min(KC, K).
+  Problem shallow = make_problem(1024, 1024, 100);
+  Config kc1 = c, kc2 = c;
+  kc1.params["KC"] = 256;
+  kc2.params["KC"] = 512;
+  EXPECT_DOUBLE_EQ(cost(shallow, p, kc1).seconds, cost(shallow, p, kc2).seconds);
+}
+
+TEST(CpuFamily, InPlaceBPaysPerRowPanelOfA) {
+  // ldb = 1024 floats = 4 KB: every row of a KC x NR micro-panel falls in the same L1 set, so B read in place is
+  // re-read from a lower level by every MR-panel of A: 171 of them at M = 1024, where packing must win, against
+  // 3 at M = 16, where the re-reads cost far less than a pass that packs B.
+  const hw::HwProfile p = profile("generic-avx2");
+  const Config packed{"cpu-avx2", {{"MR", 6}, {"NR", 16}, {"KC", 168}, {"MC", 582}, {"NC", 16384}, {"PACK_B", 1}}};
+  Config in_place = packed;
+  in_place.params["PACK_B"] = 0;
+  const Problem square = make_problem(1024, 1024, 1024);
+  const int threads = 2;
+  EXPECT_LT(cost(square, p, packed, threads).seconds, cost(square, p, in_place, threads).seconds);
+  const Problem skinny = make_problem(16, 4096, 4096);
+  EXPECT_LT(cost(skinny, p, in_place, threads).seconds, cost(skinny, p, packed, threads).seconds);
+}
+
+TEST(CpuFamily, InPlaceBFromDramIsBoundPerCore) {
+  // Rows of B far apart stream from DRAM at a per-core rate (kInPlaceDramBytesPerCycle), not at the chip's
+  // bandwidth: measured at 16x4096x4096 on a 2-core Zen 3, 5.70 ms in place where the bandwidth alone gives 1.7.
+  const hw::HwProfile p = profile("generic-avx2");
+  const int threads = 2;
+  const Config c{"cpu-avx2", {{"MR", 6}, {"NR", 16}, {"KC", 168}, {"MC", 582}, {"NC", 16384}, {"PACK_B", 0}}};
+  const Problem skinny = make_problem(16, 4096, 4096);
+  const double b_bytes = 4096.0 * 4096.0 * 4.0;
+  const double core_clock = *p.peak_tflops(DType::f32, DType::f32) * 1e12 / p.cores / (2.0 * 8 * kFmaPipes);
+  const Cost in_place = cost(skinny, p, c, threads);
+  EXPECT_GE(in_place.body_s, b_bytes / (threads * kInPlaceDramBytesPerCycle * core_clock) * (1 - 1e-9));
+  EXPECT_EQ(in_place.bound, "DRAM");
+  // Rows of 1.5 or 0.5 cache lines touch lines they do not use (measured 1.20x and 1.27x slower than 6x16).
+  Config nr24 = c, nr8 = c;
+  nr24.params["MR"] = 4;
+  nr24.params["NR"] = 24;
+  nr8.params["MR"] = 8;
+  nr8.params["NR"] = 8;
+  EXPECT_LT(in_place.seconds, cost(skinny, p, nr24, threads).seconds);
+  EXPECT_LT(in_place.seconds, cost(skinny, p, nr8, threads).seconds);
+}
+
+TEST(CpuFamily, TeamCountsOnlyItsShareOfASharedL3) {
+  // Two threads on a 16-core guest whose 300 MB L3 the other cores (and other guests) share: C's 64 MB at 4096^3
+  // does not stay in the team's share, so every KC pass over C goes to memory and a deeper KC (fewer passes) is
+  // predicted faster. Measured there: 12x32 KC=432 ran ahead of 6x64 KC=160 in both calls that compared them.
+  hw::HwProfile p = profile("generic-avx512");
+  const double per_core_tflops = *p.peak_tflops(DType::f32, DType::f32) / p.cores;
+  for (auto& r : p.peaks) r.tflops = per_core_tflops * 16;
+  p.cores = 16;
+  p.mem_bandwidth_gbps = 15;
+  hw::HwProfile whole = p, shared = p;
+  for (auto* q : {&whole, &shared}) {
+    for (auto& c : q->caches) {
+      if (c.level != 3) continue;
+      c.size_bytes = 300ll << 20;
+      c.ways = 20;
+      c.shared_by = q == &whole ? 2 : 16;
+    }
+  }
+  const int threads = 2;
+  const Problem q = make_problem(4096, 4096, 4096);
+  const Config shallow{"cpu-avx512", {{"MR", 6}, {"NR", 64}, {"KC", 160}, {"MC", 2112}, {"NC", 16384}, {"PACK_B", 1}}};
+  const Config deep{"cpu-avx512", {{"MR", 12}, {"NR", 32}, {"KC", 432}, {"MC", 1056}, {"NC", 16384}, {"PACK_B", 1}}};
+  auto dram = [](const Cost& c) {
+    for (const auto& l : c.levels)
+      if (l.level == "DRAM") return l.bytes;
+    return 0.0;
+  };
+  const double c_bytes = 4.0 * 4096 * 4096;
+  const Cost in_whole = cost(q, whole, shallow, threads), in_share = cost(q, shared, shallow, threads);
+  EXPECT_LT(dram(in_whole), c_bytes);
+  EXPECT_GT(dram(in_share), 2.0 * c_bytes * 25);  // 26 passes over C, each a load and a store (the first no load)
+  EXPECT_LT(cost(q, shared, deep, threads).seconds, in_share.seconds);
+}
+
+TEST(CpuFamily, CacheOverflowCosts) {
+  const hw::HwProfile p = profile("generic-avx2");
+  const Problem q = make_problem(4096, 4096, 4096);
+  const Config fit{"cpu-avx2", {{"MR", 6}, {"NR", 16}, {"KC", 168}, {"MC", 582}, {"NC", 16384}, {"PACK_B", 1}}};
+  Config deep = fit;
+  deep.params["KC"] = 1024;  // the KC x NR micro-panel of B (64 KB) no longer stays in a 32 KB L1
+  const Cost a = cost(q, p, fit), b = cost(q, p, deep);
+  EXPECT_LT(a.seconds, b.seconds);
+  bool noted = false;
+  for (const auto& n : b.notes) noted = noted || n.find("does not stay in L1") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST(CpuFamily, DriverSplitsRowsOnlyWhenEachThreadGetsTwoPanels) {
+  EXPECT_EQ(rows_split(4096, 6, 64), 64);
+  EXPECT_EQ(rows_split(16, 6, 8), 1);   // 3 MR-panels: columns are split
+  EXPECT_EQ(rows_split(60, 6, 8), 4);   // 10 panels: 4 rows of threads get two each
+  EXPECT_EQ(rows_split(1000, 6, 7), 7); // a prime team splits rows when there are enough panels
+  EXPECT_EQ(rows_split(1000, 6, 1), 1);
+}
+
+TEST(CpuFamily, CostWithoutAPeakIsInvalid) {
+  hw::HwProfile p = profile("generic-avx2");
+  p.peaks.clear();
+  const KernelFamily& f = family("cpu-avx2");
+  const Problem q = make_problem(256, 256, 256);
+  const plan::Cost c = f.cost(q, p, *f.candidates(q, profile("generic-avx2"), 4).reference, 4, nullptr);
+  EXPECT_FALSE(c.valid);
+  EXPECT_TRUE(std::isinf(c.seconds));
+  EXPECT_FALSE(c.notes.empty());
+}
+
+TEST(CpuFamily, ExplainSplitsThreadsAsTheDriverDoes) {
+  const hw::HwProfile p = profile("generic-avx512");
+  for (int threads : {1, 6, 8}) {
+    for (const Problem& q : {make_problem(1024, 1024, 1024), make_problem(16, 4096, 4096)}) {
+      SCOPED_TRACE(q.describe() + " threads " + std::to_string(threads));
+      plan::PlanOptions o;
+      o.threads = threads;
+      auto made = plan::make_plan(q, p, o);
+      ASSERT_TRUE(made.ok()) << made.status().to_string();
+      ASSERT_TRUE(made->served) << made->unserved;
+      EXPECT_EQ(made->family, "cpu-avx512");
+      const int mr = int(made->choice()->config.at("MR"));
+      const int rows = rows_split(q.m, mr, threads);
+      const std::string grid = "thread grid " + std::to_string(rows) + " x " + std::to_string(threads / rows);
+      const auto& entries = made->log.entries();
+      EXPECT_TRUE(std::any_of(entries.begin(), entries.end(), [&](const plan::Decision& d) { return d.decision == grid; }))
+          << "no entry '" << grid << "'";
+      // Every layer of the log has an entry.
+      for (std::string_view layer : plan::kLayers) EXPECT_FALSE(made->log.in_layer(layer).empty()) << layer;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tileforge::cpu

@@ -1,0 +1,213 @@
+// Properties of the sm80 family's cost model: monotonic in the chip's resources, waves, stages, vector width,
+// occupancy, the group-M raster's DRAM bytes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "backends/cuda/sm80/sm80_cost_constants.hpp"
+#include "backends/cuda/sm80/sm80_cost_model.hpp"
+#include "backends/cuda/sm80/sm80_family.hpp"
+#include "hw/hw.hpp"
+#include "support/test_support.hpp"
+
+namespace tileforge::cuda {
+namespace {
+
+using namespace sm80_constants;
+using plan::Cost;
+
+hw::HwProfile profile(const char* name) {
+  auto p = hw::load_profile(name);
+  EXPECT_TRUE(p.ok()) << p.status().to_string();
+  return *p;
+}
+
+Problem f16(int64_t m, int64_t n, int64_t k) { return testing::make_problem(m, n, k, Layout::RR, DType::f16, DType::f16); }
+
+Config sm80(int bm, int bn, int bk, int wm, int wn, int stages, int group_m = 8, int vec = 16, int copy = 0) {
+  return Config{"sm80",
+                {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", bk}, {"WARPS_M", wm}, {"WARPS_N", wn},
+                 {"STAGES", stages}, {"GROUP_M", group_m}, {"VEC_BYTES", vec}, {"COPY_AB", copy}, {"FRAG_PIPE", 0}}};
+}
+
+// The same chip with fewer SMs: peak, L2 and registers scale with the SM count as on a MIG slice.
+hw::HwProfile with_sms(hw::HwProfile p, int sms) {
+  const double f = double(sms) / p.cores;
+  for (auto& r : p.peaks) r.tflops *= f;
+  p.cores = sms;
+  return p;
+}
+
+TEST(Sm80CostModel, MoreSmsAreNeverSlower) {
+  const hw::HwProfile full = profile("h200");
+  const std::vector<Problem> problems = {f16(4096, 4096, 4096), f16(16, 4096, 4096), f16(512, 512, 8192),
+                                         f16(1000, 1000, 1000), f16(4095, 4097, 4093)};
+  const std::vector<Config> configs = {sm80(128, 256, 32, 2, 4, 3), sm80(128, 128, 32, 2, 2, 4),
+                                       sm80(64, 64, 64, 2, 2, 3),    sm80(16, 32, 64, 1, 2, 6),
+                                       sm80(256, 128, 32, 4, 2, 4, 1)};
+  for (const Problem& q : problems) {
+    for (const Config& c : configs) {
+      double previous = 1e30;
+      for (int sms : {16, 33, 66, 100, 132}) {
+        const double t = sm80_cost(q, with_sms(full, sms), c).seconds;
+        EXPECT_LE(t, previous * (1 + 1e-9)) << q.describe() << " " << c.describe() << " at " << sms << " SMs";
+        previous = t;
+      }
+    }
+  }
+}
+
+TEST(Sm80CostModel, AnExtraWaveCostsAlmostAWholeWave) {
+  // Tiles of 128x256 (one block per SM: registers) on 132 SMs: 132 tiles fill one wave; one more tile needs a
+  // second wave for one SM.
+  const hw::HwProfile p = profile("h200");
+  const Config c = sm80(128, 256, 32, 2, 4, 4);
+  const Cost one = sm80_cost(f16(128 * 132, 256, 4096), p, c);
+  const Cost two = sm80_cost(f16(128 * 133, 256, 4096), p, c);
+  EXPECT_EQ(one.occupancy, 1);
+  EXPECT_EQ(one.waves.waves, 1);
+  EXPECT_EQ(two.waves.waves, 2);
+  EXPECT_GT(two.seconds / one.seconds, 1.8);
+}
+
+TEST(Sm80CostModel, FewerWavesRankHigherWhenAllElseIsEqual) {
+  // Two chips that differ only in SM count, so the same config has 2 waves on one and 1 on the other.
+  const hw::HwProfile p = profile("h200");
+  hw::HwProfile more = p;
+  more.cores = 264;  // same per-SM rate: the peak grows with the SMs
+  for (auto& r : more.peaks) r.tflops *= 2;
+  const Config c = sm80(128, 256, 32, 2, 4, 4);
+  const Problem q = f16(128 * 264, 256, 4096);
+  const Cost two = sm80_cost(q, p, c), one = sm80_cost(q, more, c);
+  EXPECT_EQ(two.waves.waves, 2);
+  EXPECT_EQ(one.waves.waves, 1);
+  EXPECT_LT(one.seconds, two.seconds);
+}
+
+TEST(Sm80CostModel, StagesCoverLatencyUntilTheyDoNot) {
+  const hw::HwProfile p = profile("a100-sxm");
+  const Problem q = f16(4096, 4096, 4096);
+  const Cost s2 = sm80_cost(q, p, sm80(128, 256, 32, 2, 4, 2));
+  const Cost s3 = sm80_cost(q, p, sm80(128, 256, 32, 2, 4, 3));
+  const Cost s6 = sm80_cost(q, p, sm80(128, 256, 32, 2, 4, 6));
+  EXPECT_EQ(s2.bound, "latency");
+  EXPECT_LT(s3.seconds, s2.seconds);
+  EXPECT_GT(s2.latency_s, s3.latency_s);
+  // Once latency is hidden, more stages only lengthen the prologue.
+  EXPECT_LT(s3.seconds, s6.seconds);
+  EXPECT_LT(s3.fill_s, s6.fill_s);
+}
+
+TEST(Sm80CostModel, NarrowLoadsAndCopiesCost) {
+  const hw::HwProfile p = profile("h200");
+  const Problem q = f16(2048, 2048, 2048);
+  const double v16 = sm80_cost(q, p, sm80(128, 128, 32, 2, 2, 4, 8, 16)).seconds;
+  const double v4 = sm80_cost(q, p, sm80(128, 128, 32, 2, 2, 4, 8, 4)).seconds;
+  const double v2 = sm80_cost(q, p, sm80(128, 128, 32, 2, 2, 4, 8, 2)).seconds;
+  const double copy = sm80_cost(q, p, sm80(128, 128, 32, 2, 2, 4, 8, 16, 1)).seconds;
+  EXPECT_LT(v16, v4);
+  EXPECT_LT(v4, v2);
+  EXPECT_GT(copy, v16);  // aligned operands gain nothing from a copy
+}
+
+TEST(Sm80CostModel, MmaSyncOnHopperIsCreditedLessOfThePeak) {
+  const Problem q = f16(8192, 8192, 8192);
+  Config c = sm80(128, 256, 32, 2, 4, 4);
+  c.params["FRAG_PIPE"] = 1;  // the pipelined kernel: the share is the instruction's, not the stalls'
+  const Cost hopper = sm80_cost(q, profile("h100-sxm"), c);
+  const Cost ampere = sm80_cost(q, profile("a100-sxm"), c);
+  EXPECT_LT(hopper.compute_share, 0.66);
+  EXPECT_GT(ampere.compute_share, 0.7);
+  EXPECT_LE(ampere.compute_share, 0.85 + 1e-9);
+}
+
+TEST(Sm80CostModel, FragmentPipeliningIsPredictedFaster) {
+  // Measured on the H200: FRAG_PIPE=0 slower in every pair of the public suite (cost_constants.hpp).
+  for (const Problem& q : {f16(4096, 4096, 4096), f16(256, 256, 16384), f16(16, 4096, 4096)}) {
+    Config off = sm80(64, 64, 64, 2, 2, 4);
+    Config on = off;
+    on.params["FRAG_PIPE"] = 1;
+    const Cost slow = sm80_cost(q, profile("h200"), off);
+    const Cost fast = sm80_cost(q, profile("h200"), on);
+    EXPECT_LT(fast.seconds, slow.seconds) << q.m << "x" << q.n << "x" << q.k;
+    EXPECT_GT(fast.seconds, slow.seconds / 1.25) << q.m << "x" << q.n << "x" << q.k;
+  }
+}
+
+TEST(Sm80CostModel, ComputeRateNeedsFourWarpsPerSmAndPerBlock) {
+  // Measured on the H200, kernel version 3 (cost_constants.hpp): a 4-warp block with 64x32 warp tiles runs 1024^3
+  // at full rate alone on its SM; 2-warp blocks run slower however many share the SM.
+  const hw::HwProfile h200 = profile("h200");
+  auto compute = [&](const Problem& q, Config c) {
+    c.params["FRAG_PIPE"] = 1;
+    return sm80_cost(q, h200, c).compute_s;
+  };
+  // One 64x128 tile per SM at 1024^3: 4 warps compute as fast as 8.
+  EXPECT_NEAR(compute(f16(1024, 1024, 1024), sm80(64, 128, 64, 1, 4, 4)),
+              compute(f16(1024, 1024, 1024), sm80(64, 128, 64, 2, 4, 4)), 1e-12);
+  // 3000^3 in 128x64 tiles, several blocks per SM: 2 warps per block are charged more compute than 4.
+  const Problem q = f16(3000, 3000, 3000);
+  EXPECT_GT(compute(q, sm80(128, 64, 32, 2, 1, 4)), 1.5 * compute(q, sm80(128, 64, 32, 2, 2, 4)));
+}
+
+TEST(Sm80CostModel, PartialTilesPayCheckedCopiesPerThread) {
+  // Measured on the H200, kernel version 3 (kCheckedCopyCyclesPerChunk): one 128x64x64 tile per SM in both shapes.
+  // At 1024^3 every tile lies inside the matrix and the 4-warp block is the faster; at 1000^3, 23 tiles stick out
+  // and copy through the bounds-checked path, where each of 8 warps' threads copies half as much, and the 8-warp
+  // block is the faster.
+  const hw::HwProfile h200 = profile("h200");
+  auto cost = [&](const Problem& q, Config c) {
+    c.params["FRAG_PIPE"] = 1;
+    return sm80_cost(q, h200, c);
+  };
+  const Config w4 = sm80(128, 64, 64, 2, 2, 4), w8 = sm80(128, 64, 64, 4, 2, 4);
+  EXPECT_LT(cost(f16(1024, 1024, 1024), w4).seconds, cost(f16(1024, 1024, 1024), w8).seconds);
+  EXPECT_LT(cost(f16(1000, 1000, 1000), w8).seconds, cost(f16(1000, 1000, 1000), w4).seconds);
+  // The charge is on top of the tensor work: the same block costs more at 1000^3 than at 1024^3, though it
+  // computes fewer flops.
+  EXPECT_GT(cost(f16(1000, 1000, 1000), w4).compute_s, cost(f16(1024, 1024, 1024), w4).compute_s);
+  bool noted = false;
+  for (const auto& n : cost(f16(1000, 1000, 1000), w4).notes) noted = noted || n.find("stick out") != std::string::npos;
+  EXPECT_TRUE(noted);
+  for (const auto& n : cost(f16(1024, 1024, 1024), w4).notes) EXPECT_EQ(n.find("stick out"), std::string::npos) << n;
+}
+
+TEST(Sm80CostModel, GroupedRasterReadsLessFromDram) {
+  hw::HwProfile p = profile("a100-sxm");
+  const Problem big = f16(8192, 8192, 8192);
+  const double grouped = sm80_operand_dram_bytes(big, p, 128, 128, 8, 1);
+  const double rows = sm80_operand_dram_bytes(big, p, 128, 128, 1, 1);
+  const double minimum = 2.0 * 8192 * 8192 * 2;
+  EXPECT_GE(grouped, minimum);
+  EXPECT_LT(grouped, rows);
+  // A problem whose operands fit the usable L2 is read once whatever the order.
+  const Problem small = f16(1024, 1024, 1024);
+  EXPECT_DOUBLE_EQ(sm80_operand_dram_bytes(small, p, 128, 128, 1, 1), 2.0 * 1024 * 1024 * 2);
+  // The cache returns what it computed.
+  DramCache cache;
+  const double first = sm80_operand_dram_bytes(big, p, 128, 128, 8, 1, &cache);
+  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_DOUBLE_EQ(sm80_operand_dram_bytes(big, p, 128, 128, 8, 1, &cache), first);
+}
+
+TEST(Sm80CostModel, OccupancyAndItsLimit) {
+  const hw::HwProfile p = profile("a100-sxm");
+  const Sm80Occupancy small = sm80_occupancy(sm80(64, 64, 32, 2, 2, 3), p);
+  EXPECT_GE(small.blocks, 2);
+  const Sm80Occupancy big = sm80_occupancy(sm80(128, 256, 32, 2, 4, 3), p);
+  EXPECT_EQ(big.blocks, 1);
+  EXPECT_EQ(big.limit, "registers");
+  const Sm80Occupancy smem = sm80_occupancy(sm80(128, 128, 64, 2, 2, 5), p);  // 5 x 32 KB
+  EXPECT_EQ(smem.limit, "shared memory");
+}
+
+TEST(Sm80CostModel, MissingNumbersMakeTheCostInvalid) {
+  hw::HwProfile p = profile("a100-sxm");
+  p.peaks.clear();
+  const Cost c = sm80_cost(f16(256, 256, 256), p, sm80(64, 64, 32, 2, 2, 3));
+  EXPECT_FALSE(c.valid);
+  EXPECT_TRUE(std::isinf(c.seconds));
+}
+
+}  // namespace
+}  // namespace tileforge::cuda
