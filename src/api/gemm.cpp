@@ -39,23 +39,7 @@ Expected<Config> dispatched_config(const Problem& p, const Device& device, Backe
   dispatch::DispatchOptions dispatch;
   dispatch.pins = options.set;
   dispatch.db = db::LocationRequest{options.db, options.no_db};
-  auto location = db::resolve_location(dispatch.db);
-  std::string key = fmt::format("{}|{}|{}|{}|{}x{}x{}*{} {}/{}/{} {} ld {}/{}/{} st {}/{}/{} beta{}", options.device,
-                                options.profile, options.threads, location ? location->describe() : "no location",
-                                p.m, p.n, p.k, p.batch, to_string(p.precision.input), to_string(p.precision.output),
-                                to_string(p.precision.accum), to_string(p.layout), p.lda, p.ldb, p.ldc, p.stride_a,
-                                p.stride_b, p.stride_c, p.beta != 0.0 ? 1 : 0);
-  for (const auto& [name, value] : options.set) key += fmt::format(" {}={}", name, value);
-  static std::mutex mutex;
-  static std::map<std::string, Config> configs;
-  {
-    std::lock_guard lock(mutex);
-    if (auto it = configs.find(key); it != configs.end()) return it->second;
-  }
-  auto choice = dispatch::choose_config(p, device, ours, dispatch);
-  if (!choice) return choice.status();
-  std::lock_guard lock(mutex);
-  return configs.emplace(key, choice->config).first->second;
+  return dispatch::remembered_choice(p, device, ours, dispatch);
 }
 
 }  // namespace

@@ -62,14 +62,10 @@ struct PlanPick {
 
 std::atomic<uint64_t> g_plans_made{0};
 
-// Every field of the normalized problem the planner looks at (alpha is left out; beta only as "reads C or not"),
-// with the profile, family, threads and pins the plan is for.
+// The problem's part of a plan's key, with the profile, family, threads and pins the plan is for.
 std::string plan_key(const Problem& p, const hw::HwProfile& profile, const std::string& family, int threads,
                      const std::vector<std::pair<std::string, int64_t>>& pins) {
-  std::string key = fmt::format("{}x{}x{}*{} {}/{}/{} {} ld {}/{}/{} st {}/{}/{} beta{} | {} {} {} {} t{}", p.m, p.n,
-                                p.k, p.batch, to_string(p.precision.input), to_string(p.precision.output),
-                                to_string(p.precision.accum), to_string(p.layout), p.lda, p.ldb, p.ldc, p.stride_a,
-                                p.stride_b, p.stride_c, p.beta != 0.0 ? 1 : 0, profile.name, profile.display_name,
+  std::string key = fmt::format("{} | {} {} {} {} t{}", problem_key(p), profile.name, profile.display_name,
                                 profile.arch, family, threads);
   for (const auto& [name, value] : pins) key += fmt::format(" {}={}", name, value);
   return key;
@@ -148,6 +144,34 @@ std::string strip_planner_prefix(const std::string& reason) {
 }
 
 }  // namespace
+
+std::string problem_key(const Problem& p) {
+  return fmt::format("{}x{}x{}*{} {}/{}/{} {} ld {}/{}/{} st {}/{}/{} beta{}", p.m, p.n, p.k, p.batch,
+                     to_string(p.precision.input), to_string(p.precision.output), to_string(p.precision.accum),
+                     to_string(p.layout), p.lda, p.ldb, p.ldc, p.stride_a, p.stride_b, p.stride_c,
+                     p.beta != 0.0 ? 1 : 0);
+}
+
+Expected<Config> remembered_choice(const Problem& problem, const Device& device, Backend& ours,
+                                   const DispatchOptions& options) {
+  if (Status s = problem.validate(); !s) return s;
+  const Problem p = problem.normalized();
+  auto location = db::resolve_location(options.db);
+  std::string key = fmt::format("{}:{} {} t{} {} | {} | {} {}", device.kind, device.ordinal, device.profile.name,
+                                effective_threads(device), location ? location->describe() : "no location",
+                                problem_key(p), ours.name(), options.use_planner ? "planner" : "heuristic");
+  for (const auto& [name, value] : options.pins) key += fmt::format(" {}={}", name, value);
+  static std::mutex mutex;
+  static std::map<std::string, Config> configs;
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = configs.find(key); it != configs.end()) return it->second;
+  }
+  auto choice = choose_config(p, device, ours, options);
+  if (!choice) return choice.status();
+  std::lock_guard lock(mutex);
+  return configs.emplace(key, choice->config).first->second;
+}
 
 // ---- fingerprint and versions ---------------------------------------------------------------------------------
 

@@ -55,6 +55,7 @@ Expected<DeviceProperties> query_device(int ordinal) {
   p.registers_per_sm = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, "registers per SM");
   p.registers_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, "registers per block");
   p.max_threads_per_sm = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, "threads per SM");
+  p.max_blocks_per_sm = attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR, "blocks per SM");
   p.max_threads_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "threads per block");
   p.warp_size = attr(CU_DEVICE_ATTRIBUTE_WARP_SIZE, "warp size");
   if (p.cc_major == 0) return not_available(fmt::format("cuda:{} ({}): the driver reports no compute capability", ordinal, p.name));
@@ -88,6 +89,7 @@ hw::GpuProperties to_gpu_properties(const DeviceProperties& p) {
   g.smem_per_block_bytes = p.smem_per_block_optin_bytes > 0 ? p.smem_per_block_optin_bytes : p.smem_per_block_bytes;
   g.registers_per_sm = p.registers_per_sm;
   g.max_threads_per_sm = p.max_threads_per_sm;
+  g.max_blocks_per_sm = p.max_blocks_per_sm;
   g.l2_bytes = p.l2_bytes;
   // Double data rate: two transfers per reported memory clock across the whole bus.
   if (p.memory_clock_khz > 0 && p.memory_bus_bits > 0)

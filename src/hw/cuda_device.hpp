@@ -29,6 +29,7 @@ struct DeviceProperties {
   int registers_per_sm = 0;
   int registers_per_block = 0;
   int max_threads_per_sm = 0;
+  int max_blocks_per_sm = 0;         // resident thread blocks per SM
   int max_threads_per_block = 0;
   int warp_size = 0;
   int64_t total_memory_bytes = 0;

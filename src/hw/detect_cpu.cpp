@@ -1,5 +1,6 @@
-// Host CPU detection: ISA from CPUID and XCR0, caches from sysfs (CPUID as fallback), usable cores, and the FP32
-// FMA peak and memory read bandwidth measured on this host; together they make host_cpu_profile().
+// Host CPU detection: ISA from CPUID and XCR0, caches from sysfs (CPUID as fallback), usable cores, the FP32 FMA
+// peak and memory read bandwidth measured on this host, and the per-core rates of its microarchitecture record;
+// together they make host_cpu_profile().
 #include <sched.h>
 #include <unistd.h>
 
@@ -106,6 +107,9 @@ CpuIsa detect_isa() {
   }
 
   Regs l1 = cpuid(1).value_or(Regs{});
+  const CpuSignature signature = cpu_signature_from_leaf1(isa.vendor, l1.eax);
+  isa.family = signature.family;
+  isa.model = signature.model;
   isa.sse42 = bit(l1.ecx, 20);
   isa.fma = bit(l1.ecx, 12);
   isa.avx = bit(l1.ecx, 28);
@@ -408,7 +412,8 @@ HwProfile build_host_profile() {
   p.arch = isa.x86_64_level >= 2 ? fmt::format("x86-64-v{}", isa.x86_64_level)
                                  : (isa.x86_64_level == 1 ? "x86-64" : "unknown");
   p.measured = true;
-  p.notes = "detected on this host: CPUID, XCR0, sysfs; peak and bandwidth measured at start-up, the highest kept across processes";
+  p.notes = "detected on this host: CPUID, XCR0, sysfs; peak and bandwidth measured at start-up, the highest kept "
+            "across processes; FMA, load and cache rates from the CPU's microarchitecture record (profiles/uarch)";
 
   const std::vector<int> ids = usable_cpu_ids();
   p.cores = usable_cpu_count();
@@ -455,13 +460,25 @@ HwProfile build_host_profile() {
     p.caches = cpuid_caches();
     cache_source = "cpuid cache leaves (4 on Intel, 0x8000001D on AMD)";
   }
-  if (p.caches.empty()) {
-    // Neither source answered (non-x86 without sysfs): a conservative guess keeps the record usable.
-    p.caches.push_back(CacheLevel{1, "data", 32 << 10, 8, 64, 1});
-    p.caches.push_back(CacheLevel{2, "unified", 512 << 10, 8, 64, 1});
-    cache_source = "assumed: neither sysfs nor CPUID describes the caches";
-  }
+  // Neither source answering (non-x86 without sysfs) leaves the list empty: the blocking model then says it has no
+  // cache to size for, rather than sizing for guessed ones.
   for (std::size_t i = 0; i < p.caches.size(); ++i) p.sources[fmt::format("caches[{}]", i)] = cache_source;
+  if (p.caches.empty()) p.sources["caches"] = "not detected: neither sysfs nor CPUID describes the caches";
+
+  // What CPUID cannot report (FMA pipes and latency, load ports, cache rates) comes from the record of this CPU's
+  // microarchitecture, or from its ISA class's record, said so, when no record names it.
+  p.max_blocks_per_core = 0;
+  p.smem_bytes_per_core_cycle = 0;
+  p.sources["max_blocks_per_core"] = "not applicable: CPUs have no thread blocks";
+  p.sources["smem_bytes_per_core_cycle"] = "not applicable: CPUs have no software-managed shared memory";
+  if (auto uarch = match_uarch(cpu_signature(), p.vector_bits)) {
+    apply_uarch(p, *uarch);
+  } else {
+    for (const char* key : {"fma_pipes", "fma_latency_cycles", "load_ports_per_cycle", "l2_bytes_per_core_cycle",
+                            "l3_bytes_per_core_cycle"})
+      p.sources[key] = "unknown: " + uarch.status().message();
+    p.uarch = "none: " + uarch.status().message();
+  }
 
   int smt = sysfs_threads_per_core(cpu_dir);
   p.sources["max_threads_per_core"] = "sysfs: topology/thread_siblings_list (hardware threads per core)";

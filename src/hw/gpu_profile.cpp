@@ -111,6 +111,10 @@ void apply_reported(HwProfile& p, const GpuProperties& gpu) {
     reported("max_threads_per_core", p.max_threads_per_core);
     p.max_threads_per_core = gpu.max_threads_per_sm;
   }
+  if (gpu.max_blocks_per_sm > 0 && gpu.max_blocks_per_sm != p.max_blocks_per_core) {
+    reported("max_blocks_per_core", p.max_blocks_per_core);
+    p.max_blocks_per_core = gpu.max_blocks_per_sm;
+  }
   if (CacheLevel* l2 = last_level(p); l2 && gpu.l2_bytes > 0 && gpu.l2_bytes != l2->size_bytes) {
     const std::string key = fmt::format("caches[{}]", l2 - p.caches.data());
     reported(key, l2->size_bytes);
@@ -214,6 +218,23 @@ HwProfile gpu_profile_from_properties(const GpuProperties& gpu) {
       pick("max_threads_per_core", gpu.max_threads_per_sm, family ? family->max_threads_per_core : 0);
   p.mem_bandwidth_gbps =
       pick("mem_bandwidth_gbps", gpu.mem_bandwidth_gbps, family ? family->mem_bandwidth_gbps : 0.0);
+  p.max_blocks_per_core = pick("max_blocks_per_core", gpu.max_blocks_per_sm, family ? family->max_blocks_per_core : 0);
+  // Rates no driver reports: a record of the same architecture has them; without one they stay unknown, and a cost
+  // model that needs them names the field rather than assuming a number.
+  auto from_family = [&](const char* key, double recorded) {
+    p.sources[key] = family ? fmt::format("from {}: {}", family->name, family->sources[key])
+                            : fmt::format("unknown: no record of compute capability {}.{} gives it, and the driver "
+                                          "does not report it",
+                                          gpu.cc_major, gpu.cc_minor);
+    return family ? recorded : 0.0;
+  };
+  p.l2_bytes_per_core_cycle = from_family("l2_bytes_per_core_cycle", family ? family->l2_bytes_per_core_cycle : 0.0);
+  p.smem_bytes_per_core_cycle =
+      from_family("smem_bytes_per_core_cycle", family ? family->smem_bytes_per_core_cycle : 0.0);
+  p.l3_bytes_per_core_cycle = 0;
+  p.sources["l3_bytes_per_core_cycle"] = "not applicable: GPUs have no L3 behind the L2 the model reads";
+  for (const char* key : {"fma_pipes", "fma_latency_cycles", "load_ports_per_cycle"})
+    p.sources[key] = "not applicable: GPUs (a CPU core's rate)";
 
   if (family) {
     p.features = family->features;

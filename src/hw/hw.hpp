@@ -1,6 +1,8 @@
 // Chip records: the profiles compiled in from profiles/*.json, loading one from a file, and detecting the host.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,6 +32,7 @@ Expected<HwProfile> load_profile(std::string_view name_or_path);
 struct CpuIsa {
   std::string vendor;        // "GenuineIntel", "AuthenticAMD"
   std::string brand;         // "AMD EPYC 7B13"
+  int family = 0, model = 0; // CPUID leaf 1 display family and model (cpu_signature_from_leaf1); 0 off x86
   bool sse42 = false, avx = false, avx2 = false, fma = false, f16c = false;
   bool avx512f = false, avx512bw = false, avx512dq = false, avx512vl = false;
   bool avx512_bf16 = false, avx512_fp16 = false;
@@ -78,6 +81,62 @@ std::vector<CacheLevel> read_sysfs_caches(const std::string& cpu_dir = "/sys/dev
 // The same from CPUID (leaf 4 on Intel, 0x8000001D on AMD); empty where the CPU offers neither.
 std::vector<CacheLevel> cpuid_caches();
 
+// ---- CPU microarchitectures: the per-core rates CPUID cannot report ----------------------------------------------
+
+// A CPU as CPUID leaf 1 identifies it: the vendor string and the display family and model.
+struct CpuSignature {
+  std::string vendor;  // "GenuineIntel", "AuthenticAMD"; empty off x86
+  int family = 0;      // 6 for Intel's Core and Xeon; 0x17 Zen 1/2, 0x19 Zen 3/4, 0x1a Zen 5
+  int model = 0;
+};
+// Decodes leaf 1 EAX (Intel SDM vol. 2A, CPUID: the extended family is added when the base family is 0xF; the
+// extended model is prepended when the base family is 6 or 0xF).
+CpuSignature cpu_signature_from_leaf1(std::string vendor, uint32_t eax);
+// The host's signature (from cpu_isa()).
+CpuSignature cpu_signature();
+
+// One microarchitecture's per-core rates at one vector width, each with its source.
+struct UarchRates {
+  int vector_bits = 0;            // 128, 256 or 512: the width the rates are for
+  int fma_pipes = 0;              // FMA instructions of that width per cycle
+  int fma_latency_cycles = 0;
+  int load_ports_per_cycle = 0;   // loads of that width per cycle
+  double l2_bytes_per_core_cycle = 0, l3_bytes_per_core_cycle = 0;
+  std::map<std::string, std::string> sources;  // field -> source
+};
+// The CPUs a record describes: one vendor and family, models as inclusive ranges.
+struct UarchModels {
+  std::string vendor;
+  int family = 0;
+  std::vector<std::pair<int, int>> models;
+  std::string source;  // where the model numbers come from
+};
+// profiles/uarch/<name>.json: the rates of one microarchitecture (or, without `match`, of an ISA class for hosts
+// no record names), per vector width.
+struct UarchRecord {
+  std::string name, display_name, notes;
+  std::optional<UarchModels> match;
+  std::vector<UarchRates> rates;
+  const UarchRates* at(int vector_bits) const;  // nullptr when the record has no rates of that width
+};
+Expected<UarchRecord> parse_uarch(std::string_view json_text, std::string_view origin);
+std::vector<std::string> builtin_uarch_names();            // "haswell", "isa-avx2", "zen3", ...
+Expected<UarchRecord> load_uarch(std::string_view name);   // a compiled-in record by name
+
+// Where a CPU's rates come from.
+struct UarchMatch {
+  std::string record;     // the record the rates are from: "zen3", or "isa-avx2" for a CPU no record names
+  bool generic = false;   // the rates are an ISA-class record's, standing in for a record of this CPU
+  std::string label;      // said in every rate's source and by `tileforge devices`
+  UarchRates rates;
+};
+// The record whose vendor, family and model list name `cpu`, at `vector_bits`; when none does (or it has no rates of
+// that width), the ISA-class record of that width, labelled "no record for GenuineIntel family 0x6 model 0x9a: ...".
+// Refused only when no record has rates of that width.
+Expected<UarchMatch> match_uarch(const CpuSignature& cpu, int vector_bits);
+// Sets the profile's FMA, load and cache rates from the match, each source naming the record.
+void apply_uarch(HwProfile& profile, const UarchMatch& match);
+
 // ---- GPUs: a detected device mapped to its record --------------------------------------------------------------
 
 // What a GPU's driver reports (cuDeviceGetAttribute and friends); 0 or empty where unknown.
@@ -91,6 +150,7 @@ struct GpuProperties {
   int64_t smem_per_block_bytes = 0;  // the opt-in maximum per block
   int64_t registers_per_sm = 0;
   int max_threads_per_sm = 0;
+  int max_blocks_per_sm = 0;        // resident thread blocks per SM
   int64_t l2_bytes = 0;
   double mem_bandwidth_gbps = 0;    // 2 x memory clock x bus width / 8
 };
@@ -102,7 +162,8 @@ std::optional<std::string> gpu_profile_name(const GpuProperties& gpu);
 // clock, shared memory, registers and L2 replacing the record's where they differ (peaks scaled by SMs x clock;
 // a MIG slice reports fewer SMs). An unmatched GPU gets a profile built from its properties, named
 // "detected-<name>", with peaks scaled per SM and clock from a record of the same architecture, or only the
-// FP32 rate estimated where none exists; every such number's source says so.
+// FP32 rate estimated where none exists; the L2 and shared-memory rates per SM come from that record too, or stay
+// 0 ("unknown") for the cost model to name; every such number's source says so.
 HwProfile gpu_profile_from_properties(const GpuProperties& gpu);
 
 }  // namespace tileforge::hw

@@ -60,10 +60,22 @@ struct HwProfile {
   std::vector<MatrixUnit> matrix_units;
   std::vector<PeakRate> peaks;
   double mem_bandwidth_gbps = 0;       // GB/s
+  // Rates the cost models read, per core (SM) and cycle; 0 where the record does not know the number (the cost
+  // model then names the field) or where it does not apply to the kind of chip (the source says which).
+  int max_blocks_per_core = 0;            // GPU: thread blocks resident per SM at once
+  double l2_bytes_per_core_cycle = 0;     // L2 -> one core (SM) per cycle
+  double l3_bytes_per_core_cycle = 0;     // CPU: L3 -> one core per cycle (its share of a shared L3)
+  double smem_bytes_per_core_cycle = 0;   // GPU: shared memory <-> one SM per cycle
+  int fma_pipes = 0;                      // CPU: vector FMA instructions of vector_bits width per core per cycle
+  int fma_latency_cycles = 0;             // CPU: cycles from an FMA to a dependent FMA
+  int load_ports_per_cycle = 0;           // CPU: vector loads (or broadcasts) of vector_bits width per cycle
   bool measured = false;               // true when detected on this host rather than loaded from a record
   bool representative = false;         // numbers describe a class of parts (one reference SKU), not one chip
   std::string notes;                   // free text: the reference part, caveats
   std::vector<std::string> match_names;  // device names a detected GPU reports for this record ("NVIDIA H200")
+  // A detected CPU: the microarchitecture record its per-core rates come from, or the ISA-class record standing in
+  // ("no record for GenuineIntel family 0x6 model 0x97: the generic AVX2 core record ..."); empty otherwise.
+  std::string uarch;
   std::map<std::string, std::string> sources;  // field name -> where its number comes from
 
   // Feature names compare case-insensitively with '-' and '_' equal ("avx512_bf16" finds "avx512-bf16").

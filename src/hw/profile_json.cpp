@@ -1,5 +1,5 @@
 // Chip records as JSON: parse_profile (refusing incomplete records with the field named), to_json, and the
-// compiled-in profiles behind load_profile.
+// compiled-in profiles behind load_profile; likewise the microarchitecture records of profiles/uarch/.
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -145,8 +145,10 @@ HwProfile parse_record(const json& root) {
   if (!root.is_object()) fail("(top level)", "must be a JSON object");
   refuse_unknown_keys(root, "",
                       {"name", "display_name", "kind", "vendor", "arch", "representative", "measured", "notes",
-                       "match", "cores", "boost_clock_ghz", "vector_bits", "smem_per_core_bytes",
+                       "uarch", "match", "cores", "boost_clock_ghz", "vector_bits", "smem_per_core_bytes",
                        "smem_per_block_bytes", "registers_per_core", "max_threads_per_core", "mem_bandwidth_gbps",
+                       "max_blocks_per_core", "l2_bytes_per_core_cycle", "l3_bytes_per_core_cycle",
+                       "smem_bytes_per_core_cycle", "fma_pipes", "fma_latency_cycles", "load_ports_per_cycle",
                        "features", "caches", "matrix_units", "peaks"});
   HwProfile p;
   p.name = get_string(member(root, "", "name"), "name");
@@ -157,6 +159,7 @@ HwProfile parse_record(const json& root) {
   if (auto* v = optional_member(root, "representative")) p.representative = get_bool(*v, "representative");
   if (auto* v = optional_member(root, "measured")) p.measured = get_bool(*v, "measured");
   if (auto* v = optional_member(root, "notes")) p.notes = get_string(*v, "notes");
+  if (auto* v = optional_member(root, "uarch")) p.uarch = get_string(*v, "uarch");
   if (auto* m = optional_member(root, "match")) {
     require_object(*m, "match");
     refuse_unknown_keys(*m, "match", {"device_names"});
@@ -188,6 +191,20 @@ HwProfile parse_record(const json& root) {
   p.registers_per_core = number("registers_per_core", Sign::positive, int64_field);
   p.max_threads_per_core = number("max_threads_per_core", gpu ? Sign::positive : Sign::non_negative, int_field);
   p.mem_bandwidth_gbps = number("mem_bandwidth_gbps", Sign::positive, double_field);
+  // The cost models' per-core rates: required in every record, like every other number, so that a record states
+  // what it knows; 0 where the chip's number is unknown (the cost model then names the field) or does not apply
+  // to this kind of chip, the source saying which.
+  p.max_blocks_per_core = number("max_blocks_per_core", Sign::non_negative, int_field);
+  p.l2_bytes_per_core_cycle = number("l2_bytes_per_core_cycle", Sign::non_negative, double_field);
+  p.l3_bytes_per_core_cycle = number("l3_bytes_per_core_cycle", Sign::non_negative, double_field);
+  p.smem_bytes_per_core_cycle = number("smem_bytes_per_core_cycle", Sign::non_negative, double_field);
+  p.fma_pipes = number("fma_pipes", Sign::non_negative, int_field);
+  p.fma_latency_cycles = number("fma_latency_cycles", Sign::non_negative, int_field);
+  p.load_ports_per_cycle = number("load_ports_per_cycle", Sign::non_negative, int_field);
+  // Pipes without a latency (or the reverse) would let the CPU model price the FMA chain with half a record.
+  if ((p.fma_pipes > 0) != (p.fma_latency_cycles > 0))
+    fail(p.fma_pipes > 0 ? "fma_latency_cycles.value" : "fma_pipes.value",
+         "must be given together with fma_pipes and fma_latency_cycles (both positive or both 0)");
 
   {
     Sourced s = sourced(root, "features");
@@ -276,6 +293,8 @@ const std::vector<BuiltinEntry>& builtin_entries() {
     for (const auto& [file, text] : embedded::embedded_profiles()) {
       std::string f(file);
       if (f.size() < 5 || f.substr(f.size() - 5) != ".json") continue;
+      // Files in subfolders are other records (uarch/: microarchitectures, read by uarch.cpp), not chips.
+      if (f.find('/') != std::string::npos) continue;
       out.push_back({f.substr(0, f.size() - 5), f, std::string(text)});
     }
     std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
@@ -300,6 +319,98 @@ Expected<HwProfile> load_file(const std::string& path) {
   text << in.rdbuf();
   if (in.bad()) return Status(Code::io_error, fmt::format("profile file '{}' cannot be read", path));
   return parse_profile(text.str(), path);
+}
+
+// ---- microarchitecture records (profiles/uarch/*.json) ------------------------------------------------------------
+
+// "0x19" -> 25. Hexadecimal with its prefix only, as CPUID values are written in the vendors' manuals and in Linux:
+// a bare "19" could be read either way.
+int get_hex(const json& v, const std::string& field) {
+  const std::string text = get_string(v, field);
+  if (text.size() < 3 || text.substr(0, 2) != "0x" ||
+      text.find_first_not_of("0123456789abcdefABCDEF", 2) != std::string::npos || text.size() > 10)
+    fail(field, fmt::format("'{}' must be a hexadecimal number written 0x..", text));
+  return int(std::stol(text.substr(2), nullptr, 16));
+}
+
+// "0x30-0x4f" or "0x55".
+std::pair<int, int> get_model_range(const json& v, const std::string& field) {
+  if (!v.is_string()) fail(field, "must be a string: a model (\"0x55\") or a range (\"0x30-0x4f\")");
+  const std::string text = v.get<std::string>();
+  const std::size_t dash = text.find('-');
+  if (dash == std::string::npos) {
+    const int m = get_hex(v, field);
+    return {m, m};
+  }
+  const int lo = get_hex(json(text.substr(0, dash)), field), hi = get_hex(json(text.substr(dash + 1)), field);
+  if (hi < lo) fail(field, fmt::format("'{}' ends before it starts", text));
+  return {lo, hi};
+}
+
+UarchRecord parse_uarch_record(const json& root) {
+  if (!root.is_object()) fail("(top level)", "must be a JSON object");
+  refuse_unknown_keys(root, "", {"name", "display_name", "notes", "match", "rates"});
+  UarchRecord r;
+  r.name = get_string(member(root, "", "name"), "name");
+  r.display_name = get_string(member(root, "", "display_name"), "display_name");
+  if (auto* v = optional_member(root, "notes")) r.notes = get_string(*v, "notes");
+  if (auto* m = optional_member(root, "match")) {
+    require_object(*m, "match");
+    refuse_unknown_keys(*m, "match", {"vendor", "family", "models", "source"});
+    UarchModels models;
+    models.vendor = get_string(member(*m, "match", "vendor"), "match.vendor");
+    models.family = get_hex(member(*m, "match", "family"), "match.family");
+    const json& list = array_member(*m, "match", "models");
+    if (list.empty()) fail("match.models", "must list at least one model");
+    for (std::size_t i = 0; i < list.size(); ++i)
+      models.models.push_back(get_model_range(list[i], fmt::format("match.models[{}]", i)));
+    models.source = get_string(member(*m, "match", "source"), "match.source");
+    r.match = std::move(models);
+  }
+  const json& rates = array_member(root, "", "rates");
+  if (rates.empty()) fail("rates", "must list the rates of at least one vector width");
+  for (std::size_t i = 0; i < rates.size(); ++i) {
+    const std::string at = fmt::format("rates[{}]", i);
+    const json& w = rates[i];
+    require_object(w, at);
+    refuse_unknown_keys(w, at, {"vector_bits", "fma_pipes", "fma_latency_cycles", "load_ports_per_cycle",
+                                "l2_bytes_per_core_cycle", "l3_bytes_per_core_cycle"});
+    UarchRates u;
+    u.vector_bits = get_int32(member(w, at, "vector_bits"), at + ".vector_bits", Sign::positive);
+    if (u.vector_bits != 128 && u.vector_bits != 256 && u.vector_bits != 512)
+      fail(at + ".vector_bits", "must be 128, 256 or 512");
+    if (r.at(u.vector_bits)) fail(at + ".vector_bits", fmt::format("repeats {} bits", u.vector_bits));
+    // Every rate of a record is a number the model divides by: none may be 0.
+    auto number = [&](const char* key, auto&& get) {
+      const std::string path = at + "." + key;
+      const json& v = member(w, at, key);
+      if (!v.is_object()) fail(path, "must be an object {\"value\": ..., \"source\": \"...\"}");
+      refuse_unknown_keys(v, path, {"value", "source"});
+      u.sources[key] = get_string(member(v, path, "source"), path + ".source");
+      return get(member(v, path, "value"), path + ".value", Sign::positive);
+    };
+    auto int_field = [](const json& v, const std::string& f, Sign s) { return get_int32(v, f, s); };
+    auto double_field = [](const json& v, const std::string& f, Sign s) { return get_number(v, f, s); };
+    u.fma_pipes = number("fma_pipes", int_field);
+    u.fma_latency_cycles = number("fma_latency_cycles", int_field);
+    u.load_ports_per_cycle = number("load_ports_per_cycle", int_field);
+    u.l2_bytes_per_core_cycle = number("l2_bytes_per_core_cycle", double_field);
+    u.l3_bytes_per_core_cycle = number("l3_bytes_per_core_cycle", double_field);
+    r.rates.push_back(std::move(u));
+  }
+  return r;
+}
+
+// The compiled-in microarchitecture records: embedded as "uarch/<name>.json".
+std::vector<BuiltinEntry> builtin_uarch_entries() {
+  std::vector<BuiltinEntry> out;
+  for (const auto& [file, text] : embedded::embedded_profiles()) {
+    std::string f(file);
+    if (f.rfind("uarch/", 0) != 0 || f.size() < 11 || f.substr(f.size() - 5) != ".json") continue;
+    out.push_back({f.substr(6, f.size() - 11), f, std::string(text)});
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return out;
 }
 
 }  // namespace
@@ -328,6 +439,7 @@ std::string to_json(const HwProfile& p) {
   j["representative"] = p.representative;
   j["measured"] = p.measured;
   if (!p.notes.empty()) j["notes"] = p.notes;
+  if (!p.uarch.empty()) j["uarch"] = p.uarch;
   if (!p.match_names.empty()) j["match"] = {{"device_names", p.match_names}};
   auto put = [&](const char* key, auto value) {
     j[key] = ordered_json{{"value", value}, {"source", source_of(p, key)}};
@@ -340,6 +452,13 @@ std::string to_json(const HwProfile& p) {
   put("registers_per_core", p.registers_per_core);
   put("max_threads_per_core", p.max_threads_per_core);
   put("mem_bandwidth_gbps", p.mem_bandwidth_gbps);
+  put("max_blocks_per_core", p.max_blocks_per_core);
+  put("l2_bytes_per_core_cycle", p.l2_bytes_per_core_cycle);
+  put("l3_bytes_per_core_cycle", p.l3_bytes_per_core_cycle);
+  put("smem_bytes_per_core_cycle", p.smem_bytes_per_core_cycle);
+  put("fma_pipes", p.fma_pipes);
+  put("fma_latency_cycles", p.fma_latency_cycles);
+  put("load_ports_per_cycle", p.load_ports_per_cycle);
   put("features", p.features);
   j["caches"] = ordered_json::array();
   for (std::size_t i = 0; i < p.caches.size(); ++i) {
@@ -397,6 +516,47 @@ Expected<HwProfile> load_profile(std::string_view name_or_path) {
   known.emplace_back(kHostProfileName);
   return invalid_argument(fmt::format("profile '{}' is not a known chip (known: {}; or a path to a .json file)",
                                       name_or_path, join(known)));
+}
+
+const UarchRates* UarchRecord::at(int vector_bits) const {
+  for (const UarchRates& r : rates)
+    if (r.vector_bits == vector_bits) return &r;
+  return nullptr;
+}
+
+Expected<UarchRecord> parse_uarch(std::string_view json_text, std::string_view origin) {
+  json root;
+  try {
+    root = json::parse(json_text);
+  } catch (const json::parse_error& e) {
+    return invalid_argument(fmt::format("microarchitecture record {}: not valid JSON: {}", origin, e.what()));
+  }
+  try {
+    return parse_uarch_record(root);
+  } catch (const FieldError& e) {
+    return invalid_argument(fmt::format("microarchitecture record {}: field '{}' {}", origin, e.field, e.what));
+  }
+}
+
+std::vector<std::string> builtin_uarch_names() {
+  std::vector<std::string> names;
+  for (const auto& e : builtin_uarch_entries()) names.push_back(e.name);
+  return names;
+}
+
+Expected<UarchRecord> load_uarch(std::string_view name) {
+  for (const auto& e : builtin_uarch_entries()) {
+    if (e.name != name) continue;
+    auto r = parse_uarch(e.text, e.file);
+    if (!r) return r;
+    if (r->name != e.name) {
+      return invalid_argument(fmt::format("microarchitecture record {}: field 'name' is '{}' but the file is named {}",
+                                          e.file, r->name, e.file));
+    }
+    return r;
+  }
+  return invalid_argument(fmt::format("'{}' is not a known microarchitecture record (known: {})", name,
+                                      join(builtin_uarch_names())));
 }
 
 }  // namespace tileforge::hw

@@ -77,7 +77,9 @@ TEST(HwBuiltinProfiles, EveryProfileIsCompleteAndSourced) {
     }
     // Every scalar number, the feature list, each cache and matrix unit names where it comes from.
     for (const char* key : {"cores", "boost_clock_ghz", "vector_bits", "smem_per_core_bytes", "smem_per_block_bytes",
-                            "registers_per_core", "max_threads_per_core", "mem_bandwidth_gbps", "features"}) {
+                            "registers_per_core", "max_threads_per_core", "mem_bandwidth_gbps", "max_blocks_per_core",
+                            "l2_bytes_per_core_cycle", "l3_bytes_per_core_cycle", "smem_bytes_per_core_cycle",
+                            "fma_pipes", "fma_latency_cycles", "load_ports_per_cycle", "features"}) {
       auto it = p.sources.find(key);
       ASSERT_NE(it, p.sources.end()) << key;
       EXPECT_GT(it->second.size(), 5u) << key;
@@ -194,6 +196,125 @@ TEST(HwBuiltinProfiles, GpuNumbersThePlannerReliesOn) {
   // GeForce Ada halves the rate with FP32 accumulation.
   HwProfile rtx = load("rtx-4090");
   EXPECT_NEAR(*rtx.peak_tflops(DType::f16, DType::f16), 2 * *rtx.peak_tflops(DType::f16, DType::f32), 1);
+}
+
+// The per-core rates the cost models read used to be constants in the families' code; the records carry the same
+// values, so every plan for a builtin profile stays what it was (tests/plan/plan_golden_check.py holds the plans).
+TEST(HwBuiltinProfiles, CoreRatesAreTheCostModelsFormerConstants) {
+  struct Gpu {
+    const char* name;
+    int blocks;     // CUDA C++ Programming Guide: 32 per SM on 8.0 and 9.0, 24 on 8.9
+    double l2;      // 32 B/SM/cycle (A100 measurement), 52 with wgmma (H200 measurement)
+  };
+  for (const Gpu& g : {Gpu{"a100-sxm", 32, 32}, Gpu{"h100-sxm", 32, 52}, Gpu{"h200", 32, 52}, Gpu{"l40s", 24, 32},
+                       Gpu{"rtx-4090", 24, 32}}) {
+    SCOPED_TRACE(g.name);
+    HwProfile p = load(g.name);
+    EXPECT_EQ(p.max_blocks_per_core, g.blocks);
+    EXPECT_DOUBLE_EQ(p.l2_bytes_per_core_cycle, g.l2);
+    EXPECT_EQ(p.has("wgmma"), g.l2 == 52) << "the 52 B/cycle L2 rate was the constant for profiles with wgmma";
+    EXPECT_DOUBLE_EQ(p.smem_bytes_per_core_cycle, 128);  // 32 banks x 4 B
+    EXPECT_EQ(p.fma_pipes, 0);
+    EXPECT_NE(p.sources.at("fma_pipes").find("not applicable"), std::string::npos);
+  }
+  for (const std::string& name : builtin_profile_names()) {
+    HwProfile p = load(name);
+    if (p.kind != "cpu") continue;
+    SCOPED_TRACE(name);
+    // Two FMA pipes of four cycles, two loads per cycle; one vector per cycle from L2 and half a vector from L3.
+    EXPECT_EQ(p.fma_pipes, 2);
+    EXPECT_EQ(p.fma_latency_cycles, 4);
+    EXPECT_EQ(p.load_ports_per_cycle, 2);
+    EXPECT_DOUBLE_EQ(p.l2_bytes_per_core_cycle, p.vector_bits / 8.0);
+    EXPECT_DOUBLE_EQ(p.l3_bytes_per_core_cycle, p.vector_bits / 16.0);
+    EXPECT_EQ(p.max_blocks_per_core, 0);
+    EXPECT_DOUBLE_EQ(p.smem_bytes_per_core_cycle, 0);
+  }
+  // Chips no family plans for say that they do not know, rather than borrowing another chip's numbers.
+  for (const char* name : {"mi300x", "ascend-910b"}) {
+    HwProfile p = load(name);
+    EXPECT_EQ(p.max_blocks_per_core, 0) << name;
+    EXPECT_NE(p.sources.at("l2_bytes_per_core_cycle").find("not recorded"), std::string::npos) << name;
+  }
+}
+
+// ---- microarchitecture records (profiles/uarch/) -------------------------------------------------------------------
+
+TEST(HwBuiltinUarch, CompiledInMatchesTheUarchFolder) {
+  std::vector<std::string> names = builtin_uarch_names();
+  std::size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(TILEFORGE_SOURCE_DIR "/profiles/uarch")) {
+    if (entry.path().extension() != ".json") continue;
+    ++files;
+    const std::string stem = entry.path().stem().string();
+    EXPECT_NE(std::find(names.begin(), names.end(), stem), names.end()) << stem;
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    auto from_file = parse_uarch(text.str(), entry.path().filename().string());
+    ASSERT_TRUE(from_file.ok()) << from_file.status().to_string();
+    EXPECT_EQ(from_file->name, stem);
+  }
+  EXPECT_EQ(files, names.size());
+  // The chip list does not list them.
+  for (const std::string& chip : builtin_profile_names()) EXPECT_EQ(chip.find('/'), std::string::npos) << chip;
+}
+
+TEST(HwBuiltinUarch, EveryRecordIsSourcedAndTheRequiredFamiliesAreThere) {
+  for (const char* want : {"zen2", "zen3", "zen4", "haswell", "skylake", "skylake-sp", "icelake-sp", "sapphire-rapids",
+                           "isa-avx512", "isa-avx2", "isa-128"}) {
+    auto r = load_uarch(want);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    EXPECT_FALSE(r->rates.empty()) << want;
+    if (r->match) {
+      EXPECT_GT(r->match->source.size(), 10u) << want;
+    }
+    for (const UarchRates& w : r->rates) {
+      for (const char* key : {"fma_pipes", "fma_latency_cycles", "load_ports_per_cycle", "l2_bytes_per_core_cycle",
+                              "l3_bytes_per_core_cycle"}) {
+        ASSERT_TRUE(w.sources.count(key)) << want << " " << key;
+        EXPECT_GT(w.sources.at(key).size(), 10u) << want << " " << key;
+      }
+    }
+  }
+  // One ISA-class record per width stands in for CPUs no record names.
+  for (int bits : {128, 256, 512}) {
+    int generic = 0;
+    for (const std::string& name : builtin_uarch_names()) {
+      UarchRecord r = load_uarch(name).value();
+      if (!r.match && r.at(bits)) ++generic;
+    }
+    EXPECT_EQ(generic, 1) << bits << "-bit";
+  }
+}
+
+TEST(HwBuiltinUarch, NoTwoRecordsClaimTheSameCpu) {
+  std::vector<UarchRecord> records;
+  for (const std::string& name : builtin_uarch_names()) records.push_back(load_uarch(name).value());
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    for (std::size_t j = i + 1; j < records.size(); ++j) {
+      const auto& a = records[i].match;
+      const auto& b = records[j].match;
+      if (!a || !b || a->vendor != b->vendor || a->family != b->family) continue;
+      for (const auto& [alo, ahi] : a->models)
+        for (const auto& [blo, bhi] : b->models)
+          EXPECT_TRUE(ahi < blo || bhi < alo) << records[i].name << " and " << records[j].name << " overlap";
+    }
+  }
+}
+
+TEST(HwBuiltinUarch, TheRecordsOfTheProjectsHostsHaveTheFormerConstants) {
+  // The project's two measured hosts (Zen 3, AVX2; Emerald Rapids, AVX-512) plan exactly as before the records: the
+  // cost model's constants were calibrated there.
+  const UarchRates zen3 = *load_uarch("zen3").value().at(256);
+  const UarchRates emr = *load_uarch("sapphire-rapids").value().at(512);
+  for (const UarchRates& r : {zen3, emr}) {
+    EXPECT_EQ(r.fma_pipes, 2);
+    EXPECT_EQ(r.fma_latency_cycles, 4);
+    EXPECT_EQ(r.load_ports_per_cycle, 2);
+    EXPECT_DOUBLE_EQ(r.l2_bytes_per_core_cycle, r.vector_bits / 8.0);
+    EXPECT_DOUBLE_EQ(r.l3_bytes_per_core_cycle, r.vector_bits / 16.0);
+  }
 }
 
 TEST(HwBuiltinProfiles, OtherAcceleratorsAndGenericCpus) {

@@ -289,6 +289,38 @@ TEST(HwCpuProfile, HostProfileIsCompleteAndMeasured) {
   EXPECT_EQ(p.vector_bits, isa.has_avx512() ? 512 : isa.os_avx && isa.avx ? 256 : 128);
 }
 
+TEST(HwCpuProfile, HostRatesComeFromAMicroarchitectureRecord) {
+  // CPUID cannot report FMA pipes, latency or load ports: the host's record (or its ISA class's) gives them, and
+  // says which. The matcher itself is tested with given signatures in uarch_test.cpp.
+  const HwProfile& p = host_cpu_profile();
+  EXPECT_GT(p.fma_pipes, 0);
+  EXPECT_GT(p.fma_latency_cycles, 0);
+  EXPECT_GT(p.load_ports_per_cycle, 0);
+  EXPECT_GT(p.l2_bytes_per_core_cycle, 0);
+  EXPECT_GT(p.l3_bytes_per_core_cycle, 0);
+  EXPECT_EQ(p.max_blocks_per_core, 0);
+  EXPECT_FALSE(p.uarch.empty());
+  const UarchMatch m = match_uarch(cpu_signature(), p.vector_bits).value();
+  EXPECT_EQ(p.uarch, m.label);
+  EXPECT_EQ(p.fma_pipes, m.rates.fma_pipes);
+  EXPECT_NE(p.sources.at("fma_pipes").find(m.label), std::string::npos) << p.sources.at("fma_pipes");
+}
+
+TEST(HwCpuIsa, FamilyAndModelMatchProcCpuinfo) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  int family = -1, model = -1;
+  while (std::getline(in, line) && (family < 0 || model < 0)) {
+    auto value = [&] { return std::stoi(line.substr(line.find(':') + 1)); };
+    if (family < 0 && line.rfind("cpu family", 0) == 0) family = value();
+    if (model < 0 && line.rfind("model", 0) == 0 && line.rfind("model name", 0) != 0) model = value();
+  }
+  if (family < 0 || model < 0) GTEST_SKIP() << "SKIPPED: /proc/cpuinfo has no cpu family or model line";
+  EXPECT_EQ(cpu_isa().family, family);
+  EXPECT_EQ(cpu_isa().model, model);
+  EXPECT_EQ(cpu_signature().vendor, cpu_isa().vendor);
+}
+
 TEST(HwCpuProfile, HostProfileRoundTripsThroughJson) {
   const HwProfile& p = host_cpu_profile();
   auto again = parse_profile(to_json(p), "host");

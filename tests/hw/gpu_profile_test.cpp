@@ -104,6 +104,13 @@ TEST(HwGpuProfile, UnknownGpuOfAKnownArchitectureIsScaledFromItsFamily) {
   const double scale = 114.0 / family.cores * 1.755 / family.boost_clock_ghz;
   EXPECT_NEAR(*p.peak_tflops(DType::bf16, DType::f32), *family.peak_tflops(DType::bf16, DType::f32) * scale, 1e-6);
   EXPECT_NE(p.peaks[0].source.find("estimated"), std::string::npos);
+  // What no driver reports comes from the record of the same architecture, said so.
+  EXPECT_EQ(p.max_blocks_per_core, family.max_blocks_per_core);
+  EXPECT_DOUBLE_EQ(p.l2_bytes_per_core_cycle, family.l2_bytes_per_core_cycle);
+  EXPECT_DOUBLE_EQ(p.smem_bytes_per_core_cycle, family.smem_bytes_per_core_cycle);
+  EXPECT_EQ(p.sources.at("l2_bytes_per_core_cycle").rfind("from h100-sxm", 0), 0u) << p.sources.at("l2_bytes_per_core_cycle");
+  EXPECT_EQ(p.sources.at("max_blocks_per_core").rfind("from h100-sxm", 0), 0u);
+  EXPECT_EQ(p.fma_pipes, 0);
   auto again = parse_profile(to_json(p), "detected");
   ASSERT_TRUE(again.ok()) << again.status().to_string();
   EXPECT_EQ(again->peaks, p.peaks);
@@ -120,6 +127,27 @@ TEST(HwGpuProfile, UnknownArchitectureGetsOnlyAnFp32Estimate) {
   EXPECT_FALSE(p.peak_tflops(DType::f16, DType::f32).has_value()) << "no tensor rate is invented";
   ASSERT_NE(p.cache(2), nullptr);
   EXPECT_EQ(p.cache(2)->size_bytes, 64 << 20);
+  // No record of compute capability 12.0 gives the L2 or shared-memory rates: they stay unknown, labelled so (the
+  // cost model names them rather than assuming a number), while what the driver reports is used.
+  EXPECT_EQ(p.l2_bytes_per_core_cycle, 0);
+  EXPECT_EQ(p.smem_bytes_per_core_cycle, 0);
+  EXPECT_EQ(p.sources.at("l2_bytes_per_core_cycle").rfind("unknown", 0), 0u) << p.sources.at("l2_bytes_per_core_cycle");
+  EXPECT_EQ(p.max_blocks_per_core, 0);
+  g.max_blocks_per_sm = 32;
+  EXPECT_EQ(gpu_profile_from_properties(g).max_blocks_per_core, 32);
+  EXPECT_EQ(gpu_profile_from_properties(g).sources.at("max_blocks_per_core"), "device properties");
+}
+
+TEST(HwGpuProfile, ReportedBlocksPerSmReplaceTheRecords) {
+  GpuProperties g = gpu("NVIDIA H200", 9, 0);
+  g.max_blocks_per_sm = 32;  // what the H200 reports: the record's number stays, its source too
+  HwProfile same = gpu_profile_from_properties(g);
+  EXPECT_EQ(same.max_blocks_per_core, 32);
+  EXPECT_EQ(same.sources.at("max_blocks_per_core"), load("h200").sources.at("max_blocks_per_core"));
+  g.max_blocks_per_sm = 16;
+  HwProfile other = gpu_profile_from_properties(g);
+  EXPECT_EQ(other.max_blocks_per_core, 16);
+  EXPECT_NE(other.sources.at("max_blocks_per_core").find("device properties"), std::string::npos);
 }
 
 }  // namespace

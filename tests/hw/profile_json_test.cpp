@@ -32,6 +32,13 @@ json valid_record() {
       {"registers_per_core", num(65536)},
       {"max_threads_per_core", num(2048)},
       {"mem_bandwidth_gbps", num(900.5)},
+      {"max_blocks_per_core", num(32)},
+      {"l2_bytes_per_core_cycle", num(52.5)},
+      {"l3_bytes_per_core_cycle", num(0)},
+      {"smem_bytes_per_core_cycle", num(128)},
+      {"fma_pipes", num(0)},
+      {"fma_latency_cycles", num(0)},
+      {"load_ports_per_cycle", num(0)},
       {"features", json{{"value", {"mma.sync", "cp.async"}}, {"source", "test sheet"}}},
       {"caches", json::array({json{{"level", 1}, {"kind", "data"}, {"size_bytes", 131072}, {"ways", 0},
                                    {"line_bytes", 128}, {"shared_by", 1}, {"source", "test sheet"}},
@@ -77,6 +84,11 @@ TEST(HwProfileJson, ValidRecordParsesEveryField) {
   EXPECT_EQ(p->registers_per_core, 65536);
   EXPECT_EQ(p->max_threads_per_core, 2048);
   EXPECT_DOUBLE_EQ(p->mem_bandwidth_gbps, 900.5);
+  EXPECT_EQ(p->max_blocks_per_core, 32);
+  EXPECT_DOUBLE_EQ(p->l2_bytes_per_core_cycle, 52.5);
+  EXPECT_DOUBLE_EQ(p->smem_bytes_per_core_cycle, 128);
+  EXPECT_EQ(p->fma_pipes, 0);
+  EXPECT_EQ(p->sources.at("l2_bytes_per_core_cycle"), "test sheet");
   EXPECT_EQ(p->features, (std::vector<std::string>{"mma.sync", "cp.async"}));
   ASSERT_EQ(p->caches.size(), 2u);
   EXPECT_EQ(p->caches[1].level, 2);
@@ -109,8 +121,10 @@ TEST(HwProfileJson, RidgePointIsPeakOverBandwidth) {
 TEST(HwProfileJson, RefusesMissingFields) {
   for (const char* key : {"name", "display_name", "kind", "vendor", "arch", "cores", "boost_clock_ghz",
                           "vector_bits", "smem_per_core_bytes", "smem_per_block_bytes", "registers_per_core",
-                          "max_threads_per_core", "mem_bandwidth_gbps", "features", "caches", "matrix_units",
-                          "peaks"}) {
+                          "max_threads_per_core", "mem_bandwidth_gbps", "max_blocks_per_core",
+                          "l2_bytes_per_core_cycle", "l3_bytes_per_core_cycle", "smem_bytes_per_core_cycle",
+                          "fma_pipes", "fma_latency_cycles", "load_ports_per_cycle", "features", "caches",
+                          "matrix_units", "peaks"}) {
     SCOPED_TRACE(key);
     json j = valid_record();
     j.erase(key);
@@ -181,6 +195,64 @@ TEST(HwProfileJson, RefusesZeroAndNegativeWherePositiveIsRequired) {
   j = valid_record();
   j["smem_per_block_bytes"]["value"] = 70000;  // more than the SM has
   expect_refused(j, "smem_per_block_bytes.value", "exceed");
+}
+
+TEST(HwProfileJson, CoreRatesAreNonNegativeSourcedAndFmaComesAsAPair) {
+  // The cost models' per-core rates: 0 means unknown or not applicable; a negative rate or a bare number is refused.
+  for (const char* key : {"max_blocks_per_core", "l2_bytes_per_core_cycle", "l3_bytes_per_core_cycle",
+                          "smem_bytes_per_core_cycle", "fma_pipes", "fma_latency_cycles", "load_ports_per_cycle"}) {
+    SCOPED_TRACE(key);
+    json j = valid_record();
+    j[key]["value"] = -1;
+    expect_refused(j, std::string(key) + ".value", "non-negative");
+    j = valid_record();
+    j[key] = 2;
+    expect_refused(j, key, "source");
+  }
+  json j = valid_record();
+  j["max_blocks_per_core"]["value"] = 2.5;
+  expect_refused(j, "max_blocks_per_core.value", "integer");
+  // Pipes without a latency would price the FMA chain with half a record.
+  j = valid_record();
+  j["fma_pipes"]["value"] = 2;
+  expect_refused(j, "fma_latency_cycles.value", "together");
+  j = valid_record();
+  j["fma_latency_cycles"]["value"] = 4;
+  expect_refused(j, "fma_pipes.value", "together");
+  j = valid_record();
+  j["fma_pipes"]["value"] = 2;
+  j["fma_latency_cycles"]["value"] = 4;
+  EXPECT_TRUE(parse(j).ok()) << parse(j).status().to_string();
+}
+
+TEST(HwProfileJson, CoreRatesRoundTripWithTheirSources) {
+  json j = valid_record();
+  j["kind"] = "cpu";
+  j["vector_bits"]["value"] = 512;
+  j["smem_per_core_bytes"]["value"] = 0;
+  j["smem_per_block_bytes"]["value"] = 0;
+  j["max_blocks_per_core"]["value"] = 0;
+  j["smem_bytes_per_core_cycle"]["value"] = 0;
+  j["fma_pipes"] = json{{"value", 2}, {"source", "ORM: ports 0 and 5"}};
+  j["fma_latency_cycles"] = json{{"value", 4}, {"source", "uops.info"}};
+  j["load_ports_per_cycle"] = json{{"value", 2}, {"source", "ORM: two 512-bit loads"}};
+  j["l2_bytes_per_core_cycle"]["value"] = 64;
+  j["l3_bytes_per_core_cycle"] = json{{"value", 32.5}, {"source", "half a vector"}};
+  j["uarch"] = "Test Core (microarchitecture record testcore)";
+  auto first = parse(j);
+  ASSERT_TRUE(first.ok()) << first.status().to_string();
+  EXPECT_EQ(first->fma_pipes, 2);
+  EXPECT_EQ(first->fma_latency_cycles, 4);
+  EXPECT_EQ(first->load_ports_per_cycle, 2);
+  EXPECT_DOUBLE_EQ(first->l3_bytes_per_core_cycle, 32.5);
+  const std::string text = to_json(*first);
+  auto second = parse_profile(text, "again.json");
+  ASSERT_TRUE(second.ok()) << second.status().to_string() << "\n" << text;
+  EXPECT_EQ(*first, *second);
+  EXPECT_EQ(second->sources.at("fma_pipes"), "ORM: ports 0 and 5");
+  EXPECT_EQ(second->sources.at("l3_bytes_per_core_cycle"), "half a vector");
+  EXPECT_EQ(second->uarch, "Test Core (microarchitecture record testcore)");
+  EXPECT_EQ(to_json(*second), text);
 }
 
 TEST(HwProfileJson, KindDecidesWhatMustBePositive) {

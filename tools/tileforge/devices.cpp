@@ -63,7 +63,9 @@ int run_devices(const DevicesArgs& a) {
     nlohmann::ordered_json doc;
     doc["device"] = {{"kind", device->kind}, {"ordinal", device->ordinal}, {"name", device->name},
                      {"threads", tileforge::effective_threads(*device)}};
-    doc["host_cpu"] = {{"vendor", isa.vendor}, {"brand", isa.brand}, {"isa", isa_features(isa)}};
+    doc["host_cpu"] = {{"vendor", isa.vendor}, {"brand", isa.brand}, {"family", isa.family}, {"model", isa.model},
+                       {"isa", isa_features(isa)}};
+    if (!prof.uarch.empty()) doc["host_cpu"]["microarchitecture"] = prof.uarch;
     nlohmann::ordered_json profile;
     try {
       profile = nlohmann::ordered_json::parse(hw::to_json(prof));
@@ -91,7 +93,7 @@ int run_devices(const DevicesArgs& a) {
   auto line = [&](std::string_view key, const std::string& value) { out += fmt::format("{:<19} {}\n", key, value); };
   const std::string spec = device->kind == "cpu" ? device->kind : fmt::format("{}:{}", device->kind, device->ordinal);
   line("device", device->name == spec ? spec : fmt::format("{} ({})", spec, device->name));
-  line("host cpu", fmt::format("{} {}", isa.vendor, isa.brand));
+  line("host cpu", fmt::format("{} {} (family {:#x} model {:#04x})", isa.vendor, isa.brand, isa.family, isa.model));
   line("isa", fmt::format("{}", fmt::join(isa_features(isa), " ")));
   line("threads", fmt::format("{}", tileforge::effective_threads(*device)));
   line("profile", fmt::format("{}{} ({}, {})", prof.name, prof.display_name.empty() ? "" : " - " + prof.display_name,
@@ -107,6 +109,18 @@ int run_devices(const DevicesArgs& a) {
                      c.ways > 0 ? fmt::format(", {}-way", c.ways) : ""));
   }
   if (prof.smem_per_core_bytes > 0) line("smem per core", bytes_text(prof.smem_per_core_bytes));
+  // Where the per-core rates detection cannot read come from: the CPU's microarchitecture record, or the record of
+  // its ISA class when no record names it (the line says so).
+  if (!prof.uarch.empty()) line("microarchitecture", prof.uarch);
+  if (prof.fma_pipes > 0) {
+    line("core rates", fmt::format("{} FMA pipes x {} cycles latency, {} loads/cycle, L2 {:g} B/cycle, L3 {:g} B/cycle",
+                                   prof.fma_pipes, prof.fma_latency_cycles, prof.load_ports_per_cycle,
+                                   prof.l2_bytes_per_core_cycle, prof.l3_bytes_per_core_cycle));
+  }
+  if (prof.max_blocks_per_core > 0) {
+    line("sm rates", fmt::format("{} blocks per SM, L2 {:g} B/cycle, shared memory {:g} B/cycle per SM",
+                                 prof.max_blocks_per_core, prof.l2_bytes_per_core_cycle, prof.smem_bytes_per_core_cycle));
+  }
   for (const auto& pk : prof.peaks) {
     line(fmt::format("peak {}/acc {}", to_string(pk.input), to_string(pk.accum)),
          fmt::format("{:.1f} GFLOP/s ({})", pk.tflops * 1e3, pk.source.empty() ? "no source" : pk.source));

@@ -12,10 +12,6 @@ namespace tileforge::cpu {
 namespace {
 
 constexpr int kFloatBytes = 4;
-// Independent accumulators needed to keep the FMA pipes busy: two pipes x four cycles of latency on the x86
-// cores we target (Haswell to Sapphire Rapids, Zen 2 to Zen 4).
-constexpr int kFmaPipes = 2;
-constexpr int kFmaLatency = 4;
 
 int64_t round_down(int64_t v, int64_t to) { return std::max<int64_t>(to, v / to * to); }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -35,16 +31,20 @@ CacheGeometry cache_geometry(const hw::HwProfile& profile, int level) {
   return g;
 }
 
-BlockSizes choose_register_block(std::string_view family) {
+BlockSizes choose_register_block(std::string_view family, const hw::HwProfile& profile) {
   BlockSizes best;
   const int regs = vector_registers(family);
   const int lanes = vector_floats(family);
+  // Independent accumulators that keep the FMA pipes busy: pipes x latency, from the chip record. A record without
+  // them leaves latency cover unchecked (every kernel counts as covering it) rather than assuming a core.
+  const int pipes = profile.fma_pipes, latency = profile.fma_latency_cycles;
+  const bool known = pipes > 0 && latency > 0;
   double best_intensity = -1;
   for (const MicroKernel& k : microkernels_for(family)) {
     const int accumulators = k.mr * k.nr / lanes;
     const int used = accumulators + k.nr / lanes + 1;
     if (used > regs) continue;
-    const bool hides_latency = accumulators >= kFmaPipes * kFmaLatency;
+    const bool hides_latency = !known || accumulators >= pipes * latency;
     // Prefer kernels that hide latency; among equals, the most FLOPs per element loaded.
     const double intensity = double(k.mr) * k.nr / (k.mr + k.nr) + (hides_latency ? 1000.0 : 0.0);
     if (intensity > best_intensity) {
@@ -53,15 +53,18 @@ BlockSizes choose_register_block(std::string_view family) {
       best.nr = k.nr;
     }
   }
+  const std::string cover = known ? fmt::format("cover {} FMA pipes x {} cycles of latency", pipes, latency)
+                                  : std::string("(latency cover unchecked: the profile records no fma_pipes and "
+                                                "fma_latency_cycles)");
   best.reasons.push_back(fmt::format(
-      "MR x NR = {} x {}: {} accumulators + {} B vectors + 1 broadcast fit {} vector registers, cover {} FMA "
-      "pipes x {} cycles of latency, and give the most FLOPs per element loaded of the {} micro-kernels",
-      best.mr, best.nr, best.mr * best.nr / lanes, best.nr / lanes, regs, kFmaPipes, kFmaLatency, family));
+      "MR x NR = {} x {}: {} accumulators + {} B vectors + 1 broadcast fit {} vector registers, {}, and give the most "
+      "FLOPs per element loaded of the {} micro-kernels",
+      best.mr, best.nr, best.mr * best.nr / lanes, best.nr / lanes, regs, cover, family));
   return best;
 }
 
 BlockSizes analytic_block_sizes(const hw::HwProfile& profile, std::string_view family, int threads) {
-  BlockSizes b = choose_register_block(family);
+  BlockSizes b = choose_register_block(family, profile);
   const int64_t mr = b.mr, nr = b.nr;
   threads = std::max(threads, 1);
 

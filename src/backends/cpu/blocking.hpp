@@ -1,5 +1,5 @@
-// The analytic block-size model of the CPU backend: MR, NR from the register file and FMA pipes, KC, MC, NC
-// from the cache geometry of the HwProfile. Pure functions, tested without running a GEMM.
+// The analytic block-size model of the CPU backend: MR, NR from the register file and the record's FMA pipes and
+// latency, KC, MC, NC from the cache geometry of the HwProfile. Pure functions, tested without running a GEMM.
 #pragma once
 
 #include <cstdint>
@@ -30,9 +30,9 @@ struct CacheGeometry {
 CacheGeometry cache_geometry(const hw::HwProfile& profile, int level);
 
 // MR x NR: among the family's micro-kernels, those whose accumulators, B vectors and one broadcast fit the
-// register file and that hold enough independent accumulators to cover FMA latency x pipes; of those, the
-// one with the most FLOPs per element loaded (MR*NR / (MR+NR)).
-BlockSizes choose_register_block(std::string_view family);
+// register file and that hold enough independent accumulators to cover FMA latency x pipes (the profile's
+// fma_latency_cycles and fma_pipes); of those, the one with the most FLOPs per element loaded (MR*NR / (MR+NR)).
+BlockSizes choose_register_block(std::string_view family, const hw::HwProfile& profile);
 
 // KC, MC, NC by the analytic model of Low, Igual, Smith and Quintana-Orti, "Analytical Modeling Is Enough
 // for High-Performance BLIS" (ACM TOMS 43(2), 2016): the KC x NR micro-panel of B stays in L1 while MR x KC

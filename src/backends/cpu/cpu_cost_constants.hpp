@@ -5,16 +5,13 @@ namespace tileforge::cpu::constants {
 
 // ---- CPUs (the cpu family: BLIS loop nest, packed A and B, MR x NR micro-kernels) ------------------------------
 
-// FMA pipes and FMA latency (cycles) of the x86 cores we target (Haswell..Sapphire Rapids, Zen 2..Zen 4); the same
-// numbers the backend's analytic model uses (blocking.cpp).
-inline constexpr double kFmaPipes = 2;
-inline constexpr double kFmaLatencyCycles = 4;
-// Loads per cycle (broadcasts and vector loads both use a load port): two on all of them.
-inline constexpr double kLoadPortsPerCycle = 2;
-// Bytes per cycle per core from L2 and from the core's share of L3: one vector per cycle from L2 (32 B on Zen 3
-// and Haswell, 64 B on Skylake-SP and later: the family's vector width), half that from L3.
-inline constexpr double kL2VectorsPerCycle = 1.0;
-inline constexpr double kL3VectorsPerCycle = 0.5;
+// The core's own rates (FMA pipes and latency, loads per cycle, L2 and L3 bytes per cycle) are fields of the chip
+// record, each with its source: builtin records carry them, a detected host gets them from its microarchitecture's
+// record (profiles/uarch/). The numbers below are the family's model: how its loop nest uses the chip.
+
+// The DRAM rates below stay the family's: they describe how this loop nest's access pattern (rows of B far apart,
+// strided packing reads) meets the memory system, measured on one machine only, and no record of another chip has
+// a measurement to put in their place.
 // A core reading rows of B that lie far apart (B read in place, one row per k, or packed from a narrow column
 // range) cannot keep many lines in flight: the hardware prefetchers do not follow rows a page apart, and the
 // micro-kernel's software prefetches share the core's few miss buffers. Measured on the project's Zen 3 machine

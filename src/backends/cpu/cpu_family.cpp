@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -58,6 +59,22 @@ int64_t round_to(double v, int64_t step, int64_t max) {
   const int64_t hi = std::max<int64_t>(step, max / step * step);
   const int64_t r = int64_t(std::llround(v / double(step))) * step;
   return std::clamp<int64_t>(r, step, hi);
+}
+
+// The first core rate the cost model needs that the profile does not record, named; nothing when all are there.
+// (l3_bytes_per_core_cycle is needed only with an L3, and checked where the model knows.)
+std::optional<std::string> missing_field(const hw::HwProfile& p) {
+  const std::pair<bool, const char*> needed[] = {
+      {p.fma_pipes > 0, "fma_pipes (vector FMA instructions per core per cycle)"},
+      {p.fma_latency_cycles > 0, "fma_latency_cycles (FMA latency)"},
+      {p.load_ports_per_cycle > 0, "load_ports_per_cycle (vector loads per core per cycle)"},
+      {p.l2_bytes_per_core_cycle > 0, "l2_bytes_per_core_cycle (L2 bytes per core per cycle)"},
+      {p.mem_bandwidth_gbps > 0, "mem_bandwidth_gbps (memory bandwidth)"},
+  };
+  for (const auto& [present, field] : needed) {
+    if (!present) return fmt::format("the profile records no {}", field);
+  }
+  return std::nullopt;
 }
 
 // The factors the planner's grid applies to the analytic KC, MC and NC.
@@ -174,6 +191,7 @@ Cost CpuFamily::cost(const Problem& problem, const hw::HwProfile& profile, const
   const Problem q = problem.normalized();
   const plan::PeakChoice peak = plan::peak_for(q, profile);
   if (!peak.tflops || *peak.tflops <= 0) return invalid_cost(peak.note);
+  if (auto missing = missing_field(profile)) return invalid_cost(*missing);
   Cost c;
   const std::string& family = cfg.family;
   auto param = [&](const char* name) { return cfg.get(name).value_or(0); };
@@ -188,7 +206,7 @@ Cost CpuFamily::cost(const Problem& problem, const hw::HwProfile& profile, const
   const double in = double(size_of(q.precision.input));
   // The recorded peak implies the clock the FMA pipes run at under all-core load.
   const double core_peak = *peak.tflops * 1e12 / cores;
-  const double clock = core_peak / (2.0 * hw_lanes * kFmaPipes);
+  const double clock = core_peak / (2.0 * hw_lanes * double(profile.fma_pipes));
   const double batch = double(q.batch);
   c.overhead_s = t > 1 ? kCpuCallSeconds : 0.0;
   c.waves = plan::analyze_waves(q, t, 1, mr, nr, std::min(kc, std::max<int64_t>(1, q.k)));
@@ -214,9 +232,9 @@ Cost CpuFamily::cost(const Problem& problem, const hw::HwProfile& profile, const
   const double padded_flops = 2.0 * mp * np * k * batch;
 
   // Register level: FMA issue, load ports (broadcasts of A and vectors of B) and the FMA latency chain.
-  const double fma_k = double(mr * nr / lanes) / kFmaPipes;
-  const double load_k = double(mr + nr / lanes) / kLoadPortsPerCycle;
-  const double cycles_k = std::max({fma_k, load_k, kFmaLatencyCycles});
+  const double fma_k = double(mr * nr / lanes) / double(profile.fma_pipes);
+  const double load_k = double(mr + nr / lanes) / double(profile.load_ports_per_cycle);
+  const double cycles_k = std::max({fma_k, load_k, double(profile.fma_latency_cycles)});
   const double flops_per_cycle = 2.0 * double(mr * nr) / cycles_k;
   c.compute_s = padded_flops / (double(t) * flops_per_cycle * clock * balance_m * balance_n);
   c.compute_share = q.flops() / c.compute_s / (*peak.tflops * 1e12);
@@ -321,11 +339,11 @@ Cost CpuFamily::cost(const Problem& problem, const hw::HwProfile& profile, const
   }
 
   const double vec_bytes = double(hw_lanes) * 4.0;
-  const double l2_bw = double(t) * kL2VectorsPerCycle * vec_bytes * clock;
-  const double dram_bw = profile.mem_bandwidth_gbps > 0 ? profile.mem_bandwidth_gbps * 1e9 * plan::constants::kDramEfficiency
-                                                        : double(t) * 4.0 * clock;  // ~4 B/cycle/core if unknown
-  if (profile.mem_bandwidth_gbps <= 0) c.notes.push_back("the profile records no memory bandwidth: 4 B/cycle/core assumed");
-  const double l3_bw = has_l3 ? double(t) * kL3VectorsPerCycle * vec_bytes * clock : dram_bw;
+  const double l2_bw = double(t) * profile.l2_bytes_per_core_cycle * clock;
+  const double dram_bw = profile.mem_bandwidth_gbps * 1e9 * plan::constants::kDramEfficiency;
+  if (has_l3 && profile.l3_bytes_per_core_cycle <= 0)
+    return invalid_cost("the profile records no l3_bytes_per_core_cycle (L3 bytes per core per cycle)");
+  const double l3_bw = has_l3 ? double(t) * profile.l3_bytes_per_core_cycle * clock : dram_bw;
   const double in_place_bw = std::min(dram_bw, double(t) * kInPlaceDramBytesPerCycle * clock);
   const double l2_s = l2_bytes / l2_bw, l3_s = l3_bytes / l3_bw;
   const double dram_s = dram_bytes / dram_bw + in_place_dram_bytes / in_place_bw;
@@ -393,12 +411,13 @@ void CpuFamily::explain(plan::Plan& plan) const {
   }
   // The register-level numbers the cost model prices the micro-kernel with.
   const int lanes = vector_floats(c.family);
-  const double fma_k = double(mr * nr / lanes) / kFmaPipes, load_k = double(mr + nr / lanes) / kLoadPortsPerCycle;
+  const double latency = double(hw.fma_latency_cycles);
+  const double fma_k = double(mr * nr / lanes) / double(hw.fma_pipes),
+               load_k = double(mr + nr / lanes) / double(hw.load_ports_per_cycle);
   const std::string regs = fmt::format(
       "the model: {} accumulators take {:g} FMA cycles per k-step, {} broadcasts + {} B vectors {:g} load-port cycles, "
       "the FMA latency chain {:g}: {} of the FMA peak",
-      mr * nr / lanes, fma_k, mr, nr / lanes, load_k, kFmaLatencyCycles,
-      fmtx::pct(fma_k / std::max({fma_k, load_k, kFmaLatencyCycles})));
+      mr * nr / lanes, fma_k, mr, nr / lanes, load_k, latency, fmtx::pct(fma_k / std::max({fma_k, load_k, latency})));
   plan.log.add(L0, fmt::format("MR={}, NR={}: the {} micro-kernel", mr, nr, c.family),
                fmt::format("{}; {}; {}", reason_at(0), regs, versus("MR") + ", " + versus("NR")),
                kernels.empty() ? std::string("the only micro-kernel left by the pins")

@@ -13,18 +13,41 @@ hw::HwProfile synthetic_cpu(int64_t l1, int l1_ways, int64_t l2, int l2_ways, in
   p.name = "synthetic";
   p.kind = "cpu";
   p.cores = 2;
+  p.fma_pipes = 2;  // the usual x86 core: two FMA pipes of four cycles
+  p.fma_latency_cycles = 4;
   p.caches = {{1, "data", l1, l1_ways, 64, 1}, {2, "unified", l2, l2_ways, 64, 1}, {3, "unified", l3, l3_ways, 64, 2}};
   return p;
 }
 
 TEST(AnalyticBlocking, RegisterBlockPerFamily) {
   // Most FLOPs per element loaded among kernels that fit the registers and hide FMA latency.
-  EXPECT_EQ(choose_register_block("cpu-avx2").mr, 6);
-  EXPECT_EQ(choose_register_block("cpu-avx2").nr, 16);
-  EXPECT_EQ(choose_register_block("cpu-avx512").mr, 14);
-  EXPECT_EQ(choose_register_block("cpu-avx512").nr, 32);
-  EXPECT_EQ(choose_register_block("cpu-generic").mr, 4);
-  EXPECT_EQ(choose_register_block("cpu-generic").nr, 8);
+  const hw::HwProfile p = synthetic_cpu(32 << 10, 8, 512 << 10, 8, 32 << 20, 16);
+  EXPECT_EQ(choose_register_block("cpu-avx2", p).mr, 6);
+  EXPECT_EQ(choose_register_block("cpu-avx2", p).nr, 16);
+  EXPECT_EQ(choose_register_block("cpu-avx512", p).mr, 14);
+  EXPECT_EQ(choose_register_block("cpu-avx512", p).nr, 32);
+  EXPECT_EQ(choose_register_block("cpu-generic", p).mr, 4);
+  EXPECT_EQ(choose_register_block("cpu-generic", p).nr, 8);
+  EXPECT_NE(choose_register_block("cpu-avx2", p).reasons[0].find("cover 2 FMA pipes x 4 cycles of latency"),
+            std::string::npos);
+}
+
+TEST(AnalyticBlocking, LatencyCoverComesFromTheRecord) {
+  // A core of one pipe and two cycles needs only 2 independent accumulators; one of three pipes and six cycles 18,
+  // which no cpu-avx2 micro-kernel that fits 16 registers has: the most intensive one is then taken, said so by
+  // the pipes and latency in the reason.
+  hw::HwProfile slow = synthetic_cpu(32 << 10, 8, 512 << 10, 8, 32 << 20, 16);
+  slow.fma_pipes = 3;
+  slow.fma_latency_cycles = 6;
+  const BlockSizes b = choose_register_block("cpu-avx2", slow);
+  EXPECT_NE(b.reasons[0].find("cover 3 FMA pipes x 6 cycles"), std::string::npos) << b.reasons[0];
+  // A record without them: latency cover is not checked, and the reason says the profile lacks the numbers.
+  hw::HwProfile unknown = slow;
+  unknown.fma_pipes = 0;
+  unknown.fma_latency_cycles = 0;
+  const BlockSizes u = choose_register_block("cpu-avx2", unknown);
+  EXPECT_GT(u.mr, 0);
+  EXPECT_NE(u.reasons[0].find("the profile records no fma_pipes"), std::string::npos) << u.reasons[0];
 }
 
 TEST(AnalyticBlocking, WorkedExampleZen3LikeCaches) {

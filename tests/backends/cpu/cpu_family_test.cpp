@@ -241,7 +241,7 @@ TEST(CpuFamily, InPlaceBFromDramIsBoundPerCore) {
   const Config c{"cpu-avx2", {{"MR", 6}, {"NR", 16}, {"KC", 168}, {"MC", 582}, {"NC", 16384}, {"PACK_B", 0}}};
   const Problem skinny = make_problem(16, 4096, 4096);
   const double b_bytes = 4096.0 * 4096.0 * 4.0;
-  const double core_clock = *p.peak_tflops(DType::f32, DType::f32) * 1e12 / p.cores / (2.0 * 8 * kFmaPipes);
+  const double core_clock = *p.peak_tflops(DType::f32, DType::f32) * 1e12 / p.cores / (2.0 * 8 * p.fma_pipes);
   const Cost in_place = cost(skinny, p, c, threads);
   EXPECT_GE(in_place.body_s, b_bytes / (threads * kInPlaceDramBytesPerCycle * core_clock) * (1 - 1e-9));
   EXPECT_EQ(in_place.bound, "DRAM");
@@ -319,6 +319,66 @@ TEST(CpuFamily, CostWithoutAPeakIsInvalid) {
   EXPECT_FALSE(c.valid);
   EXPECT_TRUE(std::isinf(c.seconds));
   EXPECT_FALSE(c.notes.empty());
+}
+
+TEST(CpuFamily, CostNamesTheCoreRateTheProfileLacks) {
+  // No number is assumed for a core the record does not describe: the cost is invalid and says which field.
+  const KernelFamily& f = family("cpu-avx2");
+  const hw::HwProfile full = profile("generic-avx2");
+  const Problem q = make_problem(256, 256, 256);
+  const Config c = *f.candidates(q, full, 4).reference;
+  ASSERT_TRUE(f.cost(q, full, c, 4, nullptr).valid);
+  auto without = [&](auto&& clear, const char* field) {
+    hw::HwProfile p = full;
+    clear(p);
+    const Cost cost = f.cost(q, p, c, 4, nullptr);
+    EXPECT_FALSE(cost.valid) << field;
+    ASSERT_FALSE(cost.notes.empty()) << field;
+    EXPECT_NE(cost.notes[0].find(std::string("the profile records no ") + field), std::string::npos) << cost.notes[0];
+  };
+  without([](hw::HwProfile& p) { p.fma_pipes = 0; }, "fma_pipes");
+  without([](hw::HwProfile& p) { p.fma_latency_cycles = 0; }, "fma_latency_cycles");
+  without([](hw::HwProfile& p) { p.load_ports_per_cycle = 0; }, "load_ports_per_cycle");
+  without([](hw::HwProfile& p) { p.l2_bytes_per_core_cycle = 0; }, "l2_bytes_per_core_cycle");
+  without([](hw::HwProfile& p) { p.l3_bytes_per_core_cycle = 0; }, "l3_bytes_per_core_cycle");
+  without([](hw::HwProfile& p) { p.mem_bandwidth_gbps = 0; }, "mem_bandwidth_gbps");
+  // Without an L3 the L3 rate is not needed.
+  hw::HwProfile no_l3 = full;
+  no_l3.l3_bytes_per_core_cycle = 0;
+  no_l3.caches.erase(std::remove_if(no_l3.caches.begin(), no_l3.caches.end(),
+                                    [](const hw::CacheLevel& l) { return l.level == 3; }),
+                     no_l3.caches.end());
+  EXPECT_TRUE(f.cost(q, no_l3, c, 4, nullptr).valid);
+  // The planner reports the plan unserved with the field named.
+  hw::HwProfile p = full;
+  p.fma_pipes = 0;
+  p.fma_latency_cycles = 0;
+  auto plan = plan::make_plan(q, p, plan::PlanOptions{});
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  EXPECT_FALSE(plan->served);
+  EXPECT_NE(plan->unserved.find("the profile records no fma_pipes"), std::string::npos) << plan->unserved;
+}
+
+TEST(CpuFamily, CoreRatesFromTheRecordSetTheComputeAndCacheTerms) {
+  // Zen 4's AVX-512: one 512-bit FMA per cycle. With the measured peak fixed, fewer pipes mean a faster clock
+  // (peak / (2 x lanes x pipes)) and so faster caches; the compute term stays what the peak allows.
+  hw::HwProfile two = profile("generic-avx512"), one = two;
+  one.fma_pipes = 1;
+  one.load_ports_per_cycle = 1;
+  const KernelFamily& f = family("cpu-avx512");
+  const Problem q = make_problem(2048, 2048, 2048);
+  const Config c = *f.candidates(q, two, 8).reference;
+  const Cost a = f.cost(q, two, c, 8, nullptr), b = f.cost(q, one, c, 8, nullptr);
+  ASSERT_TRUE(a.valid && b.valid);
+  auto rate = [](const Cost& cost, const char* level) {
+    for (const auto& l : cost.levels)
+      if (l.level == level) return l.bandwidth;
+    return 0.0;
+  };
+  EXPECT_NEAR(rate(b, "L2"), 2 * rate(a, "L2"), 1e-6 * rate(a, "L2"));
+  hw::HwProfile wide_l2 = two;
+  wide_l2.l2_bytes_per_core_cycle *= 2;
+  EXPECT_NEAR(rate(f.cost(q, wide_l2, c, 8, nullptr), "L2"), 2 * rate(a, "L2"), 1e-6 * rate(a, "L2"));
 }
 
 TEST(CpuFamily, ExplainSplitsThreadsAsTheDriverDoes) {

@@ -2,8 +2,6 @@
 // its value. Constants shared by every family (overlap leak, DRAM efficiency) are in plan/cost_constants.hpp.
 #pragma once
 
-#include <string_view>
-
 #include "plan/cost_constants.hpp"
 
 namespace tileforge::cuda::sm80_constants {
@@ -17,18 +15,9 @@ using namespace plan::constants;
 inline constexpr double kMmaSyncShareWithWgmma = 0.65;
 inline constexpr double kMmaSyncShareNative = 0.85;
 
-// Shared-memory bandwidth per SM: 32 banks x 4 bytes per cycle on every NVIDIA SM since Volta.
-inline constexpr double kSmemBytesPerSmCycle = 128;
-
-// L2 to SM bandwidth per SM per cycle, also used as the chip's L2 bandwidth (x SMs x clock): measured L2 read
-// rates are ~4.5-5 TB/s on A100 and ~7 TB/s on H100, i.e. ~32 B per SM per cycle at boost clock.
-inline constexpr double kL2BytesPerSmCycle = 32;
-// On Hopper (profiles with wgmma) the L2 delivers more: in the H200 exhaustive searches of kernel version 3
-// (bench/results/h200/2026-11-29-tune-v3), the bytes the blocks of one config asked of the L2 over its screening
-// median reached 13.7 TB/s (16x128x64 tiles at 4096^3), 11.3 at 512x512x8192 and 11.2 at 4095x4097x4093: at least
-// 52 B per SM per cycle at 1.98 GHz. With 32, the model put the fastest config at 512x512x8192 (32x32 tiles,
-// L2-bound in the model) 25th.
-inline constexpr double kL2BytesPerSmCycleHopper = 52;
+// The chip's own rates are fields of its record, each with its source (profiles/*.json): shared-memory bytes per SM
+// per cycle (smem_bytes_per_core_cycle), L2 bytes per SM per cycle (l2_bytes_per_core_cycle: 32 measured on A100,
+// 52 on the H200) and resident blocks per SM (max_blocks_per_core). The numbers below are the family's own model.
 
 // Share of the L2 that holds operand panels reused across waves: A100/H100 split the L2 in two partitions that
 // may duplicate lines, and C tiles and other streams occupy the rest.
@@ -78,14 +67,6 @@ inline constexpr double kKStepSyncCycles = 40;
 // for 64x64 warp tiles, 1.1-1.5 for the 16x16 warp tiles of skinny and small-MN shapes): without it each k-step's
 // ldmatrix latency and every barrier stall the tensor pipe in the warp's shadow.
 inline constexpr double kFragPipeOffSlowdown = 1.2;
-
-// Resident blocks per SM (CUDA C++ Programming Guide, compute capabilities table): 32 on sm_80 and sm_90,
-// 16 on sm_86, 24 on sm_89; 16 where the arch is not one of these.
-inline int max_blocks_per_sm(std::string_view arch) {
-  if (arch.starts_with("sm_80") || arch.starts_with("sm_90")) return 32;
-  if (arch.starts_with("sm_89")) return 24;
-  return 16;
-}
 
 // Rate of global loads by vector width, relative to 16-byte cp.async: each instruction moves VEC bytes, so narrower
 // loads need more LSU issue slots per byte; 2-byte loads are not asynchronous at all (no 2-byte cp.async: the

@@ -38,19 +38,35 @@ double vec_share(int64_t vec) {
 
 }  // namespace
 
+std::optional<std::string> sm80_missing_field(const hw::HwProfile& p) {
+  // Every number the model divides by or scales with, in the order the model meets them.
+  const std::pair<bool, const char*> needed[] = {
+      {p.boost_clock_ghz > 0, "boost_clock_ghz (the SM clock)"},
+      {p.smem_per_core_bytes > 0, "smem_per_core_bytes (shared memory per SM)"},
+      {p.registers_per_core > 0, "registers_per_core (registers per SM)"},
+      {p.max_threads_per_core > 0, "max_threads_per_core (resident threads per SM)"},
+      {p.max_blocks_per_core > 0, "max_blocks_per_core (resident blocks per SM)"},
+      {p.l2_bytes_per_core_cycle > 0, "l2_bytes_per_core_cycle (L2 bytes per SM per cycle)"},
+      {p.smem_bytes_per_core_cycle > 0, "smem_bytes_per_core_cycle (shared-memory bytes per SM per cycle)"},
+  };
+  for (const auto& [present, field] : needed) {
+    if (!present) return fmt::format("the profile records no {}", field);
+  }
+  return std::nullopt;
+}
+
 Sm80Occupancy sm80_occupancy(const Config& c, const hw::HwProfile& profile) {
   const int threads = std::max(32, sm80_threads(c));
-  const int64_t smem_sm = profile.smem_per_core_bytes > 0 ? profile.smem_per_core_bytes : 100 * 1024;
-  const int64_t regs_sm = profile.registers_per_core > 0 ? profile.registers_per_core : 65536;
-  const int64_t threads_sm = profile.max_threads_per_core > 0 ? profile.max_threads_per_core : 2048;
   // Registers are allocated per thread in units of 8.
   const int64_t regs = (int64_t(sm80_register_estimate(c, profile.arch)) + 7) / 8 * 8 * threads;
   const int64_t smem = sm80_smem_bytes(c) + int64_t(kSmemReservedPerBlock);
+  // A limit the profile does not record allows no block: the cost model refuses such a profile first
+  // (sm80_missing_field), and the limit's name says which number is missing.
   const std::pair<int64_t, const char*> limits[] = {
-      {smem_sm / std::max<int64_t>(1, smem), "shared memory"},
-      {regs_sm / std::max<int64_t>(1, regs), "registers"},
-      {threads_sm / threads, "threads"},
-      {max_blocks_per_sm(profile.arch), "blocks per SM"},
+      {profile.smem_per_core_bytes / std::max<int64_t>(1, smem), "shared memory"},
+      {profile.registers_per_core / std::max<int64_t>(1, regs), "registers"},
+      {int64_t(profile.max_threads_per_core) / threads, "threads"},
+      {int64_t(profile.max_blocks_per_core), "blocks per SM"},
   };
   Sm80Occupancy o{int(limits[0].first), limits[0].second};
   for (const auto& [n, why] : limits) {
@@ -134,6 +150,7 @@ Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   const plan::PeakChoice peak = plan::peak_for(q, profile);
   if (!peak.tflops || *peak.tflops <= 0) return plan::invalid_cost(peak.note);
   if (profile.mem_bandwidth_gbps <= 0) return plan::invalid_cost("the profile records no memory bandwidth");
+  if (auto missing = sm80_missing_field(profile)) return plan::invalid_cost(*missing);
   Cost c;
   const double in = double(size_of(q.precision.input)), out = double(size_of(q.precision.output));
   const int64_t bm = param(cfg, "BLOCK_M"), bn = param(cfg, "BLOCK_N"), bk = param(cfg, "BLOCK_K");
@@ -142,8 +159,7 @@ Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   const bool copy = param(cfg, "COPY_AB") != 0;
   const int64_t vec = copy ? 16 : param(cfg, "VEC_BYTES");
   const int64_t sms = std::max(1, profile.cores);
-  const double clock = profile.boost_clock_ghz > 0 ? profile.boost_clock_ghz * 1e9 : 1.4e9;
-  if (profile.boost_clock_ghz <= 0) c.notes.push_back("the profile records no clock: 1.4 GHz assumed");
+  const double clock = profile.boost_clock_ghz * 1e9;
 
   const Sm80Occupancy occ = sm80_occupancy(cfg, profile);
   c.occupancy = std::max(1, occ.blocks);
@@ -202,14 +218,13 @@ Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   // Shared memory: ldmatrix reads (each warp reads its rows of A and columns of B) plus the cp.async writes.
   const double smem_tile =
       double(c.waves.k_steps) * (double(wn * bm * bk + wm * bk * bn) * in + double((bm + bn) * bk) * in);
-  const double smem_bw = kSmemBytesPerSmCycle * clock;
+  const double smem_bw = profile.smem_bytes_per_core_cycle * clock;
   const double smem_s = double(per_sm) * smem_tile / smem_bw * pipe_slowdown;
 
   // L2 -> SM: every block loads its A rows and B columns over the whole K.
   const double stage_bytes = double((bm + bn) * bk) * in;
   const double l2_tile = stage_bytes * double(c.waves.k_steps);
-  const double l2_bw_sm =
-      (profile.has("wgmma") ? kL2BytesPerSmCycleHopper : kL2BytesPerSmCycle) * clock * vec_share(vec);
+  const double l2_bw_sm = profile.l2_bytes_per_core_cycle * clock * vec_share(vec);
   const double l2_total = double(c.waves.tiles) * l2_tile;
   const double l2_s = std::max(l2_total / (l2_bw_sm * double(sms)), double(per_sm) * l2_tile / l2_bw_sm);
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 
@@ -13,7 +14,11 @@
 
 namespace tileforge::cuda {
 
-// Blocks of one sm80 config resident per SM, and what limits them.
+// The first number the sm80 model needs that the profile does not record ("the profile records no
+// max_blocks_per_core (resident blocks per SM)"), or nothing when it has them all. The model never assumes one.
+std::optional<std::string> sm80_missing_field(const hw::HwProfile& profile);
+
+// Blocks of one sm80 config resident per SM, and what limits them (the heuristic and the cost model share it).
 struct Sm80Occupancy {
   int blocks = 0;
   std::string limit;

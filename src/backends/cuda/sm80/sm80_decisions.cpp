@@ -32,7 +32,6 @@ void sm80_explain(plan::Plan& plan) {
   const int64_t bm = c.at("BLOCK_M"), bn = c.at("BLOCK_N"), bk = c.at("BLOCK_K"), wm = c.at("WARPS_M"),
                 wn = c.at("WARPS_N"), st = c.at("STAGES"), gm = c.at("GROUP_M");
   const double in = double(size_of(q.precision.input));
-  const double clock = hw.boost_clock_ghz > 0 ? hw.boost_clock_ghz * 1e9 : 1.4e9;
   const bool hopper = hw.has("wgmma");
   const double share = hopper ? kMmaSyncShareWithWgmma : kMmaSyncShareNative;
   const double peak = plan.roofline.peak.tflops.value_or(0);
@@ -63,7 +62,7 @@ void sm80_explain(plan::Plan& plan) {
                  "ldmatrix reads eight rows of one 16-byte column per phase; the swizzle puts them in eight disjoint "
                  "groups of four banks, so reads are conflict-free (fixed by the family)",
                  fmt::format("shared-memory term {} at {:g} B/cycle/SM ({} of the body)", fmtx::time(s->seconds),
-                             kSmemBytesPerSmCycle, fmtx::pct(s->seconds / cost.body_s)));
+                             hw.smem_bytes_per_core_cycle, fmtx::pct(s->seconds / cost.body_s)));
   }
 
   // ---- data scheduling
@@ -128,7 +127,6 @@ void sm80_explain(plan::Plan& plan) {
                neighbours_of(plan, {"WARPS_M", "WARPS_N"}));
   plan.log.add(L3, fmt::format("accumulate in {}", to_string(q.precision.accum)),
                "the problem's precision policy: the planner never changes it");
-  (void)clock;
 }
 
 }  // namespace tileforge::cuda

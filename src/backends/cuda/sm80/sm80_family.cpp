@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "backends/cuda/sm80/sm80_cost_model.hpp"
+
 namespace tileforge::cuda {
 namespace {
 
@@ -109,8 +111,17 @@ ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile) {
        "1: double-buffer mma fragments across k-steps and across the stage barrier"},
   };
   const int align = max_vec_bytes(problem);
-  const int64_t smem_limit = profile.smem_per_block_bytes > 0 ? profile.smem_per_block_bytes : 48 * 1024;
-  const int64_t regs_per_sm = profile.registers_per_core > 0 ? profile.registers_per_core : 65536;
+  // Limits the profile does not record are not assumed: the constraint then admits no config and says which
+  // number is missing.
+  const int64_t smem_limit = profile.smem_per_block_bytes;
+  const int64_t regs_per_sm = profile.registers_per_core;
+  const std::string smem_text =
+      smem_limit > 0
+          ? fmt::format("shared memory STAGES * (BLOCK_M*BLOCK_K + BLOCK_K*BLOCK_N) * 2 <= {} bytes per block", smem_limit)
+          : std::string("shared memory per block: the profile records no smem_per_block_bytes");
+  const std::string regs_text = regs_per_sm > 0
+                                    ? fmt::format("estimated registers * threads <= {} per SM", regs_per_sm)
+                                    : std::string("registers per SM: the profile records no registers_per_core");
   s.constraints = {
       {Layer::parameter_adaptation, "BLOCK_M % (16 * WARPS_M) == 0 (whole 16-row fragments per warp)",
        [](const Config& c) { return p(c, "BLOCK_M") % (16 * p(c, "WARPS_M")) == 0; }},
@@ -129,15 +140,15 @@ ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile) {
        [align](const Config& c) {
          return p(c, "COPY_AB") ? p(c, "VEC_BYTES") == 16 : p(c, "VEC_BYTES") <= align;
        }},
-      {Layer::data_scheduling, fmt::format("shared memory STAGES * (BLOCK_M*BLOCK_K + BLOCK_K*BLOCK_N) * 2 <= {} bytes per block", smem_limit),
-       [smem_limit](const Config& c) { return sm80_smem_bytes(c) <= smem_limit; }},
+      {Layer::data_scheduling, smem_text,
+       [smem_limit](const Config& c) { return smem_limit > 0 && sm80_smem_bytes(c) <= smem_limit; }},
       {Layer::compute_pipeline, "FRAG_PIPE == 0 or BLOCK_K % 32 == 0 (double buffering needs an even number of 16-deep k-steps)",
        [](const Config& c) { return p(c, "FRAG_PIPE") == 0 || p(c, "BLOCK_K") % 32 == 0; }},
       {Layer::parameter_adaptation, fmt::format("estimated registers <= {} per thread", kMaxRegistersPerThread),
        [arch = profile.arch](const Config& c) { return sm80_register_estimate(c, arch) <= kMaxRegistersPerThread; }},
-      {Layer::parameter_adaptation, fmt::format("estimated registers * threads <= {} per SM", regs_per_sm),
+      {Layer::parameter_adaptation, regs_text,
        [regs_per_sm, arch = profile.arch](const Config& c) {
-         return int64_t(sm80_register_estimate(c, arch)) * sm80_threads(c) <= regs_per_sm;
+         return regs_per_sm > 0 && int64_t(sm80_register_estimate(c, arch)) * sm80_threads(c) <= regs_per_sm;
        }},
   };
   return s;
@@ -146,8 +157,6 @@ ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile) {
 Config sm80_heuristic(const Problem& problem, const hw::HwProfile& profile) {
   const Problem q = problem.normalized();
   const int sms = profile.cores > 0 ? profile.cores : 1;
-  const int64_t smem_sm = profile.smem_per_core_bytes > 0 ? profile.smem_per_core_bytes : 100 * 1024;
-  const int64_t regs_sm = profile.registers_per_core > 0 ? profile.registers_per_core : 65536;
   const int align = max_vec_bytes(q);
   // Copying A and B costs two passes over them; it pays when the GEMM has enough work per byte.
   const bool copy = align < 16 && q.m >= 512 && q.n >= 512 && q.k >= 512;
@@ -163,9 +172,8 @@ Config sm80_heuristic(const Problem& problem, const hw::HwProfile& profile) {
     while (c.params["STAGES"] > 2 && !space.check(c).ok()) --c.params["STAGES"];
     if (!space.check(c).ok()) continue;
     const int64_t tiles = ((q.m + t.bm - 1) / t.bm) * ((q.n + t.bn - 1) / t.bn) * q.batch;
-    const int64_t by_smem = smem_sm / (sm80_smem_bytes(c) + 1024);
-    const int64_t by_regs = regs_sm / (int64_t(sm80_register_estimate(c, profile.arch)) * sm80_threads(c));
-    const int64_t occupancy = std::max<int64_t>(1, std::min({by_smem, by_regs, int64_t(2048 / sm80_threads(c))}));
+    // The cost model's occupancy (shared memory, registers, threads and blocks per SM from the profile).
+    const int64_t occupancy = std::max<int64_t>(1, sm80_occupancy(c, profile).blocks);
     // Blocks resident together share their SM: a wave of `resident` blocks per SM takes `resident` tile-times.
     // A wave that does not fill the chip runs fewer blocks per SM, each faster.
     const int64_t per_wave = std::min<int64_t>(tiles, int64_t(sms) * occupancy);

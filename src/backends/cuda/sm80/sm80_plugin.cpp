@@ -109,18 +109,23 @@ class Sm80Family final : public plan::KernelFamily {
   std::string violation_detail(std::string_view t, const Config& c, const hw::HwProfile& profile) const override {
     auto has = [&](std::string_view w) { return t.find(w) != std::string_view::npos; };
     if (has("shared memory")) {
-      const int64_t limit = profile.smem_per_block_bytes > 0 ? profile.smem_per_block_bytes : 48 * 1024;
-      return fmt::format("needs {} B > {} B of shared memory per block on {}", sm80_smem_bytes(c), limit,
-                         profile.name);
+      if (profile.smem_per_block_bytes <= 0)
+        return fmt::format("needs {} B of shared memory per block; {} records no smem_per_block_bytes",
+                           sm80_smem_bytes(c), profile.name);
+      return fmt::format("needs {} B > {} B of shared memory per block on {}", sm80_smem_bytes(c),
+                         profile.smem_per_block_bytes, profile.name);
     }
     if (has("registers") && has("per thread")) {
       return fmt::format("needs an estimated {} registers per thread > 255", sm80_register_estimate(c, profile.arch));
     }
     if (has("registers") && has("per SM")) {
-      const int64_t regs = profile.registers_per_core > 0 ? profile.registers_per_core : 65536;
+      const int64_t needs = int64_t(sm80_register_estimate(c, profile.arch)) * sm80_threads(c);
+      if (profile.registers_per_core <= 0)
+        return fmt::format("needs an estimated {} registers per block; {} records no registers_per_core", needs,
+                           profile.name);
       return fmt::format("needs an estimated {} registers x {} threads = {} > {} registers per SM on {}",
-                         sm80_register_estimate(c, profile.arch), sm80_threads(c),
-                         int64_t(sm80_register_estimate(c, profile.arch)) * sm80_threads(c), regs, profile.name);
+                         sm80_register_estimate(c, profile.arch), sm80_threads(c), needs, profile.registers_per_core,
+                         profile.name);
     }
     if (has("32 * WARPS_M * WARPS_N")) return fmt::format("needs {} threads > 512 per block", sm80_threads(c));
     return KernelFamily::violation_detail(t, c, profile);

@@ -8,6 +8,7 @@
 #include "backends/cuda/sm80/sm80_cost_model.hpp"
 #include "backends/cuda/sm80/sm80_family.hpp"
 #include "hw/hw.hpp"
+#include "plan/planner.hpp"
 #include "support/test_support.hpp"
 
 namespace tileforge::cuda {
@@ -207,6 +208,90 @@ TEST(Sm80CostModel, MissingNumbersMakeTheCostInvalid) {
   const Cost c = sm80_cost(f16(256, 256, 256), p, sm80(64, 64, 32, 2, 2, 3));
   EXPECT_FALSE(c.valid);
   EXPECT_TRUE(std::isinf(c.seconds));
+}
+
+TEST(Sm80CostModel, AMissingChipNumberIsNamedNotAssumed) {
+  // Each number the model needs, cleared in turn: the cost is invalid and its note names the field (it used to
+  // assume 1.4 GHz, 100 KB, 65536 registers, 2048 threads, 16 blocks, 32 B/cycle of L2 and 128 of shared memory).
+  const hw::HwProfile full = profile("a100-sxm");
+  const Config cfg = sm80(64, 64, 32, 2, 2, 3);
+  ASSERT_TRUE(sm80_cost(f16(256, 256, 256), full, cfg).valid);
+  EXPECT_FALSE(sm80_missing_field(full).has_value());
+  struct Field {
+    const char* name;
+    void (*clear)(hw::HwProfile&);
+  };
+  const Field fields[] = {
+      {"boost_clock_ghz", [](hw::HwProfile& p) { p.boost_clock_ghz = 0; }},
+      {"smem_per_core_bytes", [](hw::HwProfile& p) { p.smem_per_core_bytes = 0; }},
+      {"registers_per_core", [](hw::HwProfile& p) { p.registers_per_core = 0; }},
+      {"max_threads_per_core", [](hw::HwProfile& p) { p.max_threads_per_core = 0; }},
+      {"max_blocks_per_core", [](hw::HwProfile& p) { p.max_blocks_per_core = 0; }},
+      {"l2_bytes_per_core_cycle", [](hw::HwProfile& p) { p.l2_bytes_per_core_cycle = 0; }},
+      {"smem_bytes_per_core_cycle", [](hw::HwProfile& p) { p.smem_bytes_per_core_cycle = 0; }},
+  };
+  for (const Field& f : fields) {
+    SCOPED_TRACE(f.name);
+    hw::HwProfile p = full;
+    f.clear(p);
+    const Cost c = sm80_cost(f16(256, 256, 256), p, cfg);
+    EXPECT_FALSE(c.valid);
+    ASSERT_FALSE(c.notes.empty());
+    EXPECT_NE(c.notes[0].find(std::string("the profile records no ") + f.name), std::string::npos) << c.notes[0];
+  }
+  // The planner reports such a chip unserved, with the field named.
+  hw::HwProfile p = full;
+  p.l2_bytes_per_core_cycle = 0;
+  auto plan = plan::make_plan(f16(1024, 1024, 1024), p, plan::PlanOptions{});
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  EXPECT_FALSE(plan->served);
+  EXPECT_NE(plan->unserved.find("the profile records no l2_bytes_per_core_cycle"), std::string::npos) << plan->unserved;
+  // Without the per-block shared-memory limit the space admits nothing, and says which number is missing.
+  hw::HwProfile no_smem = full;
+  no_smem.smem_per_block_bytes = 0;
+  const ParamSpace space = sm80_space(f16(1024, 1024, 1024), no_smem);
+  EXPECT_FALSE(space.check(cfg).ok());
+  bool named = false;
+  for (const auto& c : space.constraints) named = named || c.text.find("no smem_per_block_bytes") != std::string::npos;
+  EXPECT_TRUE(named);
+}
+
+TEST(Sm80CostModel, ChipRatesComeFromTheRecord) {
+  // The L2 and shared-memory rates and the blocks per SM are the record's: doubling a rate halves its term.
+  const hw::HwProfile base = profile("a100-sxm");
+  const Problem q = f16(4096, 4096, 4096);
+  const Config cfg = sm80(128, 128, 32, 2, 2, 4);
+  auto term = [&](const hw::HwProfile& p, const char* level) {
+    for (const auto& l : sm80_cost(q, p, cfg).levels)
+      if (l.level == level) return l.seconds;
+    return -1.0;
+  };
+  hw::HwProfile fast = base;
+  fast.l2_bytes_per_core_cycle *= 2;
+  fast.smem_bytes_per_core_cycle *= 2;
+  EXPECT_NEAR(term(fast, "L2"), term(base, "L2") / 2, 1e-12);
+  EXPECT_NEAR(term(fast, "shared memory"), term(base, "shared memory") / 2, 1e-12);
+  // 64x64 tiles with 2x2 warps: few enough resources that blocks per SM is the limit once it is small.
+  hw::HwProfile few = base;
+  few.max_blocks_per_core = 1;
+  const Sm80Occupancy o = sm80_occupancy(sm80(64, 64, 32, 2, 2, 2), few);
+  EXPECT_EQ(o.blocks, 1);
+  EXPECT_EQ(o.limit, "blocks per SM");
+}
+
+TEST(Sm80CostModel, TheHeuristicUsesTheCostModelsOccupancy) {
+  // One occupancy for both: the heuristic's pick on every NVIDIA record is legal and its resident blocks are the
+  // cost model's (a chip with fewer threads per SM, as sm_89's 1536, is counted as such).
+  for (const char* name : {"a100-sxm", "h100-sxm", "h200", "l40s", "rtx-4090"}) {
+    SCOPED_TRACE(name);
+    const hw::HwProfile p = profile(name);
+    for (const Problem& q : {f16(4096, 4096, 4096), f16(1000, 1000, 1000), f16(16, 4096, 4096)}) {
+      const Config c = sm80_heuristic(q, p);
+      ASSERT_FALSE(c.family.empty());
+      EXPECT_TRUE(sm80_space(q, p).check(c).ok());
+      EXPECT_EQ(sm80_cost(q, p, c).occupancy, std::max(1, sm80_occupancy(c, p).blocks));
+    }
+  }
 }
 
 }  // namespace
