@@ -132,6 +132,7 @@ Expected<DriverApi> load_driver(const std::string& path) {
     api.cuEventElapsedTime = v1;
   }
   resolve(get_proc, "cuTensorMapEncodeTiled", 12000, api.cuTensorMapEncodeTiled, false, error);
+  resolve(get_proc, "cuOccupancyMaxActiveClusters", 11070, api.cuOccupancyMaxActiveClusters, false, error);
   if (!error.empty()) return not_available(error);
 
   if (CUresult r = api.cuInit(0); r != CUDA_SUCCESS) {

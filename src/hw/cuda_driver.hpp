@@ -65,6 +65,7 @@ struct DriverApi {
   PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 cuOccupancyMaxActiveBlocksPerMultiprocessor = nullptr;
   // Optional: nullptr when the driver predates it (CUDA 12.0); callers check before use.
   PFN_cuTensorMapEncodeTiled_v12000 cuTensorMapEncodeTiled = nullptr;
+  PFN_cuOccupancyMaxActiveClusters_v11070 cuOccupancyMaxActiveClusters = nullptr;
 };
 
 // The process-wide driver table, loaded and cuInit'ed on first use, or why there is none:

@@ -170,6 +170,29 @@ FamilyChoice choose_family(const hw::HwProfile& p) {
   return f;
 }
 
+FamilyChoice choose_family(const hw::HwProfile& p, const Problem& problem) {
+  FamilyChoice first = choose_family(p);
+  if (first.family.empty()) return first;
+  const SupportGap gap = find_family(first.family)->supports(problem);
+  if (gap.empty()) return first;
+  // The first family refuses the problem (its precision policy or its limits): a lower-preference family that fits
+  // the chip and takes the problem serves it; when none does, the first family's refusal stands.
+  bool after = false;
+  for (const KernelFamily* k : families()) {
+    if (!after) {
+      after = k->name() == first.family;
+      continue;
+    }
+    FamilyFit fit = k->fit(p);
+    if (!fit.ok || !k->supports(problem).empty()) continue;
+    FamilyChoice f;
+    f.family = std::string(k->name());
+    f.reason = fmt::format("{} does not take this problem ({}); {}", first.family, gap.why, fit.reason);
+    return f;
+  }
+  return first;
+}
+
 Expected<Plan> make_plan(const Problem& problem, const hw::HwProfile& profile, const PlanOptions& options) {
   if (Status s = problem.validate(); !s) return s;
   if (options.top_n < 0) return invalid_argument(fmt::format("--top {} is negative (allowed: 0 or more)", options.top_n));
@@ -192,7 +215,7 @@ Expected<Plan> make_plan(const Problem& problem, const hw::HwProfile& profile, c
 
   FamilyChoice fc;
   if (options.family.empty() || options.family == "auto") {
-    fc = choose_family(profile);
+    fc = choose_family(profile, plan.problem);
   } else {
     auto requested = requested_family(options.family, profile);
     if (!requested) return requested.status();

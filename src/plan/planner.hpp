@@ -52,6 +52,9 @@ struct FamilyChoice {
   std::string needed;  // when none
 };
 FamilyChoice choose_family(const hw::HwProfile& profile);
+// The same for one problem: when the family of highest preference that fits refuses the problem (supports()), the
+// next one that fits and takes it; when none does, the first one (and the plan states its refusal).
+FamilyChoice choose_family(const hw::HwProfile& profile, const Problem& problem);
 
 struct Plan {
   Problem problem;  // normalized

@@ -409,7 +409,7 @@ TEST(DispatchSm80, PlannersFirstChoiceWhenPredictedFaster) {
                                 std::tuple{16384, 16384, 1024}, std::tuple{1000, 1000, 1000}}) {
     const Problem p = testing::make_problem(m, n, k, Layout::RR, DType::f16, DType::f16);
     plan::PlanOptions po;
-    po.family = "sm80";
+    po.family = cuda->space(p, d).family;  // sm80 without a GPU; sm90 where an sm_90a GPU is present
     po.top_n = 0;
     auto made = plan::make_plan(p, d.profile, po);
     ASSERT_TRUE(made) << made.status().to_string();

@@ -35,7 +35,10 @@ void expect_all_layers(const Plan& plan) {
 }
 
 TEST(Planner, Sm80SpaceOnH200HasOverAHundredLegalConfigs) {
-  const Plan plan = plan_of(f16(4096, 4096, 4096), "h200");
+  // The sm90 family plans for the H200 by default; the sm80 family still does when asked.
+  PlanOptions sm80;
+  sm80.family = "sm80";
+  const Plan plan = plan_of(f16(4096, 4096, 4096), "h200", sm80);
   ASSERT_TRUE(plan.served) << plan.unserved;
   EXPECT_EQ(plan.family, "sm80");
   EXPECT_EQ(plan.backend, "cuda");
@@ -256,9 +259,10 @@ TEST(Planner, UnservedChipsSayWhatWouldServeThem) {
 }
 
 TEST(Planner, UnservedPrecisionSaysSo) {
+  // No CUDA family takes f32 inputs: the refusal is the H200's first family's (sm90).
   const Plan f32 = plan_of(testing::make_problem(1024, 1024, 1024), "h200");
   EXPECT_FALSE(f32.served);
-  EXPECT_EQ(f32.family, "sm80");
+  EXPECT_EQ(f32.family, "sm90");
   EXPECT_NE(f32.unserved.find("f16 or bf16"), std::string::npos) << f32.unserved;
   EXPECT_NE(f32.needed.find("TF32"), std::string::npos);
 
@@ -307,7 +311,9 @@ TEST(Planner, UnalignedShapesAvoidSixteenByteLoadsOrCopy) {
 }
 
 TEST(Planner, SkinnyShapesSpreadOverTheSms) {
-  const Plan plan = plan_of(f16(16, 4096, 4096), "h200");
+  PlanOptions sm80;
+  sm80.family = "sm80";  // 16-row tiles: the sm80 family's (sm90's wgmma blocks are 64 rows)
+  const Plan plan = plan_of(f16(16, 4096, 4096), "h200", sm80);
   ASSERT_TRUE(plan.served);
   EXPECT_FALSE(plan.roofline.compute_bound);
   const Candidate& c = *plan.choice();

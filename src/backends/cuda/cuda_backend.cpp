@@ -1,15 +1,20 @@
-// tileforge's own CUDA backend: sm80 instances generated per Config, compiled with NVRTC through the kernel
-// cache, checked against their resource estimates, and launched with cuLaunchKernelEx.
+// tileforge's own CUDA backend: the sm80 and sm90 families' instances generated per Config, compiled with NVRTC
+// through the kernel cache, checked against their resource estimates, and launched with cuLaunchKernelEx (sm90: with
+// tensor maps built per call and thread-block clusters). Which family runs a problem is plan::family_for's answer.
 #include "backends/cuda/cuda_backend.hpp"
 
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 
 #include <fmt/format.h>
 
 #include "backends/cuda/sm80/sm80_family.hpp"
+#include "backends/cuda/sm90/sm90_family.hpp"
+#include "plan/kernel_family.hpp"
 #include "core/embedded.hpp"
 #include "hw/cuda_device.hpp"
 #include "hw/cuda_driver.hpp"
@@ -31,8 +36,22 @@ std::vector<jit::Header> kernel_headers() {
   return headers;
 }
 
-Expected<std::string> arch_of(int ordinal) {
+// The device's properties, queried once per ordinal (family_for asks on every space() and heuristic() call).
+Expected<DeviceProperties> properties_of(int ordinal) {
+  static std::mutex mutex;
+  static std::map<int, DeviceProperties> known;
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = known.find(ordinal); it != known.end()) return it->second;
+  }
   auto props = query_device(ordinal);
+  if (!props) return props.status();
+  std::lock_guard lock(mutex);
+  return known.emplace(ordinal, *props).first->second;
+}
+
+Expected<std::string> arch_of(int ordinal) {
+  auto props = properties_of(ordinal);
   if (!props) return props.status();
   return nvrtc_arch(props->cc_major, props->cc_minor);
 }
@@ -151,6 +170,365 @@ class CudaKernel final : public Kernel {
   mutable void* copier_ = nullptr;
 };
 
+void note_once(std::vector<std::string>& said, std::string text) {
+  for (const auto& w : said)
+    if (w == text) return;
+  std::fprintf(stderr, "tileforge: warning: %s\n", text.c_str());
+  said.push_back(std::move(text));
+}
+
+// ---- sm80 ----------------------------------------------------------------------------------------------------
+
+// Mirrors tf::sm80::Params in kernels/sm80/gemm.cuh field for field (passed by value as the only argument).
+struct Sm80Params {
+  const void* a;
+  const void* b;
+  void* c;
+  int m, n, k;
+  long long lda, ldb, ldc;
+  long long stride_a, stride_b, stride_c;
+  float alpha, beta;
+};
+
+// Copies A and B into buffers whose rows are 128-byte aligned; `launch_p` gets their leading dimensions.
+Expected<std::pair<const void*, const void*>> copy_operands(const CudaKernel& kernel, const Problem& p,
+                                                            const GemmArgs& args, Problem& launch_p) {
+  const StoredShape sa = stored_a(p), sb = stored_b(p);
+  const int64_t lda = round_up(sa.cols, kCopyRowAlign), ldb = round_up(sb.cols, kCopyRowAlign);
+  const int64_t stride_a = lda * sa.rows, stride_b = ldb * sb.rows;
+  auto bufs = kernel.copy_buffers(std::size_t(stride_a * p.batch * 2), std::size_t(stride_b * p.batch * 2));
+  if (!bufs) return bufs.status();
+  auto copier = kernel.copier();
+  if (!copier) return copier.status();
+  for (auto [src, dst, shape, ld_dst, stride_dst] :
+       {std::tuple{args.a, bufs->first, sa, lda, stride_a}, std::tuple{args.b, bufs->second, sb, ldb, stride_b}}) {
+    const void* s = src;
+    void* d = dst;
+    long long ld_src = shape.ld, st_src = shape.stride, ldd = ld_dst, std_ = stride_dst;
+    int rows = int(shape.rows), cols = int(shape.cols);
+    void* kargs[] = {&s, &ld_src, &st_src, &d, &ldd, &std_, &rows, &cols};
+    LaunchDims dims;
+    dims.block[0] = 256;
+    dims.grid[0] = unsigned(std::min<int64_t>((cols + 511) / 512, 64));
+    dims.grid[1] = unsigned(std::min<int64_t>(rows, 65535));
+    dims.grid[2] = unsigned(p.batch);
+    dims.stream = static_cast<CUstream>(args.stream);
+    if (Status st = launch(static_cast<CUfunction>(*copier), dims, kargs, "tf_copy_u16"); !st) return st;
+  }
+  launch_p.lda = lda;
+  launch_p.ldb = ldb;
+  launch_p.stride_a = stride_a;
+  launch_p.stride_b = stride_b;
+  return std::pair<const void*, const void*>{bufs->first, bufs->second};
+}
+
+Expected<std::unique_ptr<CudaKernel>> prepare_sm80(const Problem& p, const Config& config, int ordinal,
+                                                   const std::string& arch) {
+  auto kernel = std::make_unique<CudaKernel>(config, ordinal, arch);
+  auto inst = kernel->instance(p, prepared_vec(config), epilogue_vec(p));
+  if (!inst) return inst.status();
+  if (config.at("COPY_AB")) {
+    if (auto copier = kernel->copier(); !copier) return copier.status();
+  }
+  return kernel;
+}
+
+// `p` normalized, m and n > 0; the pointers checked.
+Status run_sm80(const CudaKernel& kernel, const Problem& p, const GemmArgs& args) {
+  const Config& c = kernel.config();
+  const bool copy = c.at("COPY_AB") != 0 && p.k > 0;
+  const void* a = args.a;
+  const void* b = args.b;
+  Problem launch_p = p;
+  int vec = int(c.at("VEC_BYTES"));
+  if (copy) {
+    auto copied = copy_operands(kernel, p, args, launch_p);
+    if (!copied) return copied.status();
+    std::tie(a, b) = *copied;
+    vec = 16;
+  } else {
+    const int allowed = max_vec_bytes(p, args.a, args.b);
+    if (allowed < vec) {
+      note_once(kernel.warnings, fmt::format("A or B is only {}-byte aligned; {} runs with {}-byte loads instead of {}",
+                                             allowed, c.describe(), allowed, vec));
+      vec = allowed;
+    }
+  }
+  const int epi = epilogue_vec(p, args.c);
+  auto inst = kernel.instance(p, vec, epi);
+  if (!inst) return inst.status();
+
+  Sm80Params params{};
+  params.a = a;
+  params.b = b;
+  params.c = args.c;
+  params.m = int(p.m);
+  params.n = int(p.n);
+  params.k = int(p.k);
+  params.lda = launch_p.lda;
+  params.ldb = launch_p.ldb;
+  params.ldc = p.ldc;
+  params.stride_a = launch_p.stride_a;
+  params.stride_b = launch_p.stride_b;
+  params.stride_c = p.stride_c;
+  params.alpha = float(p.alpha);
+  params.beta = float(p.beta);
+  void* kernel_args[] = {&params};
+  LaunchDims dims;
+  const int64_t bm = c.at("BLOCK_M"), bn = c.at("BLOCK_N");
+  dims.grid[0] = unsigned(((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn));
+  dims.grid[1] = unsigned(p.batch);
+  dims.block[0] = unsigned((*inst)->generated.threads);
+  dims.dynamic_smem_bytes = unsigned((*inst)->generated.smem_bytes);
+  dims.stream = static_cast<CUstream>(args.stream);
+  return launch((*inst)->loaded.function, dims, kernel_args, (*inst)->generated.entry);
+}
+
+// ---- sm90 ----------------------------------------------------------------------------------------------------
+
+// Mirrors tf::sm90::TmaDesc and tf::sm90::Params in kernels/sm90/gemm.cuh field for field: the tensor maps travel
+// by value in the kernel's parameter space (__grid_constant__), where the TMA unit reads them.
+struct alignas(64) Sm90TmaDesc {
+  unsigned long long v[16];
+};
+struct Sm90Params {
+  Sm90TmaDesc a, b, c;
+  void* c_ptr;
+  int m, n, k;
+  long long ldc;
+  float alpha, beta;
+};
+static_assert(sizeof(Sm90TmaDesc) == sizeof(CUtensorMap), "a tensor map is 128 bytes");
+
+// A 2-D map of a 16-bit matrix: `inner` contiguous elements per line, `outer` lines `ld` elements apart, 128-byte
+// swizzle, out-of-bounds elements read as zero.
+Status encode_map(Sm90TmaDesc& out, const void* ptr, DType type, int64_t inner, int64_t outer, int64_t ld,
+                  const int box[2], std::string_view what) {
+  auto d = driver();
+  if (!d) return d.status();
+  if (!(*d)->cuTensorMapEncodeTiled) {
+    return unsupported("the CUDA driver has no cuTensorMapEncodeTiled (CUDA 12.0 or later is needed for TMA)");
+  }
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {cuuint64_t(inner), cuuint64_t(outer)};
+  const cuuint64_t strides[1] = {cuuint64_t(ld) * 2};
+  const cuuint32_t boxes[2] = {cuuint32_t(box[0]), cuuint32_t(box[1])};
+  const cuuint32_t element_strides[2] = {1, 1};
+  const CUresult r = (*d)->cuTensorMapEncodeTiled(
+      &map, type == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+      const_cast<void*>(ptr), dims, strides, boxes, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    return check(r, fmt::format("cuTensorMapEncodeTiled({}: {} x {} elements, ld {}, box {} x {})", what, inner, outer,
+                                ld, box[0], box[1]));
+  }
+  std::memcpy(&out, &map, sizeof out);
+  return {};
+}
+
+class Sm90Kernel final : public Kernel {
+ public:
+  Sm90Kernel(Config config, int ordinal, jit::LoadedKernel loaded, Sm90Source source, int max_clusters,
+             hw::HwProfile profile, std::string arch)
+      : Kernel(std::move(config)),
+        ordinal_(ordinal),
+        loaded_(std::move(loaded)),
+        source_(std::move(source)),
+        max_clusters_(max_clusters),
+        profile_(std::move(profile)),
+        arch_(std::move(arch)) {}
+
+  int ordinal() const { return ordinal_; }
+
+  Status run(const Problem& p, const GemmArgs& args) const {
+    // TMA reads A and B from 16-byte aligned bases; the epilogue writes C by TMA (16 bytes) or in 2-element pairs.
+    const uintptr_t a = reinterpret_cast<uintptr_t>(args.a), b = reinterpret_cast<uintptr_t>(args.b),
+                    c = reinterpret_cast<uintptr_t>(args.c);
+    const bool tma_store = config().at("EPILOGUE") != kSm90EpilogueDirect && p.beta == 0.0;
+    const uintptr_t c_align = tma_store ? 16 : 2 * size_of(p.precision.output);
+    if (a % 16 != 0 || b % 16 != 0 || c % c_align != 0) {
+      return run_fallback(p, args,
+                          fmt::format("A, B or C is not aligned for {} (A and B need 16 bytes for TMA, C {} bytes)",
+                                      config().describe(), c_align));
+    }
+    std::lock_guard lock(mutex_);
+    if (!cached_ || cached_a_ != args.a || cached_b_ != args.b || cached_c_ != args.c || !same_shape(p)) {
+      if (Status s = build_params(p, args); !s) return s;
+      cached_ = true;
+      cached_a_ = args.a;
+      cached_b_ = args.b;
+      cached_c_ = args.c;
+      cached_p_ = p;
+    }
+    params_.alpha = float(p.alpha);
+    params_.beta = float(p.beta);
+    void* kernel_args[] = {&params_};
+    const int64_t cs = source_.cluster;
+    const Config& cfg = config();
+    const int64_t cluster_tiles = ((p.m + cfg.at("BLOCK_M") * cfg.at("CLUSTER_M") - 1) / (cfg.at("BLOCK_M") * cfg.at("CLUSTER_M"))) *
+                                  ((p.n + cfg.at("BLOCK_N") * cfg.at("CLUSTER_N") - 1) / (cfg.at("BLOCK_N") * cfg.at("CLUSTER_N")));
+    const int64_t clusters = std::min<int64_t>(cluster_tiles, max_clusters_);
+    LaunchDims dims;
+    dims.grid[0] = unsigned(clusters * cs);
+    dims.block[0] = unsigned(source_.threads);
+    dims.dynamic_smem_bytes = unsigned(source_.smem_bytes);
+    if (cs > 1) dims.cluster[0] = unsigned(cs);
+    dims.stream = static_cast<CUstream>(args.stream);
+    return launch(loaded_.function, dims, kernel_args, source_.entry);
+  }
+
+  const Sm90Source& source() const { return source_; }
+  const jit::LoadedKernel& loaded() const { return loaded_; }
+
+ private:
+  bool same_shape(const Problem& p) const {
+    const Problem& q = cached_p_;
+    return q.m == p.m && q.n == p.n && q.k == p.k && q.lda == p.lda && q.ldb == p.ldb && q.ldc == p.ldc &&
+           q.layout == p.layout && q.precision.input == p.precision.input && q.precision.output == p.precision.output;
+  }
+
+  Status build_params(const Problem& p, const GemmArgs& args) const {
+    std::memset(&params_, 0, sizeof params_);
+    const DType in = p.precision.input;
+    if (a_row_major(p.layout)) {
+      if (Status s = encode_map(params_.a, args.a, in, p.k, p.m, p.lda, source_.a_box, "A"); !s) return s;
+    } else {
+      if (Status s = encode_map(params_.a, args.a, in, p.m, p.k, p.lda, source_.a_box, "A"); !s) return s;
+    }
+    if (b_row_major(p.layout)) {
+      if (Status s = encode_map(params_.b, args.b, in, p.n, p.k, p.ldb, source_.b_box, "B"); !s) return s;
+    } else {
+      if (Status s = encode_map(params_.b, args.b, in, p.k, p.n, p.ldb, source_.b_box, "B"); !s) return s;
+    }
+    if (config().at("EPILOGUE") != kSm90EpilogueDirect && p.precision.output != DType::f32) {
+      if (Status s = encode_map(params_.c, args.c, p.precision.output, p.n, p.m, p.ldc, source_.c_box, "C"); !s) return s;
+    }
+    params_.c_ptr = args.c;
+    params_.m = int(p.m);
+    params_.n = int(p.n);
+    params_.k = int(p.k);
+    params_.ldc = p.ldc;
+    return {};
+  }
+
+  // The sm80 family's heuristic config for the problem, prepared on first use, runs what this kernel cannot.
+  Status run_fallback(const Problem& p, const GemmArgs& args, const std::string& why) const {
+    const CudaKernel* k = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      if (!fallback_) {
+        const Config c = sm80_heuristic(p, profile_);
+        auto prepared = prepare_sm80(p, c, ordinal_, arch_);
+        if (!prepared) {
+          return Status(prepared.status().code(), fmt::format("{}, and the sm80 fallback could not be prepared: {}", why,
+                                                              prepared.status().message()));
+        }
+        fallback_ = std::move(*prepared);
+      }
+      k = fallback_.get();
+      note_once(warnings_, fmt::format("{}: running the sm80 family's {} instead", why, k->config().describe()));
+    }
+    return run_sm80(*k, p, args);
+  }
+
+  int ordinal_;
+  jit::LoadedKernel loaded_;
+  Sm90Source source_;
+  int max_clusters_;
+  hw::HwProfile profile_;
+  std::string arch_;
+  mutable std::mutex mutex_;
+  mutable Sm90Params params_{};
+  mutable bool cached_ = false;
+  mutable const void* cached_a_ = nullptr;
+  mutable const void* cached_b_ = nullptr;
+  mutable const void* cached_c_ = nullptr;
+  mutable Problem cached_p_;
+  mutable std::unique_ptr<CudaKernel> fallback_;
+  mutable std::vector<std::string> warnings_;
+};
+
+// Why a compiled sm90 instance must not run: spills, serialized wgmma, too few threads; "" when it may.
+std::string sm90_refusal(const Config& config, const jit::FunctionResources* r, const std::vector<std::string>& warnings) {
+  if (r && r->spills()) {
+    return fmt::format("{} spills ({} bytes stored, {} loaded; {} registers)", config.describe(), r->spill_store_bytes,
+                       r->spill_load_bytes, r->registers);
+  }
+  for (const std::string& w : warnings) {
+    if (w.find("wgmma") != std::string::npos && w.find("serializ") != std::string::npos) {
+      return fmt::format("{}: ptxas serializes its wgmma instructions ({})", config.describe(), w);
+    }
+  }
+  return {};
+}
+
+Expected<std::unique_ptr<Kernel>> prepare_sm90(const Problem& p, const Config& config, const Device& device,
+                                               const std::string& arch) {
+  if (arch != "sm_90a") {
+    return unsupported(fmt::format("the sm90 family's kernels need an sm_90a GPU; this one compiles for {}", arch));
+  }
+  const Sm90Source src = sm90_source(p, config);
+  auto loaded = compile_and_load(src.entry, src.source, src.entry, device.ordinal);
+  if (!loaded) return loaded.status();
+  if (std::string why = sm90_refusal(config, &loaded->resources, loaded->warnings); !why.empty()) {
+    return unsupported(why + ": refused before it runs");
+  }
+  if (loaded->max_threads_per_block > 0 && loaded->max_threads_per_block < src.threads) {
+    return unsupported(fmt::format("{} needs {} threads per block but its registers allow only {}", config.describe(),
+                                   src.threads, loaded->max_threads_per_block));
+  }
+  auto props = properties_of(device.ordinal);
+  if (!props) return props.status();
+  int max_clusters = std::max(1, props->sm_count / src.cluster);
+  auto d = driver();
+  if (!d) return d.status();
+  // The shared memory the kernel asks for, raised before the occupancy query (which reads it from the function).
+  if (Status s = check((*d)->cuFuncSetAttribute(loaded->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                 int(src.smem_bytes)),
+                       fmt::format("{}: cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = {})", src.entry,
+                                   src.smem_bytes));
+      !s) {
+    return s;
+  }
+  if (src.cluster > 1 && (*d)->cuOccupancyMaxActiveClusters) {
+    CUlaunchConfig lc{};
+    lc.gridDimX = unsigned(max_clusters * src.cluster);
+    lc.gridDimY = lc.gridDimZ = 1;
+    lc.blockDimX = unsigned(src.threads);
+    lc.blockDimY = lc.blockDimZ = 1;
+    lc.sharedMemBytes = unsigned(src.smem_bytes);
+    CUlaunchAttribute attr{};
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = unsigned(src.cluster);
+    attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+    lc.attrs = &attr;
+    lc.numAttrs = 1;
+    int n = 0;
+    if ((*d)->cuOccupancyMaxActiveClusters(&n, loaded->function, &lc) == CUDA_SUCCESS && n > 0) {
+      max_clusters = std::min(max_clusters, n);
+    }
+  }
+  return std::unique_ptr<Kernel>(std::make_unique<Sm90Kernel>(config, device.ordinal, std::move(*loaded), src,
+                                                              max_clusters, device.profile, arch));
+}
+
+// The family that runs a problem on a device: plan::family_for's answer, unless TILEFORGE_CUDA_FAMILY names another
+// registered CUDA family that fits, runs on the device and takes the problem (to compare families in one run).
+const plan::KernelFamily* cuda_family(const Problem& p, const Device& device) {
+  if (const char* forced = std::getenv("TILEFORGE_CUDA_FAMILY"); forced && *forced && std::string_view(forced) != "auto") {
+    const plan::KernelFamily* f = plan::find_family(forced);
+    if (f && f->backend() == "cuda" && f->fit(device.profile).ok && f->runs_on(device) && f->supports(p).empty()) {
+      return f;
+    }
+    static std::once_flag said;
+    std::call_once(said, [&] {
+      std::fprintf(stderr, "tileforge: warning: TILEFORGE_CUDA_FAMILY=%s: not a CUDA family that runs %s here; "
+                   "choosing the family as usual\n", forced, p.describe().c_str());
+    });
+  }
+  return plan::family_for("cuda", p, device);
+}
+
 class CudaBackend final : public Backend {
  public:
   std::string_view name() const override { return "cuda"; }
@@ -168,151 +546,84 @@ class CudaBackend final : public Backend {
 
   Support supports(const Problem& p, const Device& device) const override {
     if (device.kind != "cuda") return Support::no(fmt::format("the cuda backend runs on CUDA devices, not {}", device.kind));
-    if (p.precision.input == DType::f32) return Support::no("the sm80 family takes f16 or bf16 inputs (f32 has no mma.sync path here)");
-    if (p.precision.accum != DType::f32) return Support::no("the sm80 family accumulates in f32 (f16 accumulation comes with a later family)");
-    if (p.m > INT_MAX || p.n > INT_MAX || p.k > INT_MAX) return Support::no("M, N and K must each fit a 32-bit int");
-    if (p.batch > 65535) return Support::no("batch must be at most 65535 (one grid row per entry)");
-    return Support::yes();
+    const Problem q = p.normalized();
+    if (cuda_family(q, device)) return Support::yes();
+    // Why not: the first CUDA family that fits the chip record says it.
+    for (const plan::KernelFamily* f : plan::families()) {
+      if (f->backend() != "cuda" || !f->fit(device.profile).ok) continue;
+      if (plan::SupportGap gap = f->supports(q); !gap.empty()) return Support::no(gap.why);
+      if (Support s = f->runs_on(device); !s) return s;
+    }
+    return Support::no(fmt::format("no CUDA kernel family plans for {} ({})", device.profile.name, device.profile.arch));
   }
 
-  ParamSpace space(const Problem& p, const Device& device) const override { return sm80_space(p, device.profile); }
+  ParamSpace space(const Problem& p, const Device& device) const override {
+    const Problem q = p.normalized();
+    const plan::KernelFamily* f = cuda_family(q, device);
+    if (f && f->name() == "sm90") return sm90_space(q, device.profile);
+    return sm80_space(q, device.profile);
+  }
 
   Expected<Config> heuristic(const Problem& p, const Device& device) const override {
     if (Support s = supports(p, device); !s) return unsupported(s.reason);
-    Config c = sm80_heuristic(p, device.profile);
-    if (c.family.empty()) return unsupported(fmt::format("no sm80 config fits {} on {}", p.describe(), device.profile.name));
+    const Problem q = p.normalized();
+    const plan::KernelFamily* f = cuda_family(q, device);
+    Config c = f && f->name() == "sm90" ? sm90_heuristic(q, device.profile) : sm80_heuristic(q, device.profile);
+    if (c.family.empty()) {
+      return unsupported(fmt::format("no {} config fits {} on {}", f ? f->name() : "sm80", p.describe(),
+                                     device.profile.name));
+    }
     return c;
   }
 
   Expected<std::unique_ptr<Kernel>> prepare(const Problem& problem, const Config& config, const Device& device) override {
     if (Status s = problem.validate(); !s) return s;
-    if (Support s = supports(problem, device); !s) return unsupported(s.reason);
+    if (device.kind != "cuda") return unsupported(fmt::format("the cuda backend runs on CUDA devices, not {}", device.kind));
     const Problem p = problem.normalized();
-    if (Status s = space(p, device).check(config); !s) return s;
     auto arch = arch_of(device.ordinal);
     if (!arch) return arch.status();
-    auto kernel = std::make_unique<CudaKernel>(config, device.ordinal, *arch);
-    auto inst = kernel->instance(p, prepared_vec(config), epilogue_vec(p));
-    if (!inst) return inst.status();
-    if (config.at("COPY_AB")) {
-      if (auto copier = kernel->copier(); !copier) return copier.status();
+    if (config.family == "sm90") {
+      const plan::KernelFamily* f = plan::find_family("sm90");
+      if (plan::SupportGap gap = f->supports(p); !gap.empty()) return unsupported(gap.why);
+      if (Status s = sm90_space(p, device.profile).check(config); !s) return s;
+      auto k = prepare_sm90(p, config, device, *arch);
+      if (k) return k;
+      // A kernel that does not compile or may not run: the sm80 family runs the problem, and says so.
+      const Status why = k.status();
+      if (!plan::find_family("sm80")->supports(p).empty()) return why;
+      const Config fallback = sm80_heuristic(p, device.profile);
+      auto f80 = prepare_sm80(p, fallback, device.ordinal, *arch);
+      if (!f80) return why;
+      std::fprintf(stderr, "tileforge: warning: %s could not be prepared (%s); running the sm80 family's %s instead\n",
+                   config.describe().c_str(), why.message().c_str(), fallback.describe().c_str());
+      return std::unique_ptr<Kernel>(std::move(*f80));
     }
-    return std::unique_ptr<Kernel>(std::move(kernel));
+    if (config.family != "sm80") {
+      return invalid_argument(fmt::format("the cuda backend runs families sm80 and sm90, not '{}'", config.family));
+    }
+    if (plan::SupportGap gap = plan::find_family("sm80")->supports(p); !gap.empty()) return unsupported(gap.why);
+    if (Status s = sm80_space(p, device.profile).check(config); !s) return s;
+    auto k = prepare_sm80(p, config, device.ordinal, *arch);
+    if (!k) return k.status();
+    return std::unique_ptr<Kernel>(std::move(*k));
   }
 
   Status run(const Kernel& base, const Problem& problem, const GemmArgs& args) override {
-    const auto* kernel = dynamic_cast<const CudaKernel*>(&base);
-    if (!kernel) return invalid_argument("kernel was not prepared by the cuda backend");
+    const auto* k80 = dynamic_cast<const CudaKernel*>(&base);
+    const auto* k90 = dynamic_cast<const Sm90Kernel*>(&base);
+    if (!k80 && !k90) return invalid_argument("kernel was not prepared by the cuda backend");
     if (Status s = problem.validate(); !s) return s;
     const Problem p = problem.normalized();
     if (p.m == 0 || p.n == 0) return {};
-    auto ctx = activate(kernel->ordinal());
+    auto ctx = activate(k80 ? k80->ordinal() : k90->ordinal());
     if (!ctx) return ctx.status();
-    const bool reads_ab = p.k > 0;
-    if (reads_ab) {
+    if (p.k > 0) {
       if (Status s = check_device_pointer(args.a, "A"); !s) return s;
       if (Status s = check_device_pointer(args.b, "B"); !s) return s;
     }
     if (Status s = check_device_pointer(args.c, "C"); !s) return s;
-    const Config& c = kernel->config();
-    const bool copy = c.at("COPY_AB") != 0 && reads_ab;
-
-    const void* a = args.a;
-    const void* b = args.b;
-    Problem launch_p = p;
-    int vec = int(c.at("VEC_BYTES"));
-    if (copy) {
-      auto copied = copy_operands(*kernel, p, args, launch_p);
-      if (!copied) return copied.status();
-      std::tie(a, b) = *copied;
-      vec = 16;
-    } else {
-      const int allowed = max_vec_bytes(p, args.a, args.b);
-      if (allowed < vec) {
-        note_once(*kernel, fmt::format("A or B is only {}-byte aligned; {} runs with {}-byte loads instead of {}",
-                                       allowed, c.describe(), allowed, vec));
-        vec = allowed;
-      }
-    }
-    const int epi = epilogue_vec(p, args.c);
-    auto inst = kernel->instance(p, vec, epi);
-    if (!inst) return inst.status();
-
-    sm80_params params{};
-    params.a = a;
-    params.b = b;
-    params.c = args.c;
-    params.m = int(p.m);
-    params.n = int(p.n);
-    params.k = int(p.k);
-    params.lda = launch_p.lda;
-    params.ldb = launch_p.ldb;
-    params.ldc = p.ldc;
-    params.stride_a = launch_p.stride_a;
-    params.stride_b = launch_p.stride_b;
-    params.stride_c = p.stride_c;
-    params.alpha = float(p.alpha);
-    params.beta = float(p.beta);
-    void* kernel_args[] = {&params};
-    LaunchDims dims;
-    const int64_t bm = c.at("BLOCK_M"), bn = c.at("BLOCK_N");
-    dims.grid[0] = unsigned(((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn));
-    dims.grid[1] = unsigned(p.batch);
-    dims.block[0] = unsigned((*inst)->generated.threads);
-    dims.dynamic_smem_bytes = unsigned((*inst)->generated.smem_bytes);
-    dims.stream = static_cast<CUstream>(args.stream);
-    return launch((*inst)->loaded.function, dims, kernel_args, (*inst)->generated.entry);
-  }
-
- private:
-  // Mirrors tf::sm80::Params in kernels/sm80/gemm.cuh field for field (passed by value as the only argument).
-  struct sm80_params {
-    const void* a;
-    const void* b;
-    void* c;
-    int m, n, k;
-    long long lda, ldb, ldc;
-    long long stride_a, stride_b, stride_c;
-    float alpha, beta;
-  };
-
-  static void note_once(const CudaKernel& k, std::string text) {
-    for (const auto& w : k.warnings)
-      if (w == text) return;
-    std::fprintf(stderr, "tileforge: warning: %s\n", text.c_str());
-    k.warnings.push_back(std::move(text));
-  }
-
-  // Copies A and B into buffers whose rows are 128-byte aligned; `launch_p` gets their leading dimensions.
-  Expected<std::pair<const void*, const void*>> copy_operands(const CudaKernel& kernel, const Problem& p,
-                                                              const GemmArgs& args, Problem& launch_p) {
-    const StoredShape sa = stored_a(p), sb = stored_b(p);
-    const int64_t lda = round_up(sa.cols, kCopyRowAlign), ldb = round_up(sb.cols, kCopyRowAlign);
-    const int64_t stride_a = lda * sa.rows, stride_b = ldb * sb.rows;
-    auto bufs = kernel.copy_buffers(std::size_t(stride_a * p.batch * 2), std::size_t(stride_b * p.batch * 2));
-    if (!bufs) return bufs.status();
-    auto copier = kernel.copier();
-    if (!copier) return copier.status();
-    for (auto [src, dst, shape, ld_dst, stride_dst] :
-         {std::tuple{args.a, bufs->first, sa, lda, stride_a}, std::tuple{args.b, bufs->second, sb, ldb, stride_b}}) {
-      const void* s = src;
-      void* d = dst;
-      long long ld_src = shape.ld, st_src = shape.stride, ldd = ld_dst, std_ = stride_dst;
-      int rows = int(shape.rows), cols = int(shape.cols);
-      void* kargs[] = {&s, &ld_src, &st_src, &d, &ldd, &std_, &rows, &cols};
-      LaunchDims dims;
-      dims.block[0] = 256;
-      dims.grid[0] = unsigned(std::min<int64_t>((cols + 511) / 512, 64));
-      dims.grid[1] = unsigned(std::min<int64_t>(rows, 65535));
-      dims.grid[2] = unsigned(p.batch);
-      dims.stream = static_cast<CUstream>(args.stream);
-      if (Status st = launch(static_cast<CUfunction>(*copier), dims, kargs, "tf_copy_u16"); !st) return st;
-    }
-    launch_p.lda = lda;
-    launch_p.ldb = ldb;
-    launch_p.stride_a = stride_a;
-    launch_p.stride_b = stride_b;
-    return std::pair<const void*, const void*>{bufs->first, bufs->second};
+    if (k90) return k90->run(p, args);
+    return run_sm80(*k80, p, args);
   }
 };
 
@@ -376,27 +687,44 @@ Expected<CompiledInstance> compile_instance(const Problem& problem, const Config
                                             jit::KernelCache* cache) {
   if (Status s = problem.validate(); !s) return s;
   const Problem p = problem.normalized();
-  if (config.family != "sm80") {
-    return invalid_argument(fmt::format("the cuda backend compiles family sm80, not '{}'", config.family));
+  if (config.family != "sm80" && config.family != "sm90") {
+    return invalid_argument(fmt::format("the cuda backend compiles families sm80 and sm90, not '{}'", config.family));
+  }
+  if (config.family == "sm90" && arch != "sm_90a") {
+    return unsupported(fmt::format("the sm90 family compiles for sm_90a only, not {}", arch));
   }
   auto nvrtc = jit::Nvrtc::get();
   if (!nvrtc) return nvrtc.status();
   if (Status s = (*nvrtc)->check_arch(arch); !s) return s;
-  const GeneratedKernel gen = sm80_source(p, config, prepared_vec(config), epilogue_vec(p));
-  auto compiled = (cache ? *cache : jit::KernelCache::shared()).get(request_for(gen.entry, gen.source, arch));
+  std::string entry, source;
+  if (config.family == "sm90") {
+    const Sm90Source gen = sm90_source(p, config);
+    entry = gen.entry;
+    source = gen.source;
+  } else {
+    const GeneratedKernel gen = sm80_source(p, config, prepared_vec(config), epilogue_vec(p));
+    entry = gen.entry;
+    source = gen.source;
+  }
+  auto compiled = (cache ? *cache : jit::KernelCache::shared()).get(request_for(entry, source, arch));
   if (!compiled) return compiled.status();
   CompiledInstance out;
-  out.entry = gen.entry;
+  out.entry = entry;
   out.cache_hit = compiled->cache_hit;
   out.compile_seconds = compiled->compile_seconds;
   out.cache_entry = compiled->entry_path;
-  if (const jit::FunctionResources* r = compiled->resources(gen.entry)) {
+  if (const jit::FunctionResources* r = compiled->resources(entry)) {
     out.registers = r->registers;
     // The same refusal as prepare(): a spilling instance would be slow whatever its tiles promise.
     if (r->spills()) {
       return unsupported(fmt::format("{} spills ({} bytes stored, {} loaded; {} registers): refused before it runs "
                                      "(choose smaller tiles or fewer stages)",
                                      config.describe(), r->spill_store_bytes, r->spill_load_bytes, r->registers));
+    }
+  }
+  if (config.family == "sm90") {
+    if (std::string why = sm90_refusal(config, nullptr, compiled->report.warnings); !why.empty()) {
+      return unsupported(why + ": refused before it runs");
     }
   }
   return out;

@@ -1,4 +1,6 @@
-// tileforge's own CUDA backend: the sm80 family generated per Config, compiled with NVRTC, cached, launched.
+// tileforge's own CUDA backend: the sm80 and sm90 families generated per Config, compiled with NVRTC, cached,
+// launched. The family that runs a problem is plan::family_for("cuda", ...)'s; TILEFORGE_CUDA_FAMILY=sm80|sm90
+// forces one that fits, runs here and takes the problem (to compare the families in one run).
 #pragma once
 
 #include <memory>
@@ -26,7 +28,7 @@ Expected<UtilityKernel> utility_kernel(const std::string& entry, int ordinal);
 // arch of its NVIDIA profile.
 Expected<std::string> target_arch(const Device& device);
 
-// One sm80 instance compiled for `arch` into the kernel cache without a device (nothing is loaded): exactly the
+// One sm80 or sm90 instance compiled for `arch` into the kernel cache without a device (nothing is loaded): exactly the
 // source and options prepare() would compile, so that a later prepare() of the same problem and config on a GPU
 // of that arch only loads it. Thread-safe; the tuner runs one per host core. `cache` nullptr = the shared cache
 // (the one prepare() reads). A spilling instance is refused as prepare() refuses it.

@@ -1,0 +1,91 @@
+// The sm90 family's cost-model constants (TMA + wgmma, warp-specialized, persistent), each with the reason for its
+// value and where it was measured. Constants shared by every family (overlap leak, DRAM efficiency) are in
+// plan/cost_constants.hpp.
+//
+// Calibration: the probe of the kernel template (bench/micro/sm90_gemm_probe.cu, scripts/gpu-sm90-probe) timed
+// 12 configs against cuBLAS on the H200 (bench/results/h200/2026-12-01-sm90-probe/call2..call5/table.txt): the
+// 128x256 tile with a TMA-store epilogue (L7, L16), with clusters (L8, L17), with a direct epilogue (L4, L5, L6),
+// the deferred epilogue (L10), 4 stages with half staging tiles (L14), 128x192 tiles (L18, L19) and the 1x2 cluster
+// (L9), at 4096^3 and over the issue's six large shapes. The constants below marked "fitted" were fitted together to
+// those 32 rows (least squares on log(predicted / measured) over a grid of values), with the chip record's own rates
+// (l2_bytes_per_core_cycle 52 and smem_bytes_per_core_cycle 128 on the H200) and 8192^3 left out: there both cuBLAS
+// and the kernel run under the power limit (768 -> 657 TFLOP/s for cuBLAS), which no clock in the chip record says,
+// and the model predicts 15% too fast. Residuals of the fit: within 2% on every row of the chosen config (L16) but
+// 8192x1024x8192 (+2.5%); the cluster rows at 8192x1024x8192 and 16384x16384x1024 are predicted 5-8% fast (they
+// measured 1.02-1.10x apart between calls 2 and 5).
+#pragma once
+
+#include "plan/cost_constants.hpp"
+
+namespace tileforge::cuda::sm90_constants {
+
+using namespace plan::constants;
+
+// Share of the profile's dense tensor peak that wgmma reaches in the main loop of two consumer warpgroups, between
+// the k-step overheads below (fitted: 0.88 to 1.0 tried; with it, 128x256 tiles at 4096^3 are predicted 751.6
+// TFLOP/s against 766.6 measured with the epilogue, the fill and the tail).
+inline constexpr double kWgmmaShare = 1.04;
+
+// ... with one consumer warpgroup: it issues every wgmma of the tile and waits on every barrier itself, with no
+// second warpgroup to fill the tensor pipe while it waits. An estimate the probe does not isolate: its one-consumer
+// config (L1: 128x128, 4 stages, direct epilogue, one tile per CTA) ran 584.1 TFLOP/s at 4096^3, where the model
+// predicts 600 for the persistent form of that config with no penalty (L2-bound) and 588 with this one.
+inline constexpr double kOneConsumerShare = 0.88;
+
+// Fixed cycles of each k-step of a consumer warpgroup besides the tensor work: the mbarrier wait on the full
+// stage, wgmma.fence, commit, wait_group 1 and the arrival on the empty barrier. An estimate (the probe has no
+// tile small enough to isolate it); it matters only for small tiles (64x64: 128 tensor cycles per k-step).
+inline constexpr double kKStepCycles = 64;
+
+// Least cycles a k-step of a CTA takes however little tensor work it holds: the full-barrier wait, the TMA round
+// trip the ring cannot hide at this rate, the release. Measured on the H200 with 64x64 tiles (one consumer, a 1x2
+// cluster, 8 stages; bench/results/h200/2026-12-01-sm90-family/call1): 256x256x16384 (16 CTAs, 256 k-steps) ran
+// 54.6 us, 512x512x8192 (64 CTAs, 128 k-steps) 30.3 us: about 400 cycles per k-step in all, this floor plus
+// kKStepCycles with the cluster's share. Tiles of 128x128 and larger hold more tensor work than this.
+inline constexpr double kKStepFloorCycles = 320;
+
+// The shared-memory and L2 rates per SM per cycle are the chip record's (smem_bytes_per_core_cycle,
+// l2_bytes_per_core_cycle). Each wgmma.m64nNk16 reads its A (64x16) and B (16xN) from shared memory, so a k-step of
+// 64 reads, per m64 row block, 8 KB of A and BLOCK_N x 128 bytes of B: at 128 B/cycle and BLOCK_N 64 that equals
+// the tensor time (the wgmma is shared-memory bound), at 256 it is 62% of it. The TMA loads draw on the L2 at the
+// record's rate (52 on the H200, measured with cp.async; 80 fitted the probe a little better, 0.016 against 0.017).
+
+// Latency of a TMA load under load (the fit above: 0.6, 0.8 and 1.0 us were tried; the sm80 family uses 1 us for
+// cp.async). STAGES - 1 stages are in flight while one is consumed (Little's law).
+inline constexpr double kLoadedLatencySeconds = 0.8e-6;
+
+// Extra time per k-step of a CTA in a cluster of two, as a share of its tensor time: the stage is released to both
+// CTAs' producers (remote mbarrier arrivals) and waits for both halves of the multicast. Fitted (0.01-0.03 tried):
+// at 4096^3 the 2x1 cluster ran 753.2 TFLOP/s (L8) against 764.5 without (L7), the 1x2 cluster 731.4 (L9).
+inline constexpr double kClusterStepShare = 0.05;
+
+// Main loop of a row-major persistent walk (GROUP_M 1) against a grouped one, when the CTAs in flight span more than
+// one tile row: L7 with row-major order ran 751.1 TFLOP/s at 4096^3 against 765.9 grouped by 8 and 765.5 by 16
+// (call2). The model's DRAM simulation (the sm80 family's LRU over half the L2) finds row-major order reads no more
+// from HBM at that size, so the loss is in the L2 (more distinct panels in flight, farther partitions); modelled as a
+// slower main loop.
+inline constexpr double kRowMajorWalkSlowdown = 1.02;
+
+// Epilogue bandwidth per SM per cycle, bytes of C written. TMA store (staged through shared memory, one bulk
+// store per 64-column box): 15 B/cycle, fitted; the per-tile epilogue shows most at 16384x16384x1024 (16 k-steps
+// per tile: 676.9 TFLOP/s against 766.6 at 4096^3 for the same config). Direct stores from the accumulator
+// registers (4-byte pairs, eight rows per warp instruction): 5 B/cycle, from L5 (direct, 688.5 TFLOP/s at 4096^3)
+// against L7 (TMA store, 764.5).
+inline constexpr double kEpilogueTmaBytesPerSmCycle = 15;
+inline constexpr double kEpilogueDirectBytesPerSmCycle = 5;
+// The staging tile written with 32-bit shared stores instead of stmatrix: L7 against L16, 764.5 against 766.6
+// TFLOP/s at 4096^3 (call5; 613.6 against 618.5 at 2048^3): about 5% more epilogue time.
+inline constexpr double kEpilogueNoStmatrixSlowdown = 1.05;
+// Half staging tiles (two rounds of stage, fence, store per tile): L14 (4 stages, half) against L7 (3 stages,
+// whole), 763.8 against 764.5 at 4096^3; the 4th stage buys nothing there, the split costs a little.
+inline constexpr double kEpilogueSplitSlowdown = 1.03;
+// Deferred epilogue (the tile packed to 16-bit in registers and stored under the next tile's first wgmma groups):
+// slower than the plain TMA store on every shape measured (call4: 742.4 against 764.5 at 4096^3, 583.4 against
+// 678.9 at 16384x16384x1024): the packed registers crowd the main loop. Modelled as a longer epilogue.
+inline constexpr double kEpilogueDeferredSlowdown = 1.6;
+
+// Fixed cost of one kernel launch seen by device-side timing (launch-to-start gap, block scheduling, tail drain),
+// as for the sm80 family.
+inline constexpr double kGpuLaunchSeconds = 3.0e-6;
+
+}  // namespace tileforge::cuda::sm90_constants

@@ -1,0 +1,182 @@
+// The sm90 family's cost model: the persistent grid, the main loop's terms, epilogue, fill and launch.
+#include "backends/cuda/sm90/sm90_cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "backends/cuda/sm90/sm90_cost_constants.hpp"
+#include "backends/cuda/sm90/sm90_family.hpp"
+#include "core/int_math.hpp"
+#include "plan/format.hpp"
+
+namespace tileforge::cuda {
+namespace {
+
+using namespace sm90_constants;
+using plan::Cost;
+namespace fmtx = plan::fmtx;
+
+int64_t param(const Config& c, const char* name, int64_t fallback) {
+  auto v = c.get(name);
+  return v && *v > 0 ? *v : fallback;
+}
+
+}  // namespace
+
+std::optional<std::string> sm90_missing_field(const hw::HwProfile& p) {
+  // Every number the model divides by or scales with, in the order the model meets them.
+  const std::pair<bool, const char*> needed[] = {
+      {p.cores > 0, "cores (SMs)"},
+      {p.boost_clock_ghz > 0, "boost_clock_ghz (the SM clock)"},
+      {p.smem_bytes_per_core_cycle > 0, "smem_bytes_per_core_cycle (shared-memory bytes per SM per cycle)"},
+      {p.l2_bytes_per_core_cycle > 0, "l2_bytes_per_core_cycle (L2 bytes per SM per cycle)"},
+  };
+  for (const auto& [present, field] : needed) {
+    if (!present) return fmt::format("the profile records no {}", field);
+  }
+  return std::nullopt;
+}
+
+Sm90Grid sm90_grid(const Problem& problem, const Config& c, int sms) {
+  const Problem q = problem.normalized();
+  const int64_t bm = param(c, "BLOCK_M", 128), bn = param(c, "BLOCK_N", 128);
+  const int64_t cm = param(c, "CLUSTER_M", 1), cn = param(c, "CLUSTER_N", 1), cs = cm * cn;
+  Sm90Grid g;
+  g.cluster_tiles = cdiv(q.m, bm * cm) * cdiv(q.n, bn * cn);
+  g.clusters = std::min<int64_t>(g.cluster_tiles, std::max<int64_t>(1, sms / cs));
+  g.ctas = g.clusters * cs;
+  g.tiles_per_cta = g.clusters > 0 ? cdiv(g.cluster_tiles, g.clusters) : 0;
+  return g;
+}
+
+Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Config& cfg, Sm90CostCache* cache) {
+  const Problem q = problem.normalized();
+  const plan::PeakChoice peak = plan::peak_for(q, profile);
+  if (!peak.tflops || *peak.tflops <= 0) return plan::invalid_cost(peak.note);
+  if (profile.mem_bandwidth_gbps <= 0) return plan::invalid_cost("the profile records no memory bandwidth");
+  if (auto missing = sm90_missing_field(profile)) return plan::invalid_cost(*missing);
+  Cost c;
+  const double in = double(size_of(q.precision.input)), out = double(size_of(q.precision.output));
+  const int64_t bm = param(cfg, "BLOCK_M", 128), bn = param(cfg, "BLOCK_N", 128), bk = param(cfg, "BLOCK_K", 64);
+  const int64_t stages = param(cfg, "STAGES", 2), consumers = param(cfg, "CONSUMERS", 1);
+  const int64_t cm = param(cfg, "CLUSTER_M", 1), cn = param(cfg, "CLUSTER_N", 1), cs = cm * cn;
+  const int64_t group_m = param(cfg, "GROUP_M", 1);
+  const int64_t epilogue = cfg.get("EPILOGUE").value_or(0);
+  const int64_t split = param(cfg, "EPI_SPLIT", 1);
+  const bool stmatrix = cfg.get("STMATRIX").value_or(0) != 0;
+  const int sms = std::max(1, profile.cores);
+  const double clock = profile.boost_clock_ghz * 1e9;
+  const double smem_rate = profile.smem_bytes_per_core_cycle, l2_rate = profile.l2_bytes_per_core_cycle;
+
+  const Sm90Grid grid = sm90_grid(q, cfg, sms);
+  c.occupancy = 1;
+  c.occupancy_limit = "persistent grid: one CTA per SM";
+  c.waves = plan::analyze_waves(q, std::max<int64_t>(1, (sms / cs) * cs), 1, bm, bn, bk);
+  c.waves.max_tiles_per_core = grid.tiles_per_cta;
+  c.overhead_s = kGpuLaunchSeconds;
+  if (grid.cluster_tiles == 0 || q.k == 0) {
+    c.seconds = c.overhead_s;
+    c.bound = "launch";
+    return c;
+  }
+  const int64_t k_steps = cdiv(q.k, bk);
+  const int64_t per_cta = grid.tiles_per_cta;
+
+  // Main loop of one k-step on one SM: the wgmma work at the family's share of the dense peak, or the shared-memory
+  // reads of its operands if they take longer (each m64 row block reads 64 x BLOCK_K of A and BLOCK_K x BLOCK_N of
+  // B), plus the fixed issue and barrier cycles; a CTA of a cluster also waits for its partner.
+  const double rate_sm = *peak.tflops * 1e12 / double(sms) * kWgmmaShare * (consumers == 1 ? kOneConsumerShare : 1.0);
+  const double tensor_k = 2.0 * double(bm * bn * bk) / rate_sm;
+  const double smem_k_bytes = double(bm / 64) * double((64 + bn) * bk) * in;
+  const double smem_k = smem_k_bytes / (smem_rate * clock);
+  // Row-major walk with more than one tile row in flight: the CTAs in flight spread over more A and B panels.
+  const bool row_walk = group_m == 1 && grid.clusters > cdiv(q.n, bn * cn);
+  const double step_k = (std::max({tensor_k, smem_k, kKStepFloorCycles / clock}) *
+                            (cs > 1 ? 1.0 + kClusterStepShare : 1.0) +
+                        kKStepCycles / clock) *
+                        (row_walk ? kRowMajorWalkSlowdown : 1.0);
+  c.compute_s = double(per_cta * k_steps) * step_k;
+  c.compute_share = q.flops() / c.compute_s / (*peak.tflops * 1e12);
+  if (smem_k > tensor_k) {
+    c.notes.push_back(fmt::format("wgmma is bound by its shared-memory reads with BLOCK_N {}: {:.0f} B per k-step "
+                                  "at {:g} B/cycle take {} against {} of tensor work",
+                                  bn, smem_k_bytes, smem_rate, fmtx::time(smem_k), fmtx::time(tensor_k)));
+  }
+
+  // L2 -> SM: each CTA loads its A rows and B columns for every k-step; in a cluster the shared operand is loaded
+  // once (each CTA loads its part and multicasts it).
+  const double a_k = double(bm * bk) * in, b_k = double(bn * bk) * in;
+  const double l2_tile = double(k_steps) * (a_k / double(cn) + b_k / double(cm));
+  const double l2_bw_sm = l2_rate * clock;
+  const double l2_total = double(grid.cluster_tiles * cs) * l2_tile;
+  const double l2_s = std::max(l2_total / (l2_bw_sm * double(sms)), double(per_cta) * l2_tile / l2_bw_sm);
+
+  // Little's law: STAGES - 1 stages in flight per SM over the loaded latency.
+  const double stage_bytes = a_k + b_k;
+  const double in_flight = double(std::max<int64_t>(1, stages - 1)) * stage_bytes;
+  c.latency_s = double(per_cta * k_steps) * stage_bytes / (in_flight / kLoadedLatencySeconds);
+
+  // DRAM: A and B panels as the persistent walk (consecutive tiles in flight at once, the grouped order) and the L2
+  // let them through; C written (and read when beta != 0).
+  double operand_bytes = 0;
+  {
+    DramCache local;
+    DramCache* memo = cache ? &cache->dram[int(cs)] : &local;
+    if (auto it = memo->find(std::make_tuple(bm * cm, bn * cn, group_m, 1)); it != memo->end()) {
+      operand_bytes = it->second;
+    } else {
+      hw::HwProfile walk = profile;
+      walk.cores = int(std::max<int64_t>(1, sms / cs));  // clusters in flight at once, each one panel pair
+      operand_bytes = sm80_operand_dram_bytes(q, walk, bm * cm, bn * cn, group_m, 1, memo);
+    }
+  }
+  const bool reads_c = q.beta != 0.0;
+  const double c_bytes = double(q.m) * double(q.n) * out * (reads_c ? 2.0 : 1.0);
+  const double dram = operand_bytes + c_bytes;
+  c.dram_bytes = dram;
+  const double dram_bw = profile.mem_bandwidth_gbps * 1e9 * kDramEfficiency;
+  const double dram_s = dram / dram_bw;
+
+  c.levels = {{"HBM", dram, dram_bw, dram_s},
+              {"L2", l2_total, l2_bw_sm * double(sms), l2_s},
+              {"shared memory", smem_k_bytes * double(k_steps * grid.cluster_tiles * cs),
+               smem_rate * clock * double(sms), double(per_cta * k_steps) * smem_k}};
+  // Shared memory: the wgmma operand reads bound each k-step above (in the compute term); as a stream they also
+  // compete with the TMA writes of the next stages and the epilogue's staging, so they leak like the others.
+  const double smem_s = double(per_cta * k_steps) * smem_k;
+  plan::combine_terms(c, {{"compute", c.compute_s, true},
+                          {"HBM", dram_s, true},
+                          {"L2", l2_s, true},
+                          {"shared memory", smem_s, true},
+                          {"latency", c.latency_s, false}});
+
+  // Epilogue of each tile, after its main loop: the consumer warpgroups store C. beta != 0 takes the direct path
+  // in every config (the TMA-store epilogues fall back to it at run time) and reads C too.
+  const double c_tile = double(bm * bn) * out;
+  double epi_tile = 0;
+  if (epilogue == kSm90EpilogueDirect || reads_c) {
+    epi_tile = c_tile * (reads_c ? 2.0 : 1.0) / (kEpilogueDirectBytesPerSmCycle * clock);
+  } else {
+    epi_tile = c_tile / (kEpilogueTmaBytesPerSmCycle * clock);
+    if (!stmatrix) epi_tile *= kEpilogueNoStmatrixSlowdown;
+    if (split > 1) epi_tile *= kEpilogueSplitSlowdown;
+    if (epilogue == kSm90EpilogueDeferred) epi_tile *= kEpilogueDeferredSlowdown;
+  }
+  const double epi_s = double(per_cta) * epi_tile;
+  c.body_s += epi_s;
+  if (epi_s > 0.05 * c.body_s) {
+    c.notes.push_back(fmt::format("epilogue {} on the busiest SM ({} tiles of {} each)", fmtx::time(epi_s), per_cta,
+                                  fmtx::bytes(c_tile)));
+  }
+
+  // One pipeline fill per CTA (persistent: later tiles' first stages load under the previous tile's epilogue).
+  c.fill_s = kLoadedLatencySeconds + stage_bytes / l2_bw_sm;
+  c.seconds = c.body_s + c.fill_s + c.overhead_s;
+  return c;
+}
+
+}  // namespace tileforge::cuda

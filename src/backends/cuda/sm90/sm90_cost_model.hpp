@@ -1,0 +1,40 @@
+// The sm90 family's cost model: predicted time of one config on a chip record, a pure function of problem, config
+// and record (constants, their reasons and their calibration in sm90_cost_constants.hpp).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "backends/cuda/sm80/sm80_cost_model.hpp"
+#include "hw/hw_profile.hpp"
+#include "plan/cost_model.hpp"
+#include "tileforge/tileforge.hpp"
+
+namespace tileforge::cuda {
+
+// The first number the sm90 model needs that the profile does not record, or nothing when it has them all.
+std::optional<std::string> sm90_missing_field(const hw::HwProfile& profile);
+
+// The persistent grid of one config: cluster tiles, the clusters launched, and the tiles the busiest CTA runs.
+struct Sm90Grid {
+  int64_t cluster_tiles = 0;  // ceil(M / (BLOCK_M * CLUSTER_M)) * ceil(N / (BLOCK_N * CLUSTER_N))
+  int64_t clusters = 0;       // min(cluster_tiles, SMs / cluster size)
+  int64_t ctas = 0;           // clusters * cluster size
+  int64_t tiles_per_cta = 0;  // ceil(cluster_tiles / clusters)
+};
+Sm90Grid sm90_grid(const Problem& problem, const Config& config, int sms);
+
+// Per (problem, profile): the DRAM bytes of the tile raster (the sm80 family's LRU simulation of the L2, the same
+// grouped order), one memo per cluster size.
+struct Sm90CostCache {
+  std::map<int, DramCache> dram;
+};
+
+// Predicted time of an sm90 config: the busiest CTA's main loop (wgmma at a share of the dense peak, bounded by
+// shared-memory reads; L2 and HBM bytes; the load latency the stages in flight cover), its epilogues, one pipeline
+// fill, the launch. Any config can be priced, legal or not.
+plan::Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Config& config,
+                     Sm90CostCache* cache = nullptr);
+
+}  // namespace tileforge::cuda

@@ -1,0 +1,169 @@
+// The sm90 family's decision log: each choice of a served plan under its layer, with the analysis's and the cost
+// model's numbers.
+#include "backends/cuda/sm90/sm90_decisions.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "backends/cuda/sm90/sm90_cost_constants.hpp"
+#include "backends/cuda/sm90/sm90_cost_model.hpp"
+#include "backends/cuda/sm90/sm90_family.hpp"
+#include "core/int_math.hpp"
+#include "plan/explain_helpers.hpp"
+#include "plan/format.hpp"
+
+namespace tileforge::cuda {
+
+using namespace sm90_constants;
+using namespace plan;
+
+void sm90_explain(plan::Plan& plan) {
+  const Candidate& best = plan.ranked.front();
+  const Config& c = best.config;
+  const Cost& cost = best.cost;
+  const hw::HwProfile& hw = plan.profile;
+  const Problem& q = plan.problem;
+  const int64_t bm = c.at("BLOCK_M"), bn = c.at("BLOCK_N"), bk = c.at("BLOCK_K"), st = c.at("STAGES"),
+                cons = c.at("CONSUMERS"), cm = c.at("CLUSTER_M"), cn = c.at("CLUSTER_N"), gm = c.at("GROUP_M"),
+                epi = c.at("EPILOGUE"), split = c.at("EPI_SPLIT"), stm = c.at("STMATRIX");
+  const double in = double(size_of(q.precision.input)), out = double(size_of(q.precision.output));
+  const double peak = plan.roofline.peak.tflops.value_or(0);
+  const int sms = std::max(1, hw.cores);
+  const Sm90Grid grid = sm90_grid(q, c, sms);
+  const int64_t cs = cm * cn;
+  const std::string L0(kLayers[0]), L1(kLayers[1]), L2(kLayers[2]), L3(kLayers[3]);
+  const double share = kWgmmaShare * (cons == 1 ? kOneConsumerShare : 1.0);
+
+  // ---- hardware mapping
+  plan.log.add(L0,
+               fmt::format("wgmma.mma_async m64n{}k16 ({} inputs from shared memory by descriptor, f32 accumulators "
+                           "in registers)",
+                           bn, to_string(q.precision.input)),
+               fmt::format("{}'s tensor-core instruction (the chip record lists wgmma); the model credits it with {} "
+                           "of the {:g} TFLOP/s dense peak between k-step barriers ({} consumer warpgroup{})",
+                           hw.name, fmtx::pct(share), peak, cons, cons > 1 ? "s" : ""),
+               fmt::format("compute term {} ({} of peak over the busiest SM's main loops)", fmtx::time(cost.compute_s),
+                           fmtx::pct(cost.compute_share)));
+  plan.log.add(L0, "TMA loads (cp.async.bulk.tensor, 128-byte swizzle) completing on mbarriers",
+               fmt::format("{}; one thread of the producer warpgroup issues every copy, the tensor maps are built per "
+                           "call from the pointers and leading dimensions (all four layouts through the wgmma "
+                           "descriptors' transpose bits, no copy)",
+                           plan.paths.tma_reason));
+  {
+    std::string reason;
+    if (cs == 1) {
+      reason = "no cluster: each CTA loads its own A and B tiles";
+    } else {
+      reason = fmt::format("clusters of {} CTAs ({}x{}): the CTAs share the {} tile, each loads its part and multicasts "
+                           "it, so L2 reads of that operand halve; each k-step waits for both CTAs' releases (+{} of "
+                           "its tensor time in the model)",
+                           cs, cm, cn, cm > 1 ? "B" : "A", fmtx::pct(kClusterStepShare));
+    }
+    const LevelTime* l2 = find_level(cost, "L2");
+    plan.log.add(L0, fmt::format("CLUSTER_M={}, CLUSTER_N={}", cm, cn), reason,
+                 fmt::format("L2 term {}; {}", l2 ? fmtx::time(l2->seconds) : "?",
+                             neighbours_of(plan, {"CLUSTER_M", "CLUSTER_N"})));
+  }
+  {
+    std::string reason;
+    if (q.beta != 0.0) {
+      reason = "beta != 0: every epilogue stores from registers and reads C (the TMA-store epilogues take the direct "
+               "path at run time)";
+    } else if (epi == kSm90EpilogueDirect) {
+      reason = fmt::format("direct stores of 2-element pairs from the accumulator registers ({:g} B/cycle/SM in the "
+                           "model)",
+                           kEpilogueDirectBytesPerSmCycle);
+    } else {
+      reason = fmt::format("the tile is converted to {}, written to a swizzled staging tile in shared memory ({}) and "
+                           "stored by TMA ({:g} B/cycle/SM in the model){}",
+                           to_string(q.precision.output), stm ? "stmatrix, four 8x8 blocks per instruction"
+                                                              : "32-bit shared stores",
+                           kEpilogueTmaBytesPerSmCycle,
+                           epi == kSm90EpilogueDeferred ? "; deferred under the next tile's first wgmma groups" : "");
+    }
+    const double epi_tile_bytes = double(bm * bn) * out;
+    plan.log.add(L0, fmt::format("EPILOGUE={}, STMATRIX={}", epi, stm), reason,
+                 fmt::format("{} tiles of {} on the busiest SM; {}", grid.tiles_per_cta, fmtx::bytes(epi_tile_bytes),
+                             neighbours_of(plan, {"EPILOGUE", "STMATRIX"})));
+  }
+
+  // ---- data scheduling
+  const WaveAnalysis& w = cost.waves;
+  plan.log.add(L1, fmt::format("BLOCK_M={}, BLOCK_N={}", bm, bn),
+               fmt::format("{} x {} = {} cluster tiles of {}x{} over {} persistent cluster(s) of {} (one CTA per SM): "
+                           "the busiest CTA runs {} tiles ({:.2f} on average); tail waste M {}, N {}",
+                           cdiv(q.m, bm * cm), cdiv(q.n, bn * cn), grid.cluster_tiles, bm * cm, bn * cn, grid.clusters,
+                           cs, grid.tiles_per_cta, double(grid.cluster_tiles) / double(std::max<int64_t>(1, grid.clusters)),
+                           fmtx::pct(w.waste_m), fmtx::pct(w.waste_n)),
+               neighbours_of(plan, {"BLOCK_M", "BLOCK_N"}));
+  const double stage_bytes = double((bm + bn) * bk) * in;
+  const LevelTime* l2 = find_level(cost, "L2");
+  plan.log.add(L1, fmt::format("BLOCK_K={}", bk),
+               fmt::format("one 128-byte swizzle row of {}-byte elements (fixed by the family): {} k-steps (tail waste K "
+                           "{}); one stage holds {} of A and B; the L2 serves {} in all ({})",
+                           int(in), w.k_steps, fmtx::pct(w.waste_k), fmtx::bytes(stage_bytes),
+                           l2 ? fmtx::bytes(l2->bytes) : "?", l2 ? fmtx::time(l2->seconds) : "?"));
+  const double min_ab = plan.roofline.bytes_a + plan.roofline.bytes_b;
+  const LevelTime* hbm = find_level(cost, "HBM");
+  const hw::CacheLevel* l2c = hw.cache(2);
+  plan.log.add(L1, fmt::format("GROUP_M={}", gm),
+               fmt::format("{}: the {} clusters in flight walk consecutive tiles, so they share A rows and B columns in "
+                           "L2 ({} of it); DRAM traffic {} (A and B once: {})",
+                           gm > 1 ? fmt::format("grouped order, {} tile rows walked column by column", gm)
+                                  : std::string("row-major order"),
+                           grid.clusters, l2c ? fmtx::bytes(double(l2c->size_bytes)) : "?",
+                           hbm ? fmtx::bytes(hbm->bytes) : "?", fmtx::bytes(min_ab)),
+               neighbours_of(plan, {"GROUP_M"}));
+  plan.log.add(L1, fmt::format("EPI_SPLIT={}", split),
+               fmt::format("shared memory {} per block of {}: {} stages of {}{}", fmtx::bytes(double(sm90_smem_bytes(c))),
+                           fmtx::bytes(double(hw.smem_per_block_bytes)), st, fmtx::bytes(stage_bytes),
+                           epi != kSm90EpilogueDirect
+                               ? fmt::format(" and a staging tile of {}", fmtx::bytes(double(bm * bn * 2 / split)))
+                               : std::string()),
+               neighbours_of(plan, {"EPI_SPLIT"}));
+  if (grid.clusters * cs < sms / 2) {
+    plan.log.add(L1, "SPLIT_K: not offered by the sm90 family",
+                 fmt::format("only {} tiles for {} SMs: a split-K or stream-K scheduler (later) would put the idle SMs "
+                             "to work along K",
+                             grid.cluster_tiles * cs, sms),
+                 fmt::format("{} of the SMs stay idle", fmtx::pct(1.0 - double(grid.ctas) / double(sms))));
+  }
+
+  // ---- compute pipeline
+  const double in_flight = double(std::max<int64_t>(1, st - 1)) * stage_bytes;
+  const double rate_sm = peak * 1e12 * share / double(sms);
+  const double per_kstep = 2.0 * double(bm * bn * bk) / rate_sm;
+  plan.log.add(L2, fmt::format("STAGES={}", st),
+               fmt::format("Little's law: {} stage(s) in flight x {} over a loaded latency of {} allow {} per SM; the "
+                           "consumers take {} per k-step of {} ({})",
+                           st - 1, fmtx::bytes(stage_bytes), fmtx::time(kLoadedLatencySeconds),
+                           fmtx::rate(in_flight / kLoadedLatencySeconds), fmtx::bytes(stage_bytes),
+                           fmtx::time(per_kstep), fmtx::rate(stage_bytes / per_kstep)),
+               fmt::format("latency term {}; {}", fmtx::time(cost.latency_s), neighbours_of(plan, {"STAGES"})));
+  plan.log.add(L2,
+               fmt::format("warp specialization: 1 producer + {} consumer warpgroup{}, persistent grid of {} CTAs", cons,
+                           cons > 1 ? "s" : "", grid.ctas),
+               fmt::format("the producer streams stages through the full/empty mbarrier ring while the consumers run "
+                           "wgmma (one group in flight behind the one issued); each CTA pays one pipeline fill and "
+                           "walks its tiles (cluster id, then + {} clusters)",
+                           grid.clusters),
+               fmt::format("pipeline fill {} ({} of the prediction), launch {}", fmtx::time(cost.fill_s),
+                           fmtx::pct(cost.fill_s / cost.seconds), fmtx::time(cost.overhead_s)));
+
+  // ---- parameter adaptation
+  const int preg = sm90_producer_regs(c), creg = sm90_consumer_regs(c);
+  plan.log.add(L3,
+               fmt::format("CONSUMERS={}: {} threads, {} rows per consumer warpgroup", cons, sm90_threads(c), bm / cons),
+               fmt::format("{} f32 accumulators per consumer thread; {}; one CTA per SM, limited by the persistent design",
+                           sm90_accumulators(c),
+                           preg > 0 ? fmt::format("setmaxnreg: producer {} and consumers {} registers ({} of {} per SM)",
+                                                  preg, creg, sm90_register_budget(c), hw.registers_per_core)
+                                    : std::string("no setmaxnreg: 256 threads may use 255 registers each")),
+               neighbours_of(plan, {"CONSUMERS"}));
+  plan.log.add(L3, fmt::format("accumulate in {}", to_string(q.precision.accum)),
+               "the problem's precision policy: the planner never changes it");
+}
+
+}  // namespace tileforge::cuda

@@ -1,0 +1,230 @@
+// The sm90 kernel family on the host side: parameter space, resource estimates, heuristic and code generation.
+#include "backends/cuda/sm90/sm90_family.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace tileforge::cuda {
+namespace {
+
+// setmaxnreg targets with two consumer warpgroups (the probe's, bench/results/h200/2026-12-01-sm90-probe: 40 for
+// the producer, which only issues TMA copies; 232 for each consumer, which holds up to 128 f32 accumulators).
+constexpr int kProducerRegs = 40;
+constexpr int kConsumerRegs = 232;
+// Registers per thread a kernel may use without setmaxnreg.
+constexpr int kMaxRegistersPerThread = 255;
+
+int64_t p(const Config& c, const char* name) { return c.params.at(name); }
+
+int in_tag(DType t) { return t == DType::bf16 ? 2 : 1; }
+int out_tag(DType t) { return t == DType::f32 ? 0 : t == DType::f16 ? 1 : 2; }
+
+// Why the TMA-store epilogues cannot write this problem's C, or "" when they can.
+std::string tma_store_refusal(const Problem& q) {
+  if (q.precision.output == DType::f32) return "C is f32 and the TMA-store epilogues write 16-bit tiles";
+  if (q.ldc % 8 != 0) {
+    return fmt::format("ldc = {} is not a multiple of 8 elements (a TMA store needs a 16-byte row pitch)", q.ldc);
+  }
+  return {};
+}
+
+struct TileShape {
+  int bm, bn, consumers;
+  // Throughput of one SM running this tile, relative to the best. 128x256: 766.6 TFLOP/s at 4096^3 (L16);
+  // 128x192: 686.8 at 4096^3 with 6 instead of 4 tiles per SM in 5.33 waves, 0.98 per tile area (L18); the others
+  // are estimates the planner's cost model replaces: one consumer warpgroup at 0.88 (sm90_cost_constants.hpp), a
+  // 128-wide tile reads 1.5x the L2 bytes per FLOP of 128x256, a 64x64 tile is bound by shared memory.
+  double efficiency;
+};
+
+constexpr TileShape kHeuristicTiles[] = {
+    {128, 256, 2, 1.00}, {256, 128, 2, 0.97}, {128, 192, 2, 0.98}, {128, 128, 2, 0.85},
+    {64, 256, 1, 0.85},  {64, 128, 1, 0.75},  {64, 64, 1, 0.55},
+};
+
+}  // namespace
+
+int sm90_threads(const Config& c) { return int(128 * (1 + p(c, "CONSUMERS"))); }
+
+int sm90_cluster_size(const Config& c) { return int(p(c, "CLUSTER_M") * p(c, "CLUSTER_N")); }
+
+int64_t sm90_smem_bytes(const Config& c) {
+  const int64_t bm = p(c, "BLOCK_M"), bn = p(c, "BLOCK_N"), bk = p(c, "BLOCK_K"), stages = p(c, "STAGES");
+  const int64_t stage = (bm + bn) * bk * 2;
+  const int64_t c_tile = p(c, "EPILOGUE") != kSm90EpilogueDirect ? bm * bn * 2 / std::max<int64_t>(1, p(c, "EPI_SPLIT")) : 0;
+  return stages * stage + c_tile + 2 * stages * 8 + 1024;
+}
+
+int sm90_accumulators(const Config& c) {
+  const int64_t cons = std::max<int64_t>(1, p(c, "CONSUMERS"));
+  return int(std::max<int64_t>(1, p(c, "BLOCK_M") / cons / 64) * p(c, "BLOCK_N") / 2);
+}
+
+int sm90_producer_regs(const Config& c) { return p(c, "CONSUMERS") == 2 ? kProducerRegs : 0; }
+int sm90_consumer_regs(const Config& c) { return p(c, "CONSUMERS") == 2 ? kConsumerRegs : 0; }
+
+int64_t sm90_register_budget(const Config& c) {
+  if (sm90_producer_regs(c) == 0) return int64_t(sm90_threads(c)) * kMaxRegistersPerThread;
+  return 128 * int64_t(sm90_producer_regs(c)) + 128 * p(c, "CONSUMERS") * int64_t(sm90_consumer_regs(c));
+}
+
+ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
+  const Problem q = problem.normalized();
+  ParamSpace s;
+  s.family = "sm90";
+  s.version = kSm90Version;
+  s.params = {
+      {"BLOCK_M", {64, 128, 256}, "data scheduling", "rows of C per CTA tile (whole 64-row wgmma blocks)"},
+      {"BLOCK_N", {64, 128, 192, 256}, "data scheduling", "columns of C per CTA tile (the wgmma N)"},
+      {"BLOCK_K", {kSm90BlockK}, "data scheduling", "depth of one stage: one 128-byte swizzle row of 16-bit elements"},
+      {"STAGES", {2, 3, 4, 5, 6, 7, 8}, "compute pipeline", "shared-memory stages in the TMA ring"},
+      {"CONSUMERS", {1, 2}, "parameter adaptation", "consumer warpgroups (they split BLOCK_M); one producer beside them"},
+      {"CLUSTER_M", {1, 2}, "hardware mapping", "CTAs per cluster along M: they share the B tile through TMA multicast"},
+      {"CLUSTER_N", {1, 2}, "hardware mapping", "CTAs per cluster along N: they share the A tile through TMA multicast"},
+      {"GROUP_M", {1, 4, 8, 16}, "data scheduling",
+       "tile rows per group of the persistent walk, walked column by column (1: row-major order)"},
+      {"EPILOGUE", {kSm90EpilogueDirect, kSm90EpilogueTmaStore, kSm90EpilogueDeferred}, "hardware mapping",
+       "0: direct stores from registers; 1: staged in shared memory and written by TMA; 2: as 1, deferred under the "
+       "next tile's main loop"},
+      {"EPI_SPLIT", {1, 2}, "data scheduling", "staging rounds per tile of the TMA-store epilogue (2: half tiles)"},
+      {"STMATRIX", {0, 1}, "hardware mapping", "1: the TMA-store epilogue writes its staging tile with stmatrix"},
+  };
+  // Limits the profile does not record are not assumed: the constraint then admits no config and names the field.
+  const int64_t smem_limit = profile.smem_per_block_bytes;
+  const int64_t regs_per_sm = profile.registers_per_core;
+  const bool a_row = a_row_major(q.layout), b_row = b_row_major(q.layout);
+  s.constraints = {
+      {Layer::parameter_adaptation, "BLOCK_M % (64 * CONSUMERS) == 0 (each consumer warpgroup owns whole 64-row wgmma blocks)",
+       [](const Config& c) { return p(c, "BLOCK_M") % (64 * p(c, "CONSUMERS")) == 0; }},
+      {Layer::parameter_adaptation,
+       "(BLOCK_M / CONSUMERS / 64) * BLOCK_N / 2 <= 128 f32 accumulators per consumer thread",
+       [](const Config& c) { return sm90_accumulators(c) <= 128; }},
+      {Layer::parameter_adaptation,
+       regs_per_sm > 0
+           ? fmt::format("registers: 128 x {} (producer) + 128 x CONSUMERS x {} (consumers, setmaxnreg), or 255 per "
+                         "thread with one consumer, <= {} per SM",
+                         kProducerRegs, kConsumerRegs, regs_per_sm)
+           : std::string("registers per SM: the profile records no registers_per_core"),
+       [regs_per_sm](const Config& c) { return regs_per_sm > 0 && sm90_register_budget(c) <= regs_per_sm; }},
+  };
+  if (profile.has("cluster")) {
+    s.constraints.push_back({Layer::hardware_mapping, "CLUSTER_M * CLUSTER_N <= 2 (clusters of one or two CTAs)",
+                             [](const Config& c) { return sm90_cluster_size(c) <= 2; }});
+  } else {
+    s.constraints.push_back({Layer::hardware_mapping,
+                             "CLUSTER_M = CLUSTER_N = 1 (the chip record lists no thread-block clusters)",
+                             [](const Config& c) { return sm90_cluster_size(c) == 1; }});
+  }
+  if (!a_row) {
+    s.constraints.push_back({Layer::hardware_mapping,
+                             "(BLOCK_M / 64) % CLUSTER_N == 0 (A is column-major: its 64-row boxes split evenly over "
+                             "the CTAs that share it)",
+                             [](const Config& c) { return (p(c, "BLOCK_M") / 64) % p(c, "CLUSTER_N") == 0; }});
+  }
+  if (b_row) {
+    s.constraints.push_back({Layer::hardware_mapping,
+                             "(BLOCK_N / 64) % CLUSTER_M == 0 (B is row-major: its 64-column boxes split evenly over "
+                             "the CTAs that share it)",
+                             [](const Config& c) { return (p(c, "BLOCK_N") / 64) % p(c, "CLUSTER_M") == 0; }});
+  }
+  if (const std::string why = tma_store_refusal(q); !why.empty()) {
+    s.constraints.push_back({Layer::hardware_mapping, fmt::format("EPILOGUE == 0: {}", why),
+                             [](const Config& c) { return p(c, "EPILOGUE") == kSm90EpilogueDirect; }});
+  }
+  s.constraints.push_back(
+      {Layer::data_scheduling,
+       "EPI_SPLIT == 1 unless the epilogue stages through shared memory (EPILOGUE 1 or 2), and BLOCK_N / EPI_SPLIT a "
+       "multiple of 64 (whole 64-column boxes per round)",
+       [](const Config& c) {
+         const int64_t split = p(c, "EPI_SPLIT");
+         if (p(c, "EPILOGUE") == kSm90EpilogueDirect) return split == 1;
+         return (p(c, "BLOCK_N") / split) % 64 == 0 && p(c, "BLOCK_N") % split == 0;
+       }});
+  if (!profile.has("stmatrix")) {
+    s.constraints.push_back({Layer::hardware_mapping, "STMATRIX == 0 (the chip record lists no stmatrix)",
+                             [](const Config& c) { return p(c, "STMATRIX") == 0; }});
+  }
+  s.constraints.push_back({Layer::hardware_mapping,
+                           "STMATRIX == 0 unless the epilogue stages through shared memory (EPILOGUE 1 or 2)",
+                           [](const Config& c) {
+                             return p(c, "STMATRIX") == 0 || p(c, "EPILOGUE") != kSm90EpilogueDirect;
+                           }});
+  s.constraints.push_back(
+      {Layer::data_scheduling,
+       smem_limit > 0
+           ? fmt::format("shared memory STAGES * (BLOCK_M + BLOCK_N) * 128 + the C staging tile (BLOCK_M * BLOCK_N * "
+                         "2 / EPI_SPLIT, EPILOGUE 1 or 2) + barriers + 1024 <= {} bytes per block",
+                         smem_limit)
+           : std::string("shared memory per block: the profile records no smem_per_block_bytes"),
+       [smem_limit](const Config& c) { return smem_limit > 0 && sm90_smem_bytes(c) <= smem_limit; }});
+  return s;
+}
+
+Config sm90_heuristic(const Problem& problem, const hw::HwProfile& profile) {
+  const Problem q = problem.normalized();
+  const int64_t sms = std::max(1, profile.cores);
+  const ParamSpace space = sm90_space(q, profile);
+  const bool tma_store = tma_store_refusal(q).empty() && q.beta == 0.0;
+  Config best;
+  double best_cost = 0;
+  for (const TileShape& t : kHeuristicTiles) {
+    Config c{"sm90",
+             {{"BLOCK_M", t.bm}, {"BLOCK_N", t.bn}, {"BLOCK_K", kSm90BlockK}, {"STAGES", 8},
+              {"CONSUMERS", t.consumers}, {"CLUSTER_M", 1}, {"CLUSTER_N", 1}, {"GROUP_M", 8},
+              {"EPILOGUE", tma_store ? kSm90EpilogueTmaStore : kSm90EpilogueDirect}, {"EPI_SPLIT", 1},
+              {"STMATRIX", tma_store ? 1 : 0}}};
+    while (c.params["STAGES"] > 2 && !space.check(c).ok()) --c.params["STAGES"];
+    if (!space.check(c).ok()) continue;
+    const int64_t tiles = ((q.m + t.bm - 1) / t.bm) * ((q.n + t.bn - 1) / t.bn);
+    const int64_t per_sm = (tiles + sms - 1) / sms;
+    const double cost = double(per_sm) * t.bm * t.bn / t.efficiency;
+    if (best.family.empty() || cost < best_cost) {
+      best = c;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
+Sm90Source sm90_source(const Problem& problem, const Config& c) {
+  const Problem q = problem.normalized();
+  Sm90Source k;
+  const int64_t bm = p(c, "BLOCK_M"), bn = p(c, "BLOCK_N"), bk = p(c, "BLOCK_K"), cons = p(c, "CONSUMERS");
+  const int64_t cm = p(c, "CLUSTER_M"), cn = p(c, "CLUSTER_N"), gm = p(c, "GROUP_M");
+  const bool a_row = a_row_major(q.layout), b_row = b_row_major(q.layout);
+  k.threads = sm90_threads(c);
+  k.smem_bytes = sm90_smem_bytes(c);
+  k.cluster = int(cm * cn);
+  k.a_box[0] = 64;
+  k.a_box[1] = int(a_row ? bm / cn : 64);
+  k.b_box[0] = 64;
+  k.b_box[1] = int(b_row ? 64 : bn / cm);
+  k.c_box[0] = 64;
+  k.c_box[1] = int(bm / cons);
+  k.entry = fmt::format("sm90_gemm_{}_{}_{}_{}x{}x{}_c{}_s{}_k{}x{}_g{}_e{}{}{}", to_string(q.precision.input),
+                        to_string(q.precision.output), to_string(q.layout), bm, bn, bk, cons, p(c, "STAGES"), cm, cn,
+                        gm, p(c, "EPILOGUE"), p(c, "EPI_SPLIT"), p(c, "STMATRIX"));
+  // One CTA per SM is the design (persistent, up to 227 KB of shared memory), so __launch_bounds__(threads, 1).
+  k.source = fmt::format(
+      "// Generated by tileforge for {config}\n"
+      "#include \"sm90/gemm.cuh\"\n"
+      "using Cfg = tf::sm90::Config<{bm}, {bn}, {bk}, {st}, {cons}, {cm}, {cn}, {order}, {gm}, {in}, {out}, {arow}, "
+      "{brow}, {epi}, {preg}, {creg}, {split}, {stm}>;\n"
+      "extern \"C\" __global__ void __launch_bounds__(Cfg::THREADS, 1) {entry}(const __grid_constant__ "
+      "tf::sm90::Params p) {{\n"
+      "  tf::sm90::gemm<Cfg>(p);\n"
+      "}}\n",
+      fmt::arg("config", c.describe()), fmt::arg("bm", bm), fmt::arg("bn", bn), fmt::arg("bk", bk),
+      fmt::arg("st", p(c, "STAGES")), fmt::arg("cons", cons), fmt::arg("cm", cm), fmt::arg("cn", cn),
+      fmt::arg("order", gm > 1 ? 1 : 0), fmt::arg("gm", gm), fmt::arg("in", in_tag(q.precision.input)),
+      fmt::arg("out", out_tag(q.precision.output)), fmt::arg("arow", a_row ? "true" : "false"),
+      fmt::arg("brow", b_row ? "true" : "false"), fmt::arg("epi", p(c, "EPILOGUE")),
+      fmt::arg("preg", sm90_producer_regs(c)), fmt::arg("creg", sm90_consumer_regs(c)),
+      fmt::arg("split", p(c, "EPI_SPLIT")), fmt::arg("stm", p(c, "STMATRIX") ? "true" : "false"),
+      fmt::arg("entry", k.entry));
+  return k;
+}
+
+}  // namespace tileforge::cuda

@@ -1,0 +1,194 @@
+// The sm90 family as a plug-in: which chips and problems it serves, the space the planner tries, its cost model,
+// decision log and ahead-of-time compile, registered once. The cuda backend generates, compiles and launches it.
+#include <climits>
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#include "backends/cuda/sm90/sm90_cost_model.hpp"
+#include "backends/cuda/sm90/sm90_decisions.hpp"
+#include "backends/cuda/sm90/sm90_family.hpp"
+#include "plan/kernel_family.hpp"
+
+#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
+#include "backends/cuda/cuda_backend.hpp"
+#endif
+
+namespace tileforge::cuda {
+namespace {
+
+struct Sm90Scratch : plan::CostScratch {
+  Sm90CostCache cache;
+};
+
+// The instructions the family's kernels use, as chip records name them in "features".
+constexpr const char* kNeeded[] = {"wgmma", "tma", "setmaxnreg"};
+
+class Sm90Family final : public plan::KernelFamily {
+ public:
+  std::string_view name() const override { return "sm90"; }
+  int version() const override { return kSm90Version; }
+  std::string_view backend() const override { return "cuda"; }
+  // Above sm80 (100): where a chip has wgmma, this family runs it.
+  int preference() const override { return 200; }
+
+  plan::FamilyFit fit(const hw::HwProfile& p) const override {
+    const bool nvidia = p.kind == "gpu" && p.vendor == "nvidia";
+    std::string missing;
+    for (const char* f : kNeeded) {
+      if (!p.has(f)) missing += (missing.empty() ? "" : ", ") + std::string(f);
+    }
+    if (nvidia && missing.empty()) {
+      return plan::FamilyFit::yes(fmt::format(
+          "NVIDIA {}: TMA, wgmma and setmaxnreg (the chip record's features) run the sm90 family: warp-specialized, "
+          "persistent, wgmma with f32 accumulators{}",
+          p.arch, p.has("cluster") ? ", clusters with TMA multicast" : ""));
+    }
+    plan::FamilyFit f;
+    f.refusal = nvidia ? fmt::format("family sm90 needs wgmma, TMA and setmaxnreg; the chip record {} ({}) lacks {}",
+                                     p.name, p.arch, missing)
+                       : fmt::format("family sm90 plans for NVIDIA GPUs with wgmma and TMA; {} is a {} {} ({})", p.name,
+                                     p.vendor, p.kind, p.arch);
+    // Not `relevant`: an NVIDIA chip without wgmma is the sm80 family's to explain.
+    return f;
+  }
+
+  Support runs_on(const Device& device) const override {
+#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
+    if (device.kind != "cuda") return Support::yes();
+    auto arch = target_arch(device);
+    if (!arch) return Support::no(arch.status().message());
+    if (*arch != "sm_90a") {
+      return Support::no(fmt::format("the sm90 family's kernels are built for sm_90a (wgmma, setmaxnreg); this GPU "
+                                     "compiles for {}",
+                                     *arch));
+    }
+    return Support::yes();
+#else
+    if (device.kind == "cuda") return Support::no("this build has no CUDA toolkit");
+    return Support::yes();
+#endif
+  }
+
+  plan::SupportGap supports(const Problem& problem) const override {
+    const Problem p = problem.normalized();
+    const Precision& pr = p.precision;
+    if (pr.input != DType::f16 && pr.input != DType::bf16) {
+      return {fmt::format("the sm90 family takes f16 or bf16 inputs (wgmma.m64nNk16), not {}", to_string(pr.input)),
+              "a TF32 wgmma (m64nNk8) variant of the sm90 family for f32 inputs"};
+    }
+    if (pr.accum != DType::f32) {
+      return {"the sm90 family accumulates in f32, and the planner never changes the precision policy",
+              "an f16-accumulator variant of the sm90 kernel (wgmma with f16 accumulators)"};
+    }
+    if (p.m > INT32_MAX || p.n > INT32_MAX || p.k > INT32_MAX) {
+      return {"the sm90 family needs M, N and K to fit a 32-bit int", "64-bit tile coordinates in the sm90 kernel"};
+    }
+    if (p.k == 0) {
+      return {"the sm90 kernel needs K >= 1 (C = beta C is left to the sm80 family)", "a K = 0 path in the sm90 kernel"};
+    }
+    if (p.batch > 1) {
+      return {fmt::format("the sm90 kernel runs one matrix per launch, not a batch of {}", p.batch),
+              "a batch coordinate in the sm90 tile scheduler (3-D tensor maps)"};
+    }
+    const int64_t tiles = ((p.m + 63) / 64) * ((p.n + 63) / 64);
+    if (tiles < kSm90MinTiles) {
+      return {fmt::format("C of {}x{} is {} tiles of 64x64, fewer than the {} the sm90 family takes: its kernel has no "
+                          "split-K, so its persistent grid would leave most SMs idle",
+                          p.m, p.n, tiles, kSm90MinTiles),
+              "a split-K or stream-K scheduler in the sm90 kernel; the sm80 family's smaller tiles serve it meanwhile"};
+    }
+    // TMA: global strides are multiples of 16 bytes.
+    const int64_t elems = 16 / int64_t(size_of(pr.input));
+    for (auto [ld, what] : {std::pair{p.lda, "lda"}, std::pair{p.ldb, "ldb"}}) {
+      if (ld % elems != 0) {
+        return {fmt::format("{} = {} is not a multiple of {} elements: TMA needs rows 16-byte apart", what, ld, elems),
+                "the sm80 family (cp.async with narrower loads or COPY_AB), or a padded leading dimension"};
+      }
+    }
+    if (p.ldc % 2 != 0) {
+      return {fmt::format("ldc = {} is odd: the sm90 epilogue stores 2-element pairs", p.ldc),
+              "the sm80 family, or an even ldc"};
+    }
+    return {};
+  }
+
+  plan::FamilySpace candidates(const Problem& q, const hw::HwProfile& profile, int) const override {
+    plan::FamilySpace f;
+    f.space = sm90_space(q, profile);
+    std::size_t n = 1;
+    for (const ParamDecl& d : f.space.params) {
+      f.grid.push_back(d.values);
+      n *= d.values.size();
+    }
+    f.reference = sm90_heuristic(q, profile);
+    f.reference_name = "the sm90 heuristic";
+    f.reference_reasons.push_back(
+        "the sm90 heuristic: the tile (128x256 with two consumer warpgroups down to 64x64 with one) with the least "
+        "tiles-per-SM x area / measured efficiency, as many stages as fit (up to 8), the TMA-store epilogue with "
+        "stmatrix, GROUP_M 8, no cluster");
+    f.coverage = fmt::format("the full space: every combination of its {} parameters ({} combinations)",
+                             f.space.params.size(), n);
+    return f;
+  }
+
+  std::unique_ptr<plan::CostScratch> make_scratch() const override { return std::make_unique<Sm90Scratch>(); }
+
+  plan::Cost cost(const Problem& problem, const hw::HwProfile& profile, const Config& config, int,
+                  plan::CostScratch* scratch) const override {
+    auto* s = dynamic_cast<Sm90Scratch*>(scratch);
+    return sm90_cost(problem, profile, config, s ? &s->cache : nullptr);
+  }
+
+  std::string violation_detail(std::string_view t, const Config& c, const hw::HwProfile& profile) const override {
+    auto has = [&](std::string_view w) { return t.find(w) != std::string_view::npos; };
+    if (has("shared memory")) {
+      if (profile.smem_per_block_bytes <= 0) {
+        return fmt::format("needs {} B of shared memory per block; {} records no smem_per_block_bytes",
+                           sm90_smem_bytes(c), profile.name);
+      }
+      return fmt::format("needs {} B > {} B of shared memory per block on {}", sm90_smem_bytes(c),
+                         profile.smem_per_block_bytes, profile.name);
+    }
+    if (has("accumulators")) {
+      return fmt::format("needs {} f32 accumulators per consumer thread > 128", sm90_accumulators(c));
+    }
+    if (has("registers")) {
+      if (profile.registers_per_core <= 0) {
+        return fmt::format("needs {} registers per CTA; {} records no registers_per_core", sm90_register_budget(c),
+                           profile.name);
+      }
+      return fmt::format("needs {} registers > {} per SM on {}", sm90_register_budget(c), profile.registers_per_core,
+                         profile.name);
+    }
+    return KernelFamily::violation_detail(t, c, profile);
+  }
+
+  void explain(plan::Plan& plan) const override { sm90_explain(plan); }
+
+  bool compiled_at_run_time() const override { return true; }
+
+  Expected<std::string> compile_target(const Device& device) const override {
+#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
+    return target_arch(device);
+#else
+    return unsupported("this build has no CUDA toolkit: NVRTC compiles are not available");
+#endif
+  }
+
+  Expected<plan::AheadCompile> compile_ahead(const Problem& problem, const Config& config, std::string_view arch,
+                                             jit::KernelCache* cache) const override {
+#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
+    auto r = compile_instance(problem, config, std::string(arch), cache);
+    if (!r) return r.status();
+    return plan::AheadCompile{r->cache_hit, r->registers};
+#else
+    return unsupported("this build has no CUDA toolkit: NVRTC compiles are not available");
+#endif
+  }
+};
+
+const plan::FamilyRegistration kRegistration{std::make_unique<Sm90Family>()};
+
+}  // namespace
+}  // namespace tileforge::cuda

@@ -1,0 +1,334 @@
+// The sm90 family without a GPU or a toolkit: its space and heuristic on the Hopper profiles, supports(), the
+// planner's family choice, the generated source, and the cost model's properties and calibration.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "backends/cuda/sm90/sm90_cost_model.hpp"
+#include "backends/cuda/sm90/sm90_family.hpp"
+#include "bench/suite.hpp"
+#include "hw/hw.hpp"
+#include "plan/kernel_family.hpp"
+#include "plan/planner.hpp"
+
+namespace tileforge::cuda {
+namespace {
+
+Problem problem(int64_t m, int64_t n, int64_t k, Layout l = Layout::RR, DType in = DType::f16, DType out = DType::f16) {
+  Problem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.layout = l;
+  p.precision = {in, out, DType::f32};
+  return p.normalized();
+}
+
+hw::HwProfile profile(const char* name) {
+  auto p = hw::load_profile(name);
+  EXPECT_TRUE(p.ok()) << p.status().to_string();
+  return *p;
+}
+
+// BLOCK_M, BLOCK_N, STAGES, CONSUMERS, CLUSTER_M, CLUSTER_N, GROUP_M, EPILOGUE, EPI_SPLIT, STMATRIX
+Config sm90_config(int bm, int bn, int st, int cons, int cm, int cn, int gm, int epi, int split, int stm) {
+  return Config{"sm90", {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", 64}, {"STAGES", st}, {"CONSUMERS", cons},
+                         {"CLUSTER_M", cm}, {"CLUSTER_N", cn}, {"GROUP_M", gm}, {"EPILOGUE", epi},
+                         {"EPI_SPLIT", split}, {"STMATRIX", stm}}};
+}
+// The probe's best config (bench/results/h200/2026-12-01-sm90-probe/call5: L16).
+const Config kL16 = sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1);
+
+const plan::KernelFamily& family() {
+  const plan::KernelFamily* f = plan::find_family("sm90");
+  EXPECT_NE(f, nullptr);
+  return *f;
+}
+
+std::vector<std::array<int64_t, 3>> public_suite_shapes() {
+  auto suite = bench::load_suite("public");
+  EXPECT_TRUE(suite.ok()) << suite.status().to_string();
+  return suite.ok() ? suite->shapes : std::vector<std::array<int64_t, 3>>{};
+}
+
+TEST(Sm90Family, RegisteredAboveSm80ForChipsWithWgmma) {
+  const plan::KernelFamily& f = family();
+  EXPECT_EQ(f.backend(), "cuda");
+  EXPECT_GT(f.preference(), plan::find_family("sm80")->preference());
+  EXPECT_TRUE(f.compiled_at_run_time());
+  for (const char* hopper : {"h100-sxm", "h200"}) {
+    EXPECT_TRUE(f.fit(profile(hopper)).ok) << hopper;
+    EXPECT_EQ(plan::choose_family(profile(hopper)).family, "sm90") << hopper;
+  }
+  for (const char* other : {"a100-sxm", "l40s", "rtx-4090", "mi300x", "generic-avx2"}) {
+    const plan::FamilyFit fit = f.fit(profile(other));
+    EXPECT_FALSE(fit.ok) << other;
+    EXPECT_FALSE(fit.refusal.empty()) << other;
+    EXPECT_NE(plan::choose_family(profile(other)).family, "sm90") << other;
+  }
+}
+
+TEST(Sm90Family, SupportsNamesWhatItRefusesAndThePlannerFallsBackToSm80) {
+  const plan::KernelFamily& f = family();
+  EXPECT_TRUE(f.supports(problem(4096, 4096, 4096)).empty());
+  EXPECT_TRUE(f.supports(problem(1000, 1064, 1000, Layout::CC, DType::bf16, DType::f32)).empty());
+  // Too few 64x64 tiles for the persistent grid (no split-K): the sm80 family's.
+  const plan::SupportGap small = f.supports(problem(256, 256, 16384));
+  ASSERT_FALSE(small.empty());
+  EXPECT_NE(small.why.find("16 tiles of 64x64"), std::string::npos) << small.why;
+  EXPECT_NE(small.needed.find("split-K"), std::string::npos) << small.needed;
+  EXPECT_TRUE(f.supports(problem(128, 4096, 14336)).empty());  // 128 tiles
+  const plan::SupportGap odd = f.supports(problem(4095, 4097, 4093));
+  ASSERT_FALSE(odd.empty());
+  EXPECT_NE(odd.why.find("lda = 4093"), std::string::npos) << odd.why;
+  EXPECT_NE(odd.why.find("16-byte"), std::string::npos) << odd.why;
+  Problem batched = problem(64, 64, 64);
+  batched.batch = 3;
+  EXPECT_NE(f.supports(batched.normalized()).why.find("batch"), std::string::npos);
+  EXPECT_FALSE(f.supports(problem(64, 64, 64, Layout::RR, DType::f32, DType::f32)).empty());
+  EXPECT_FALSE(f.supports(problem(64, 64, 0)).empty());
+
+  // The planner's auto choice: sm90 where it takes the problem, sm80 (with sm90's reason) where it does not.
+  auto served = plan::make_plan(problem(4096, 4096, 4096), profile("h200"));
+  ASSERT_TRUE(served.ok());
+  EXPECT_TRUE(served->served);
+  EXPECT_EQ(served->family, "sm90");
+  auto odd_plan = plan::make_plan(problem(4095, 4097, 4093), profile("h200"));
+  ASSERT_TRUE(odd_plan.ok());
+  EXPECT_TRUE(odd_plan->served);
+  EXPECT_EQ(odd_plan->family, "sm80");
+  EXPECT_NE(odd_plan->family_reason.find("sm90 does not take this problem"), std::string::npos)
+      << odd_plan->family_reason;
+  // Asked for by name, sm90 states its refusal.
+  plan::PlanOptions o;
+  o.family = "sm90";
+  auto refused = plan::make_plan(problem(4095, 4097, 4093), profile("h200"), o);
+  ASSERT_TRUE(refused.ok());
+  EXPECT_FALSE(refused->served);
+  EXPECT_NE(refused->unserved.find("lda = 4093"), std::string::npos) << refused->unserved;
+}
+
+TEST(Sm90Family, SpaceOnHopperProfilesFitsTheirLimits) {
+  for (const char* name : {"h100-sxm", "h200"}) {
+    const hw::HwProfile prof = profile(name);
+    for (Layout l : {Layout::RR, Layout::RC, Layout::CR, Layout::CC}) {
+      const ParamSpace space = sm90_space(problem(4096, 4096, 4096, l), prof);
+      EXPECT_EQ(space.family, "sm90");
+      EXPECT_EQ(space.version, kSm90Version);
+      const auto legal = space.enumerate();
+      EXPECT_GT(legal.size(), 1000u) << name << " " << to_string(l);
+      for (const Config& c : legal) {
+        EXPECT_LE(sm90_smem_bytes(c), prof.smem_per_block_bytes) << c.describe();
+        EXPECT_LE(sm90_accumulators(c), 128) << c.describe();
+        EXPECT_LE(sm90_register_budget(c), prof.registers_per_core) << c.describe();
+        EXPECT_LE(sm90_cluster_size(c), 2) << c.describe();
+        EXPECT_EQ(c.at("BLOCK_M") % (64 * c.at("CONSUMERS")), 0) << c.describe();
+        // The template's static_asserts on the multicast split.
+        if (!a_row_major(l)) {
+          EXPECT_EQ((c.at("BLOCK_M") / 64) % c.at("CLUSTER_N"), 0) << c.describe();
+        }
+        if (b_row_major(l)) {
+          EXPECT_EQ((c.at("BLOCK_N") / 64) % c.at("CLUSTER_M"), 0) << c.describe();
+        }
+      }
+      // The probe's best config is legal in every layout.
+      EXPECT_TRUE(space.check(kL16).ok()) << space.check(kL16).to_string();
+    }
+  }
+  // Every constraint carries its layer and is worded with the chip record's numbers, never its name.
+  const ParamSpace space = sm90_space(problem(4096, 4096, 4096), profile("h200"));
+  bool smem = false;
+  for (const Constraint& c : space.constraints) {
+    EXPECT_EQ(c.text.find("h200"), std::string::npos) << c.text;
+    EXPECT_EQ(c.text.find("H200"), std::string::npos) << c.text;
+    smem = smem || c.text.find("232448 bytes per block") != std::string::npos;
+  }
+  EXPECT_TRUE(smem);
+  // A 4th stage of 128x256 beside a whole staging tile does not fit; beside a half one it does.
+  Config four = kL16;
+  four.params["STAGES"] = 4;
+  const Status s = space.check(four);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("shared memory"), std::string::npos) << s.message();
+  EXPECT_NE(family().violation_detail("shared memory", four, profile("h200")).find("232448"), std::string::npos);
+  four.params["EPI_SPLIT"] = 2;
+  EXPECT_TRUE(space.check(four).ok()) << space.check(four).to_string();
+}
+
+TEST(Sm90Family, ProblemAndChipRecordShapeTheSpace) {
+  const hw::HwProfile h200 = profile("h200");
+  // f32 output, or an ldc the TMA store cannot take: direct stores only.
+  for (const Problem& p : {problem(256, 256, 256, Layout::RR, DType::f16, DType::f32), [] {
+                             Problem q = problem(256, 250, 256);
+                             q.ldc = 250;
+                             return q;
+                           }()}) {
+    const ParamSpace space = sm90_space(p, h200);
+    for (const Config& c : space.enumerate()) ASSERT_EQ(c.at("EPILOGUE"), 0) << c.describe();
+  }
+  // A chip record without clusters admits 1x1 only.
+  hw::HwProfile no_cluster = h200;
+  no_cluster.features.erase(std::remove(no_cluster.features.begin(), no_cluster.features.end(), "cluster"),
+                            no_cluster.features.end());
+  for (const Config& c : sm90_space(problem(4096, 4096, 4096), no_cluster).enumerate()) {
+    ASSERT_EQ(sm90_cluster_size(c), 1) << c.describe();
+  }
+  // A record without the shared-memory limit admits nothing, and says which number is missing.
+  hw::HwProfile no_smem = h200;
+  no_smem.smem_per_block_bytes = 0;
+  const ParamSpace blind = sm90_space(problem(4096, 4096, 4096), no_smem);
+  EXPECT_TRUE(blind.enumerate().empty());
+  const Status s = blind.check(kL16);
+  EXPECT_NE(s.message().find("smem_per_block_bytes"), std::string::npos) << s.message();
+}
+
+TEST(Sm90Family, HeuristicPicksLegalConfigsForThePublicSuite) {
+  const auto shapes = public_suite_shapes();
+  ASSERT_EQ(shapes.size(), 18u);
+  for (const char* name : {"h100-sxm", "h200"}) {
+    const hw::HwProfile prof = profile(name);
+    for (const auto& s : shapes) {
+      for (Layout l : {Layout::RR, Layout::CC}) {
+        for (DType in : {DType::f16, DType::bf16}) {
+          const Problem p = problem(s[0], s[1], s[2], l, in, in);
+          if (!family().supports(p).empty()) continue;  // 4095x4097x4093: sm80's
+          const Config c = sm90_heuristic(p, prof);
+          ASSERT_FALSE(c.family.empty()) << name << " " << p.describe();
+          EXPECT_TRUE(sm90_space(p, prof).check(c).ok()) << name << " " << p.describe() << " " << c.describe();
+        }
+      }
+    }
+  }
+  // Large square problems get the probe's 128x256 tile with the TMA-store epilogue; skinny ones 64-row tiles.
+  const Config big = sm90_heuristic(problem(4096, 4096, 4096), profile("h200"));
+  EXPECT_EQ(big, kL16) << big.describe();
+  EXPECT_EQ(sm90_heuristic(problem(16, 4096, 4096), profile("h200")).at("BLOCK_M"), 64);
+  // beta != 0 takes the direct epilogue (the TMA-store ones fall back to it at run time anyway).
+  Problem beta = problem(4096, 4096, 4096);
+  beta.beta = 0.5;
+  EXPECT_EQ(sm90_heuristic(beta, profile("h200")).at("EPILOGUE"), 0);
+}
+
+TEST(Sm90Family, GeneratedSourceInstantiatesEveryParameter) {
+  const Problem p = problem(1000, 1000, 1000, Layout::CR, DType::bf16, DType::bf16);
+  const Config c = sm90_config(128, 256, 4, 2, 2, 1, 16, 1, 2, 1);
+  const Sm90Source g = sm90_source(p, c);
+  EXPECT_NE(g.source.find("#include \"sm90/gemm.cuh\""), std::string::npos);
+  EXPECT_NE(g.source.find("tf::sm90::Config<128, 256, 64, 4, 2, 2, 1, 1, 16, 2, 2, false, true, 1, 40, 232, 2, true>"),
+            std::string::npos)
+      << g.source;
+  EXPECT_NE(g.source.find(fmt::format("extern \"C\" __global__ void __launch_bounds__(Cfg::THREADS, 1) {}", g.entry)),
+            std::string::npos)
+      << g.source;
+  EXPECT_NE(g.source.find("const __grid_constant__ tf::sm90::Params p"), std::string::npos);
+  // The entry names the arch, the types, the layout and the tile.
+  EXPECT_TRUE(g.entry.starts_with("sm90_gemm_bf16_bf16_CR_128x256x64_")) << g.entry;
+  EXPECT_EQ(g.threads, 384);
+  EXPECT_EQ(g.cluster, 2);
+  EXPECT_EQ(g.smem_bytes, sm90_smem_bytes(c));
+  // Boxes as the template computes them: A column-major 64x64, B row-major 64x64, C 64 x rows per consumer.
+  EXPECT_EQ(g.a_box[0], 64);
+  EXPECT_EQ(g.a_box[1], 64);
+  EXPECT_EQ(g.b_box[1], 64);
+  EXPECT_EQ(g.c_box[1], 64);
+  // Row-major A split over a 1x2 cluster: half the rows per CTA; one consumer, no setmaxnreg; GROUP_M 1 row-major.
+  const Sm90Source h = sm90_source(problem(64, 64, 64), sm90_config(64, 128, 8, 1, 1, 2, 1, 0, 1, 0));
+  EXPECT_EQ(h.a_box[1], 32);
+  EXPECT_EQ(h.threads, 256);
+  EXPECT_NE(h.source.find("Config<64, 128, 64, 8, 1, 1, 2, 0, 1, 1, 1, true, true, 0, 0, 0, 1, false>"),
+            std::string::npos)
+      << h.source;
+  // The template's shared-memory layout: stages, staging tile, 2 x STAGES barriers, 1 KB alignment slack.
+  EXPECT_EQ(sm90_smem_bytes(kL16), 3 * (128 + 256) * 128 + 128 * 256 * 2 + 2 * 3 * 8 + 1024);
+}
+
+double predicted(const Problem& p, const Config& c, const char* chip = "h200") {
+  const plan::Cost cost = sm90_cost(p, profile(chip), c);
+  EXPECT_TRUE(cost.valid);
+  return cost.seconds;
+}
+
+TEST(Sm90CostModel, CalibratedOnTheProbe) {
+  // The probe's L16 over the shapes (bench/results/h200/2026-12-01-sm90-probe/call5/table.txt), TFLOP/s.
+  // 8192^3 is left out: it ran under the power limit (sm90_cost_constants.hpp).
+  const struct {
+    int64_t m, n, k;
+    double tflops;
+  } rows[] = {{4096, 4096, 4096, 766.6}, {2048, 2048, 2048, 618.5},   {5120, 5120, 5120, 699.1},
+              {2048, 14336, 4096, 754.0}, {8192, 1024, 8192, 747.2}, {16384, 16384, 1024, 676.9}};
+  for (const auto& r : rows) {
+    const Problem p = problem(r.m, r.n, r.k);
+    const double tflops = p.flops() / predicted(p, kL16) / 1e12;
+    EXPECT_NEAR(tflops / r.tflops, 1.0, 0.05) << p.describe() << ": predicted " << tflops;
+  }
+  // Orderings the probe measured at 4096^3: the TMA-store epilogue beats the direct and the deferred ones,
+  // stmatrix beats 32-bit staging stores, grouped order beats row-major, no cluster beats a 2x1 cluster.
+  const Problem p = problem(4096, 4096, 4096);
+  const double l16 = predicted(p, kL16);
+  EXPECT_LT(l16, predicted(p, sm90_config(128, 256, 4, 2, 1, 1, 8, 0, 1, 0)));
+  EXPECT_LT(l16, predicted(p, sm90_config(128, 256, 3, 2, 1, 1, 8, 2, 1, 1)));
+  EXPECT_LT(l16, predicted(p, sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 0)));
+  EXPECT_LT(l16, predicted(p, sm90_config(128, 256, 3, 2, 1, 1, 1, 1, 1, 1)));
+  EXPECT_LT(l16, predicted(p, sm90_config(128, 256, 3, 2, 2, 1, 8, 1, 1, 1)));
+  EXPECT_LT(l16, predicted(p, sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1)));
+}
+
+TEST(Sm90CostModel, Properties) {
+  const hw::HwProfile h200 = profile("h200");
+  // More K, more time; the same inputs, the same prediction.
+  double last = 0;
+  for (int64_t k : {256, 1024, 4096, 16384}) {
+    const double t = predicted(problem(2048, 2048, k), kL16);
+    EXPECT_GT(t, last) << k;
+    last = t;
+  }
+  EXPECT_EQ(predicted(problem(3000, 3000, 3000), kL16), predicted(problem(3000, 3000, 3000), kL16));
+  // Never faster than the roofline floor.
+  for (const auto& s : public_suite_shapes()) {
+    const Problem p = problem(s[0], s[1], s[2]);
+    const plan::Cost c = sm90_cost(p, h200, sm90_heuristic(p, h200));
+    const double floor = std::max(p.flops() / (989.4e12), (double(p.m * p.k + p.k * p.n + p.m * p.n) * 2) / 4800e9);
+    EXPECT_GT(c.seconds, floor) << p.describe();
+    EXPECT_FALSE(c.bound.empty());
+  }
+  // One tile per SM at 2048^3 with 128x256 tiles: 128 tiles for 132 SMs.
+  const Sm90Grid g = sm90_grid(problem(2048, 2048, 2048), kL16, 132);
+  EXPECT_EQ(g.cluster_tiles, 128);
+  EXPECT_EQ(g.ctas, 128);
+  EXPECT_EQ(g.tiles_per_cta, 1);
+  const Sm90Grid g2 = sm90_grid(problem(4096, 4096, 4096), sm90_config(128, 256, 3, 2, 2, 1, 8, 1, 1, 1), 132);
+  EXPECT_EQ(g2.clusters, 66);
+  EXPECT_EQ(g2.ctas, 132);
+  EXPECT_EQ(g2.tiles_per_cta, 4);  // 256 cluster tiles over 66 clusters
+  // A record without the rates the model reads: no prediction, and the missing field named.
+  hw::HwProfile blind = h200;
+  blind.l2_bytes_per_core_cycle = 0;
+  const plan::Cost c = sm90_cost(problem(4096, 4096, 4096), blind, kL16);
+  EXPECT_FALSE(c.valid);
+  ASSERT_FALSE(c.notes.empty());
+  EXPECT_NE(c.notes.front().find("l2_bytes_per_core_cycle"), std::string::npos) << c.notes.front();
+  // H100 SXM: same SMs and clock, less memory bandwidth: a memory-heavy shape is predicted slower there.
+  EXPECT_GT(predicted(problem(16384, 16384, 256), kL16, "h100-sxm"), predicted(problem(16384, 16384, 256), kL16));
+}
+
+TEST(Sm90CostModel, PlansExplainUnderTheFourLayersOnBothHopperProfiles) {
+  for (const char* name : {"h100-sxm", "h200"}) {
+    auto made = plan::make_plan(problem(4096, 4096, 4096), profile(name));
+    ASSERT_TRUE(made.ok()) << made.status().to_string();
+    ASSERT_TRUE(made->served) << made->unserved;
+    EXPECT_EQ(made->family, "sm90");
+    for (std::string_view layer : plan::kLayers) EXPECT_FALSE(made->log.in_layer(layer).empty()) << name << " " << layer;
+    // The choice for a large square problem: a 128x256 or 256x128 tile, two consumers, the TMA-store epilogue.
+    const Config& c = made->choice()->config;
+    EXPECT_EQ(c.at("BLOCK_M") * c.at("BLOCK_N"), 128 * 256) << c.describe();
+    EXPECT_EQ(c.at("CONSUMERS"), 2);
+    EXPECT_EQ(c.at("EPILOGUE"), 1);
+    EXPECT_GT(made->reference_rank, 0);
+  }
+}
+
+}  // namespace
+}  // namespace tileforge::cuda

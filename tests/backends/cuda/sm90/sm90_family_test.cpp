@@ -1,0 +1,92 @@
+// CI's compile check of the sm90 family (no GPU needed): NVRTC builds representative configs for sm_90a; the PTX
+// holds wgmma.mma_async and the TMA copies, ptxas reports no spills and no line saying that wgmma instructions are
+// serialized, and the registers and shared memory fit what the family declares.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "backends/cuda/sm90/sm90_family.hpp"
+#include "core/embedded.hpp"
+#include "hw/hw.hpp"
+#include "jit/nvrtc.hpp"
+
+namespace tileforge::cuda {
+namespace {
+
+Problem problem(int64_t m, int64_t n, int64_t k, Layout l = Layout::RR, DType in = DType::f16, DType out = DType::f16) {
+  Problem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.layout = l;
+  p.precision = {in, out, DType::f32};
+  return p.normalized();
+}
+
+Config sm90_config(int bm, int bn, int st, int cons, int cm, int cn, int gm, int epi, int split, int stm) {
+  return Config{"sm90", {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", 64}, {"STAGES", st}, {"CONSUMERS", cons},
+                         {"CLUSTER_M", cm}, {"CLUSTER_N", cn}, {"GROUP_M", gm}, {"EPILOGUE", epi},
+                         {"EPI_SPLIT", split}, {"STMATRIX", stm}}};
+}
+
+TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
+  auto nvrtc = jit::Nvrtc::get();
+  if (!nvrtc.ok()) GTEST_SKIP() << "SKIPPED: NVRTC not available: " << nvrtc.status().message();
+  if (!(*nvrtc)->check_arch("sm_90a").ok()) GTEST_SKIP() << "SKIPPED: this NVRTC cannot target sm_90a";
+  auto h200 = hw::load_profile("h200");
+  ASSERT_TRUE(h200.ok());
+  std::vector<jit::Header> headers;
+  for (const auto& [name, text] : embedded::embedded_kernel_headers()) headers.push_back({std::string(name), std::string(text)});
+  struct Case {
+    Problem problem;
+    Config config;
+  };
+  const std::vector<Case> cases = {
+      // The heuristic's (and the probe's best) 128x256, and the planner's picks for small and skinny shapes.
+      {problem(4096, 4096, 4096), sm90_heuristic(problem(4096, 4096, 4096), *h200)},
+      {problem(4096, 4096, 4096, Layout::CC, DType::bf16, DType::bf16), sm90_config(256, 128, 3, 2, 1, 1, 16, 1, 1, 1)},
+      {problem(5120, 5120, 5120, Layout::RC), sm90_config(128, 192, 4, 2, 1, 1, 16, 1, 1, 1)},
+      {problem(16, 4096, 4096), sm90_config(64, 64, 8, 1, 1, 2, 8, 1, 1, 1)},
+      {problem(64, 14336, 4096, Layout::RC), sm90_config(64, 128, 8, 1, 1, 2, 8, 1, 1, 1)},
+      {problem(1024, 1024, 1024), sm90_config(128, 64, 8, 2, 1, 2, 8, 1, 1, 1)},
+      // Clusters along M with 4 stages and half staging tiles; the deferred epilogue; direct stores to f32.
+      {problem(8192, 8192, 8192), sm90_config(128, 256, 4, 2, 2, 1, 8, 1, 2, 1)},
+      {problem(2048, 2048, 2048, Layout::RR), sm90_config(128, 256, 3, 2, 1, 1, 8, 2, 1, 0)},
+      {problem(1000, 1000, 1000, Layout::CC, DType::f16, DType::f32), sm90_config(256, 64, 4, 1, 1, 1, 4, 0, 1, 0)},
+  };
+  for (const Case& k : cases) {
+    ASSERT_TRUE(sm90_space(k.problem, *h200).check(k.config).ok())
+        << k.config.describe() << ": " << sm90_space(k.problem, *h200).check(k.config).to_string();
+    const Sm90Source g = sm90_source(k.problem, k.config);
+    jit::CompileRequest req;
+    req.name = g.entry;
+    req.source = g.source;
+    req.headers = headers;
+    req.arch = "sm_90a";
+    auto out = (*nvrtc)->compile(req);
+    ASSERT_TRUE(out.ok()) << out.status().to_string();
+    ASSERT_TRUE(out->ok) << k.config.describe() << "\n" << out->log;
+    EXPECT_NE(out->ptx.find("wgmma.mma_async"), std::string::npos) << k.config.describe();
+    EXPECT_NE(out->ptx.find("cp.async.bulk.tensor"), std::string::npos) << k.config.describe();
+    if (k.config.at("EPILOGUE") != 0) {
+      EXPECT_NE(out->ptx.find("cp.async.bulk.tensor.2d.global.shared"), std::string::npos) << k.config.describe();
+    }
+    if (sm90_cluster_size(k.config) > 1) {
+      EXPECT_NE(out->ptx.find("multicast::cluster"), std::string::npos);
+    }
+    const jit::FunctionResources* r = out->report.find(g.entry);
+    ASSERT_NE(r, nullptr) << out->log;
+    EXPECT_FALSE(r->spills()) << k.config.describe() << ": " << r->spill_store_bytes << " bytes spilled";
+    EXPECT_LE(int64_t(r->registers) * g.threads, h200->registers_per_core) << k.config.describe();
+    EXPECT_LE(r->smem_bytes + g.smem_bytes, h200->smem_per_block_bytes) << k.config.describe();
+    for (const std::string& w : out->report.warnings) {
+      EXPECT_EQ(w.find("serialized"), std::string::npos) << k.config.describe() << ": " << w;
+    }
+    std::printf("[ info ] %s: %d registers, %lld B shared memory, %.2f s\n", k.config.describe().c_str(),
+                r->registers, (long long)(r->smem_bytes + g.smem_bytes), out->seconds);
+  }
+}
+
+}  // namespace
+}  // namespace tileforge::cuda
