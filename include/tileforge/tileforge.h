@@ -8,6 +8,11 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden visibility: what this header declares is its exported interface. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 /* Mirrors tileforge::Code, value for value. */
 typedef enum {
   TF_STATUS_SUCCESS = 0,
@@ -57,6 +62,10 @@ const char* tfGetStatusString(tfStatus_t status);
 const char* tfGetLastErrorMessage(tfHandle_t handle);
 /* "0.1.0". */
 const char* tfGetVersion(void);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

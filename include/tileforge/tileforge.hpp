@@ -9,6 +9,11 @@
 #include <utility>
 #include <vector>
 
+// The library is built with hidden visibility: what this header declares is its exported interface.
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 namespace tileforge {
 
 // ---- element types and layouts ------------------------------------------------------------------
@@ -134,3 +139,7 @@ Status gemm(const Problem& problem, const void* a, const void* b, void* c, const
 std::string_view version();
 
 }  // namespace tileforge
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif

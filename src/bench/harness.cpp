@@ -37,68 +37,6 @@ double tflops_of(const Problem& p, double median_ms) {
 
 }  // namespace
 
-Timing summarize(std::vector<double> samples) {
-  Timing t;
-  if (samples.empty()) return t;
-  std::sort(samples.begin(), samples.end());
-  const std::size_t n = samples.size();
-  t.reps = int(n);
-  t.min_ms = samples.front();
-  t.max_ms = samples.back();
-  t.median_ms = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
-  return t;
-}
-
-std::vector<Interleaved> time_interleaved(RepTimer& timer, const Settings& settings,
-                                          const std::vector<std::function<Status()>>& calls) {
-  struct State {
-    int warm_reps = 0;
-    double warm_ms = 0, timed_ms = 0;
-  };
-  std::vector<Interleaved> out(calls.size());
-  std::vector<State> state(calls.size());
-  const double cap_ms = settings.max_time_s * 1e3;
-  const int warm_reps = std::max(settings.warmup_reps, timer.min_warmup_reps());
-  const double warm_ms = std::min(settings.warmup_time_s * 1e3, cap_ms);
-  auto rep = [&](std::size_t i) -> std::optional<double> {
-    auto t = timer.time(calls[i]);
-    if (!t) {
-      out[i].failure = t.status();
-      return std::nullopt;
-    }
-    return *t;
-  };
-  auto failed = [&](std::size_t i) { return !out[i].failure.ok(); };
-  auto warm = [&](std::size_t i) { return state[i].warm_reps >= warm_reps && state[i].warm_ms >= warm_ms; };
-  auto done = [&](std::size_t i) {
-    const int n = int(out[i].samples.size());
-    return failed(i) || (n >= settings.min_reps && state[i].timed_ms >= settings.min_time_s * 1e3) ||
-           (n >= 1 && state[i].timed_ms >= cap_ms);
-  };
-  for (bool pending = true; pending;) {
-    pending = false;
-    for (std::size_t i = 0; i < calls.size(); ++i) {
-      if (failed(i) || warm(i)) continue;
-      if (auto t = rep(i)) {
-        ++state[i].warm_reps;
-        state[i].warm_ms += *t;
-        pending = pending || !warm(i);
-      }
-    }
-  }
-  for (bool pending = true; pending;) {
-    pending = false;
-    for (std::size_t i = 0; i < calls.size(); ++i) {
-      if (done(i)) continue;
-      if (auto t = rep(i)) {
-        out[i].samples.push_back(*t);
-        state[i].timed_ms += *t;
-      }
-      pending = pending || !done(i);
-    }
-  }
-  return out;
-}
 
 Expected<CasePlan> plan_case(const Device& device, const Problem& problem, const Settings& settings) {
   if (Status s = problem.validate(); !s) return s;

@@ -10,48 +10,31 @@
 #include <vector>
 
 #include "backends/backend.hpp"
-#include "bench/timer.hpp"
+#include "measure/protocol.hpp"
+#include "measure/timer.hpp"
 #include "core/expected.hpp"
 #include "db/location.hpp"
 #include "verify/verify.hpp"
 
 namespace tileforge::bench {
 
-// The measurement protocol's knobs; the defaults are the contract's.
-struct Settings {
-  int min_reps = 30;            // timed reps per backend, at least
-  double min_time_s = 0.1;      // and at least this much timed time per backend
-  double max_time_s = 10.0;     // cap on the timed time (and on the warm-up) per backend
-  int warmup_reps = 0;          // at least this many warm-up reps per backend; 0 = the timer's minimum
-  double warmup_time_s = 0.1;   // and at least this much warm-up time per backend
-  uint64_t seed = 42;           // operands are random from this seed, never zeros
+// A bench run's settings: the measurement contract, and what is run under it.
+struct Settings : measure::Contract {
   std::vector<std::pair<std::string, int64_t>> pins;  // --set NAME=VALUE, applied to our backend's space
-  db::LocationRequest db;       // --db PATH / --no-db: the tuning DB dispatch reads (see bench/dispatch.hpp)
+  db::LocationRequest db;       // --db PATH / --no-db: the tuning DB dispatch reads (see dispatch/dispatch.hpp)
   bool use_planner = true;      // false: the backend's heuristic when the DB has no record
   bool measure = true;          // false: verify only (the `verify` verb)
-  double reference_full_limit = 2.0e9;  // above this many multiply-adds the reference samples rows of C
 };
 
-struct Timing {
-  double median_ms = 0, min_ms = 0, max_ms = 0;
-  int reps = 0;
-  // The contract's spread symptom: max/min above 1.10 (an unflushed cache, unpinned threads, a noisy neighbour).
-  bool spread() const { return min_ms > 0 && max_ms / min_ms > 1.10; }
-};
-Timing summarize(std::vector<double> samples_ms);
-
-// One call timed by time_interleaved, and what became of it.
-struct Interleaved {
-  std::vector<double> samples;  // its timed reps, in ms
-  Status failure;               // the status of the rep that failed (the call then dropped out); ok otherwise
-};
-// The contract's timing loop: the calls are run in interleaved rounds (one rep of each in turn) so that drift and
-// neighbours hit all alike. Warm-up rounds until every call has max(warmup_reps, the timer's minimum) untimed
-// reps and warmup_time_s (at most max_time_s), then timed rounds until every call has min_reps and min_time_s of
-// timed time, or max_time_s. A call whose rep fails is not run again. Used by bench (ours, native, peers) and by
-// tune's confirmation (its leaders).
-std::vector<Interleaved> time_interleaved(RepTimer& timer, const Settings& settings,
-                                          const std::vector<std::function<Status()>>& calls);
+// The protocol's pieces the harness and its callers use by these names.
+using measure::CpuTimer;
+using measure::Interleaved;
+using measure::make_timer;
+using measure::OperandBuffer;
+using measure::RepTimer;
+using measure::summarize;
+using measure::time_interleaved;
+using measure::Timing;
 
 // One backend's result on one case.
 struct Measured {

@@ -1,6 +1,8 @@
 // Writes bench results as schema JSON, a human table and CSV, and records the environment of the run.
 #include "bench/report.hpp"
 
+#include "core/columns.hpp"
+
 #include "dispatch/dispatch.hpp"
 
 #include <unistd.h>
@@ -246,7 +248,7 @@ std::string to_table(const Report& report) {
   }
   std::string out = fmt::format("tileforge {} bench | device {} | host {} | profile {} | {} threads | caches {} | seed {} | {}\n",
                                 e.tool_version, e.device, e.host, e.profile, e.threads, e.cache_state, e.seed, e.date);
-  out += format_columns(cells, {false, false, false, true, true, true, false, true, false, false, false});
+  out += columns::format_columns(cells, {false, false, false, true, true, true, false, true, false, false, false});
   out += "ratio = native time / our time (above 1: tileforge is faster); error = ||C - Cref||_F / ||Cref||_F "
          "against float64";
   if (any_spread) out += "; ~ = spread: max/min over 1.10";
@@ -258,26 +260,6 @@ std::string to_table(const Report& report) {
     if (std::find(reasons.begin(), reasons.end(), r.native_missing) == reasons.end()) reasons.push_back(r.native_missing);
   }
   for (const auto& why : reasons) out += fmt::format("no native: {}\n", why);
-  return out;
-}
-
-std::string format_columns(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right) {
-  std::vector<std::size_t> width;
-  for (const auto& row : rows) {
-    if (width.size() < row.size()) width.resize(row.size(), 0);
-    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line;
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      if (i) line += "  ";
-      const bool r = i < right.size() && right[i];
-      line += r ? fmt::format("{:>{}}", row[i], width[i]) : fmt::format("{:<{}}", row[i], width[i]);
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
   return out;
 }
 

@@ -45,10 +45,6 @@ std::string to_json(const Report& report);    // the bench schema, indented
 std::string to_table(const Report& report);   // for people: GFLOP/s on the CPU, TFLOP/s on GPUs
 std::string to_csv(const Report& report);     // one line per row, header first
 
-// Rows of cells as aligned text columns, two spaces apart, right-aligned where `right` says so, no trailing
-// blanks, one line each (the bench and tune tables).
-std::string format_columns(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right);
-
 // Now, as ISO 8601 UTC ("2026-11-29T09:12:00Z").
 std::string iso_date_now();
 

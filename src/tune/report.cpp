@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "bench/report.hpp"
+#include "core/columns.hpp"
 
 namespace tileforge::tune {
 namespace {
@@ -23,7 +23,7 @@ ojson config_json(const Config& c) {
   return j;
 }
 
-ojson timing_json(const bench::Timing& t) {
+ojson timing_json(const measure::Timing& t) {
   if (t.reps == 0) return nullptr;
   return ojson{{"median_ms", finite(t.median_ms)}, {"min_ms", finite(t.min_ms)}, {"max_ms", finite(t.max_ms)},
                {"reps", t.reps}, {"spread_flag", t.spread()}};
@@ -73,7 +73,7 @@ std::string table_of(const TuneResult& r) {
                      c.confirm.reps ? fmt::format("{:.1f}%", 100 * c.noise) : "-",
                      c.error ? fmt::format("{:.1e}", c.error->rel_error) : "-", outcome});
   }
-  out += bench::format_columns(cells, {true, false, true, true, true, true, true, true, true, true, false});
+  out += columns::format_columns(cells, {true, false, true, true, true, true, true, true, true, true, false});
   if (!r.heuristic_name.empty()) {
     out += fmt::format("  * {}'s own pick, ranked below the top {} by the cost model: measured as a second opinion\n",
                        r.heuristic_name, r.candidates.size() - 1);

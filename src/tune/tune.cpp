@@ -307,10 +307,10 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
 
   // ---- operands and the reference, as bench makes them (same seeds: the same inputs as a bench row)
   const auto tr = Clock::now();
-  std::unique_ptr<bench::RepTimer> own_timer;
-  bench::RepTimer* timer = options.timer;
+  std::unique_ptr<measure::RepTimer> own_timer;
+  measure::RepTimer* timer = options.timer;
   if (!timer) {
-    auto t = bench::make_timer(device);
+    auto t = measure::make_timer(device);
     if (!t) return t.status();
     own_timer = std::move(*t);
     timer = own_timer.get();
@@ -324,7 +324,7 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
   verify::fill_random(a.data(), in, na, seed);
   verify::fill_random(b.data(), in, nb, seed * 7919 + 1);
   verify::fill_random(c_init.data(), out, nc, seed * 104729 + 2);
-  auto place = [&](std::size_t bytes, const void* host) -> Expected<std::unique_ptr<bench::OperandBuffer>> {
+  auto place = [&](std::size_t bytes, const void* host) -> Expected<std::unique_ptr<measure::OperandBuffer>> {
     auto buf = timer->allocate(bytes);
     if (!buf) return buf.status();
     if (host) {
@@ -469,7 +469,7 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
       timed += *t;
     }
     if (failed) continue;
-    c.screen = bench::summarize(samples);
+    c.screen = measure::summarize(samples);
     ++verified;
     ++result.measured;
     if (c.predicted_ms > 0) {
@@ -520,10 +520,10 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
                     leaders.size() == 1 ? "" : "s", names));
     std::vector<std::function<Status()>> calls;
     for (std::size_t i : leaders) calls.push_back([&, i] { return run_on(backend, *kernels[i]); });
-    const std::vector<bench::Interleaved> timed = bench::time_interleaved(*timer, options.contract, calls);
+    const std::vector<measure::Interleaved> timed = measure::time_interleaved(*timer, options.contract, calls);
     for (std::size_t k = 1; k <= leaders.size(); ++k) {
       CandidateResult& c = cands[leaders[k - 1]];
-      const bench::Interleaved& run = timed[k - 1];
+      const measure::Interleaved& run = timed[k - 1];
       if (!run.failure.ok()) {
         c.outcome = Outcome::run_failed;
         c.reason = fmt::format("run failed while confirming: {}", run.failure.message());
@@ -532,7 +532,7 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
         continue;
       }
       c.confirmed = true;
-      c.confirm = bench::summarize(run.samples);
+      c.confirm = measure::summarize(run.samples);
       c.noise = relative_iqr(run.samples);
       say("confirm", k, leaders.size(),
           fmt::format("[confirm {}/{}] rank {} {}: median {} (min {}, max {}, {} reps, IQR {:.1f}%)", k, leaders.size(),

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "backends/backend.hpp"
-#include "bench/harness.hpp"
-#include "bench/timer.hpp"
+#include "measure/protocol.hpp"
+#include "measure/timer.hpp"
 #include "core/expected.hpp"
 #include "plan/candidates.hpp"
 #include "verify/verify.hpp"
@@ -44,7 +44,7 @@ struct TuneOptions {
   // ---- confirmation under the contract
   int leaders = 3;               // the fastest screened candidates confirmed
   bool confirm_planner_pick = true;  // also confirm the planner's first choice, so its ratio to the winner is fair
-  bench::Settings contract;      // warm-up, min reps/time and cap as bench; its seed makes the operands
+  measure::Contract contract;      // warm-up, min reps/time and cap as bench; its seed makes the operands
   double tie_floor = 0.01;       // medians closer than max(this, the runs' noise) tie; ties go to the planner's rank
   // ---- compiling (run-time compiled families only)
   unsigned compile_threads = 0;  // 0 = all host cores
@@ -54,7 +54,7 @@ struct TuneOptions {
   std::string db_path;           // where the winner goes (db::resolve_location decides it); needed when write_db
   // ---- injected by tests; nullptr = the device's own backend and timer
   Backend* backend = nullptr;
-  bench::RepTimer* timer = nullptr;
+  measure::RepTimer* timer = nullptr;
 };
 
 // What happened to one candidate.
@@ -79,10 +79,10 @@ struct CandidateResult {
   bool cache_hit = false;
   double prepare_s = 0;
   std::optional<verify::ErrorReport> error;  // from its verification run
-  bench::Timing screen;           // screening reps (reps = 0: not screened)
+  measure::Timing screen;           // screening reps (reps = 0: not screened)
   double ratio = 0;               // screen median / predicted
   bool confirmed = false;         // taken to the confirmation round
-  bench::Timing confirm;          // under the contract (reps = 0: not confirmed)
+  measure::Timing confirm;          // under the contract (reps = 0: not confirmed)
   double noise = 0;               // interquartile range of the confirmation reps / their median
 };
 

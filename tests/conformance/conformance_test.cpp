@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "backends/backend.hpp"
-#include "bench/timer.hpp"
+#include "measure/timer.hpp"
 #include "conformance/conformance_cases.hpp"
 #include "dispatch/dispatch.hpp"
 #include "support/test_support.hpp"
@@ -68,11 +68,11 @@ const Expected<Device>& device_for(std::string_view kind, int threads) {
   return it->second;
 }
 
-bench::RepTimer* timer_for(const Device& device) {
-  static auto* timers = new std::map<std::string, std::unique_ptr<bench::RepTimer>>();
+measure::RepTimer* timer_for(const Device& device) {
+  static auto* timers = new std::map<std::string, std::unique_ptr<measure::RepTimer>>();
   auto it = timers->find(device.kind);
   if (it == timers->end()) {
-    auto t = bench::make_timer(device);
+    auto t = measure::make_timer(device);
     EXPECT_TRUE(t.ok()) << t.status().to_string();
     if (!t.ok()) return nullptr;
     it = timers->emplace(device.kind, std::move(*t)).first;
@@ -81,7 +81,7 @@ bench::RepTimer* timer_for(const Device& device) {
 }
 
 // Memory on the backend's device (host memory on the CPU, device memory on a GPU) holding `host`.
-std::unique_ptr<bench::OperandBuffer> place(bench::RepTimer& timer, const std::vector<unsigned char>& host) {
+std::unique_ptr<measure::OperandBuffer> place(measure::RepTimer& timer, const std::vector<unsigned char>& host) {
   auto buf = timer.allocate(host.size());
   EXPECT_TRUE(buf.ok()) << buf.status().to_string();
   if (!buf.ok()) return nullptr;
@@ -92,7 +92,7 @@ std::unique_ptr<bench::OperandBuffer> place(bench::RepTimer& timer, const std::v
   return std::move(*buf);
 }
 
-std::vector<unsigned char> fetch(const bench::OperandBuffer& buf) {
+std::vector<unsigned char> fetch(const measure::OperandBuffer& buf) {
   std::vector<unsigned char> host(buf.bytes());
   if (!host.empty()) {
     Status s = buf.download(host.data());
@@ -125,7 +125,7 @@ void run_and_check(Backend& backend, const Device& device, const testing::Operan
   std::vector<unsigned char> c_before(kGuard + ops.c.size() + kGuard, kGuardByte);
   if (!ops.c.empty()) std::memcpy(c_before.data() + kGuard, ops.c.data(), ops.c.size());
 
-  bench::RepTimer* timer = timer_for(device);
+  measure::RepTimer* timer = timer_for(device);
   ASSERT_NE(timer, nullptr);
   auto a = place(*timer, ops.a), b = place(*timer, ops.b), cbuf = place(*timer, c_before);
   ASSERT_TRUE(a && b && cbuf);

@@ -21,7 +21,7 @@ namespace {
 
 // Reports a time chosen per config (the config of the kernel that just ran), so the rules can be checked exactly
 // on a noisy machine. The call still runs, so kernels are exercised as in a real tune.
-class ScriptedTimer final : public bench::RepTimer {
+class ScriptedTimer final : public measure::RepTimer {
  public:
   explicit ScriptedTimer(std::function<double(const Config&)> ms) : ms_(std::move(ms)) {}
   std::string_view cache_state() const override { return "warm"; }

@@ -31,7 +31,7 @@ int run_bench(const BenchArgs& a) {
   auto planned = bench::plan_cases(*device, *problems, *settings);
   if (!planned) return fail(verb, planned.status());
   std::vector<bench::CasePlan> plans = std::move(*planned);
-  auto timer = bench::make_timer(*device);
+  auto timer = measure::make_timer(*device);
   if (!timer) return fail(verb, timer.status());
   std::optional<bench::OutputFile> out;
   if (!a.output.out.empty()) {

@@ -124,7 +124,7 @@ int run_verify(const VerifyArgs& a) {
 
   precompile_on_gpu(*device, plans, a.output);
   // verify runs each backend once and times nothing; the device's timer still owns the operands' memory.
-  auto timer = bench::make_timer(*device);
+  auto timer = measure::make_timer(*device);
   if (!timer) return fail(verb, timer.status());
   const bench::Environment env = bench::collect_environment(*device, (*timer)->cache_state(), settings->seed);
   std::vector<bench::CaseResult> results;

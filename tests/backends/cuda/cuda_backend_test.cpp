@@ -9,7 +9,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/cuda/sm80/sm80_family.hpp"
-#include "bench/timer.hpp"
+#include "measure/timer.hpp"
 #include "hw/cuda_driver.hpp"
 #include "support/test_support.hpp"
 
@@ -22,7 +22,7 @@ class CudaBackendTest : public ::testing::Test {
     auto d = open_device("cuda");
     if (!d.ok()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << d.status().message() << ")";
     device_ = *d;
-    auto t = bench::make_timer(device_);
+    auto t = measure::make_timer(device_);
     ASSERT_TRUE(t.ok()) << t.status().to_string();
     timer_ = std::move(*t);
   }
@@ -69,8 +69,8 @@ class CudaBackendTest : public ::testing::Test {
     Status s = backend->run(**kernel, p, args);
     EXPECT_TRUE(s.ok()) << s.to_string();
     // The device reference reads A and B from the start of its buffers: hand it views at the same offsets.
-    struct View final : bench::OperandBuffer {
-      View(bench::OperandBuffer& base, std::size_t off, std::size_t bytes) : base_(base), off_(off), bytes_(bytes) {}
+    struct View final : measure::OperandBuffer {
+      View(measure::OperandBuffer& base, std::size_t off, std::size_t bytes) : base_(base), off_(off), bytes_(bytes) {}
       void* data() override { return static_cast<char*>(base_.data()) + off_; }
       std::size_t bytes() const override { return bytes_; }
       const void* host_view() const override { return nullptr; }
@@ -78,7 +78,7 @@ class CudaBackendTest : public ::testing::Test {
       Status download(void*) const override { return {}; }
       Status copy_from(const OperandBuffer&) override { return {}; }
       Status fill_bytes(unsigned char) override { return {}; }
-      bench::OperandBuffer& base_;
+      measure::OperandBuffer& base_;
       std::size_t off_, bytes_;
     };
     View va(*a, off, ops.a.size()), vb(*b, off, ops.b.size());
@@ -94,7 +94,7 @@ class CudaBackendTest : public ::testing::Test {
   }
 
   Device device_;
-  std::unique_ptr<bench::RepTimer> timer_;
+  std::unique_ptr<measure::RepTimer> timer_;
 };
 
 Problem half(int64_t m, int64_t n, int64_t k, Layout l, DType in = DType::f16, DType out = DType::f16) {

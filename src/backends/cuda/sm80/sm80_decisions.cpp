@@ -41,7 +41,7 @@ void sm80_explain(plan::Plan& plan) {
   plan.log.add(L0, fmt::format("mma.sync.m16n8k16 ({} inputs, f32 accumulators), fragments by ldmatrix",
                                to_string(q.precision.input)),
                hopper ? fmt::format("the sm80 family's tensor-core path; {}'s {:g} TFLOP/s dense peak assumes wgmma, "
-                                    "and mma.sync reaches about {} of it (an sm90 family would use wgmma)",
+                                    "and mma.sync reaches about {} of it (the sm90 family uses wgmma)",
                                     hw.name, peak, fmtx::pct(share))
                       : fmt::format("the native tensor-core instruction of {}; the model credits it with {} of the "
                                     "{:g} TFLOP/s dense peak",
@@ -55,7 +55,7 @@ void sm80_explain(plan::Plan& plan) {
                                                               : "; 2-byte loads go through registers (no 2-byte cp.async)")),
                neighbours_of(plan, {"VEC_BYTES", "COPY_AB"}));
   plan.log.add(L0, "TMA: not used",
-               fmt::format("{}; the sm80 family loads with cp.async (TMA belongs to a later sm90 family)",
+               fmt::format("{}; the sm80 family loads with cp.async (TMA is the sm90 family's)",
                            plan.paths.tma_reason));
   if (const LevelTime* s = find_level(cost, "shared memory")) {
     plan.log.add(L0, "shared-memory tiles in a 128-byte XOR swizzle of 16-byte chunks",

@@ -44,7 +44,7 @@ class Sm80Family final : public plan::KernelFamily {
     if (nvidia && sm >= 80) {
       return plan::FamilyFit::yes(fmt::format(
           "NVIDIA {}: cp.async, ldmatrix and mma.sync (sm_80 and later) run the sm80 family{}", p.arch,
-          p.has("wgmma") ? "; this chip's TMA + wgmma path would need an sm90 family, not built yet" : ""));
+          p.has("wgmma") ? "; on this chip it serves the problems the sm90 family (TMA + wgmma) does not take" : ""));
     }
     plan::FamilyFit f;
     f.refusal = fmt::format("family sm80 plans for NVIDIA GPUs of sm_80 or later; {} is a {} {} ({})", p.name,

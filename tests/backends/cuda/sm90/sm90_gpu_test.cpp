@@ -8,7 +8,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/cuda/sm90/sm90_family.hpp"
-#include "bench/timer.hpp"
+#include "measure/timer.hpp"
 #include "hw/cuda_device.hpp"
 #include "hw/cuda_driver.hpp"
 #include "plan/kernel_family.hpp"
@@ -34,7 +34,7 @@ class Sm90GpuTest : public ::testing::Test {
       GTEST_SKIP() << "SKIPPED: the sm90 family needs an sm_90a GPU; this is " << props->name;
     }
     device_ = *d;
-    auto t = bench::make_timer(device_);
+    auto t = measure::make_timer(device_);
     ASSERT_TRUE(t.ok()) << t.status().to_string();
     timer_ = std::move(*t);
     cuda_ = find_backend("cuda");
@@ -74,8 +74,8 @@ class Sm90GpuTest : public ::testing::Test {
     GemmArgs args{static_cast<char*>(a->data()) + off, static_cast<char*>(b->data()) + off, c->data(), timer_->stream()};
     Status s = cuda_->run(**kernel, p, args);
     EXPECT_TRUE(s.ok()) << chosen.describe() << ": " << s.to_string();
-    struct View final : bench::OperandBuffer {
-      View(bench::OperandBuffer& base, std::size_t off, std::size_t bytes) : base_(base), off_(off), bytes_(bytes) {}
+    struct View final : measure::OperandBuffer {
+      View(measure::OperandBuffer& base, std::size_t off, std::size_t bytes) : base_(base), off_(off), bytes_(bytes) {}
       void* data() override { return static_cast<char*>(base_.data()) + off_; }
       std::size_t bytes() const override { return bytes_; }
       const void* host_view() const override { return nullptr; }
@@ -83,7 +83,7 @@ class Sm90GpuTest : public ::testing::Test {
       Status download(void*) const override { return {}; }
       Status copy_from(const OperandBuffer&) override { return {}; }
       Status fill_bytes(unsigned char) override { return {}; }
-      bench::OperandBuffer& base_;
+      measure::OperandBuffer& base_;
       std::size_t off_, bytes_;
     };
     View va(*a, off, ops.a.size()), vb(*b, off, ops.b.size());
@@ -97,7 +97,7 @@ class Sm90GpuTest : public ::testing::Test {
   }
 
   Device device_;
-  std::unique_ptr<bench::RepTimer> timer_;
+  std::unique_ptr<measure::RepTimer> timer_;
   Backend* cuda_ = nullptr;
 };
 

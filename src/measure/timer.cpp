@@ -1,5 +1,5 @@
 // The CPU rep timer, host operand memory, and the choice of timer per device kind.
-#include "bench/timer.hpp"
+#include "measure/timer.hpp"
 
 #include <chrono>
 #include <cstdlib>
@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-namespace tileforge::bench {
+namespace tileforge::measure {
 namespace {
 
 // A 64-byte aligned host buffer, so that every backend sees operands aligned as a real caller's would be.
@@ -79,4 +79,4 @@ Expected<std::unique_ptr<RepTimer>> make_timer(const Device& device) {
                                    ));
 }
 
-}  // namespace tileforge::bench
+}  // namespace tileforge::measure

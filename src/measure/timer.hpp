@@ -12,7 +12,7 @@
 #include "core/expected.hpp"
 #include "verify/verify.hpp"
 
-namespace tileforge::bench {
+namespace tileforge::measure {
 
 // Operand memory the backends of one device read and write.
 class OperandBuffer {
@@ -67,4 +67,4 @@ Expected<std::unique_ptr<RepTimer>> make_timer(const Device& device);
 Expected<std::unique_ptr<RepTimer>> make_cuda_timer(const Device& device);
 #endif
 
-}  // namespace tileforge::bench
+}  // namespace tileforge::measure

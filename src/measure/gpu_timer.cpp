@@ -6,11 +6,11 @@
 #include <fmt/format.h>
 
 #include "backends/cuda/cuda_backend.hpp"
-#include "bench/timer.hpp"
+#include "measure/timer.hpp"
 #include "hw/cuda_device.hpp"
 #include "hw/cuda_driver.hpp"
 
-namespace tileforge::bench {
+namespace tileforge::measure {
 namespace {
 
 class GpuBuffer final : public OperandBuffer {
@@ -175,4 +175,4 @@ class GpuTimer final : public RepTimer {
 
 Expected<std::unique_ptr<RepTimer>> make_cuda_timer(const Device& device) { return GpuTimer::create(device); }
 
-}  // namespace tileforge::bench
+}  // namespace tileforge::measure

@@ -1,0 +1,46 @@
+// The measurement protocol shared by bench and tune: the contract's knobs, the interleaved timing loop and its
+// summary (median, min, max, spread).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "measure/timer.hpp"
+#include "tileforge/tileforge.hpp"
+
+namespace tileforge::measure {
+
+// The contract's knobs; the defaults are the contract's (docs/BENCHMARKING.md).
+struct Contract {
+  int min_reps = 30;            // timed reps per call, at least
+  double min_time_s = 0.1;      // and at least this much timed time per call
+  double max_time_s = 10.0;     // cap on the timed time (and on the warm-up) per call
+  int warmup_reps = 0;          // at least this many warm-up reps per call; 0 = the timer's minimum
+  double warmup_time_s = 0.1;   // and at least this much warm-up time per call
+  uint64_t seed = 42;           // operands are random from this seed, never zeros
+  double reference_full_limit = 2.0e9;  // above this many multiply-adds the float64 reference samples rows of C
+};
+
+struct Timing {
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  int reps = 0;
+  // The contract's spread symptom: max/min above 1.10 (an unflushed cache, unpinned threads, a noisy neighbour).
+  bool spread() const { return min_ms > 0 && max_ms / min_ms > 1.10; }
+};
+Timing summarize(std::vector<double> samples_ms);
+
+// One call timed by time_interleaved, and what became of it.
+struct Interleaved {
+  std::vector<double> samples;  // its timed reps, in ms
+  Status failure;               // the status of the rep that failed (the call then dropped out); ok otherwise
+};
+// The contract's timing loop: the calls are run in interleaved rounds (one rep of each in turn) so that drift and
+// neighbours hit all alike. Warm-up rounds until every call has max(warmup_reps, the timer's minimum) untimed
+// reps and warmup_time_s (at most max_time_s), then timed rounds until every call has min_reps and min_time_s of
+// timed time, or max_time_s. A call whose rep fails is not run again. Used by bench (ours, native, peers) and by
+// tune's confirmation (its leaders).
+std::vector<Interleaved> time_interleaved(RepTimer& timer, const Contract& contract,
+                                          const std::vector<std::function<Status()>>& calls);
+
+}  // namespace tileforge::measure
