@@ -613,8 +613,14 @@ class CudaBackend final : public Backend {
     const auto* k90 = dynamic_cast<const Sm90Kernel*>(&base);
     if (!k80 && !k90) return invalid_argument("kernel was not prepared by the cuda backend");
     if (Status s = problem.validate(); !s) return s;
-    const Problem p = problem.normalized();
+    Problem p = problem.normalized();
     if (p.m == 0 || p.n == 0) return {};
+    // The BLAS convention (docs/NUMERICS.md): with alpha = 0 neither A nor B is read, and C = beta C. The sm80
+    // kernel with K = 0 computes exactly that; the sm90 family does not take alpha = 0.
+    if (p.alpha == 0.0) {
+      if (k90) return invalid_argument("the sm90 kernel does not run alpha = 0 (prepare an sm80 config)");
+      p.k = 0;
+    }
     auto ctx = activate(k80 ? k80->ordinal() : k90->ordinal());
     if (!ctx) return ctx.status();
     if (p.k > 0) {

@@ -84,8 +84,10 @@ class Sm90Family final : public plan::KernelFamily {
     if (p.m > INT32_MAX || p.n > INT32_MAX || p.k > INT32_MAX) {
       return {"the sm90 family needs M, N and K to fit a 32-bit int", "64-bit tile coordinates in the sm90 kernel"};
     }
-    if (p.k == 0) {
-      return {"the sm90 kernel needs K >= 1 (C = beta C is left to the sm80 family)", "a K = 0 path in the sm90 kernel"};
+    if (p.k == 0 || p.alpha == 0.0) {
+      return {"the sm90 kernel needs K >= 1 and alpha != 0 (C = beta C, which reads neither A nor B, is left to the "
+              "sm80 family)",
+              "a C = beta C path in the sm90 kernel"};
     }
     if (p.batch > 1) {
       return {fmt::format("the sm90 kernel runs one matrix per launch, not a batch of {}", p.batch),
