@@ -60,6 +60,10 @@ def plan(tileforge, report, profile=None):
         chip = ["--device", "cpu"] if report["device"] == "cpu" else ["--profile", report["profile"]]
     cmd = [tileforge, "plan", "--shape", "x".join(map(str, prob["shape"])), "--dtype", prob["dtype"], "--out-dtype",
            prob["out_dtype"], "--layout", prob["layout"], *chip, "--format", "json", "--top", "1000000"]
+    # The family the search measured: on a chip that several families serve, the planner's own choice may be another.
+    families = {c.get("family") for c in configs} - {None}
+    if len(families) == 1:
+        cmd += ["--family", families.pop()]
     for k, v in sorted(pins.items()):
         cmd += ["--set", f"{k}={v}"]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout

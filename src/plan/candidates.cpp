@@ -49,6 +49,23 @@ void for_each_product(const std::string& family, const std::vector<ParamDecl>& d
 
 }  // namespace
 
+FamilySpace full_product(ParamSpace space, std::optional<Config> reference, std::string reference_name,
+                         std::string reference_reason) {
+  FamilySpace f;
+  f.space = std::move(space);
+  std::size_t n = 1;
+  for (const ParamDecl& d : f.space.params) {
+    f.grid.push_back(d.values);
+    n *= d.values.size();
+  }
+  f.reference = std::move(reference);
+  f.reference_name = std::move(reference_name);
+  f.reference_reasons.push_back(std::move(reference_reason));
+  f.coverage = fmt::format("the full space: every combination of its {} parameters ({} combinations)",
+                           f.space.params.size(), n);
+  return f;
+}
+
 Config RejectedSet::config(std::size_t i) const {
   Config c{family, {}};
   for (std::size_t j = 0; j < names.size(); ++j) c.params[names[j]] = values[i * names.size() + j];

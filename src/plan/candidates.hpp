@@ -32,6 +32,11 @@ struct FamilySpace {
   std::string coverage;                     // "the full space", "a grid around the analytic choice: ..."
 };
 
+// A family space that tries every combination of the declared values ("the full space: ..."), with the family's own
+// pick and the words for it.
+FamilySpace full_product(ParamSpace space, std::optional<Config> reference, std::string reference_name,
+                         std::string reference_reason);
+
 // The rejected configs of one enumeration, stored compactly (a full GPU family space can have ~200k combinations).
 struct RejectedSet {
   std::string family;

@@ -81,21 +81,9 @@ class Sm80Family final : public plan::KernelFamily {
   }
 
   plan::FamilySpace candidates(const Problem& q, const hw::HwProfile& profile, int) const override {
-    plan::FamilySpace f;
-    f.space = sm80_space(q, profile);
-    std::size_t n = 1;
-    for (const ParamDecl& d : f.space.params) {
-      f.grid.push_back(d.values);
-      n *= d.values.size();
-    }
-    f.reference = sm80_heuristic(q, profile);
-    f.reference_name = "the sm80 heuristic";
-    f.reference_reasons.push_back(
-        "the sm80 heuristic: the largest tile that still gives every SM a block, BLOCK_K 32, as many stages (up to "
-        "4) as shared memory holds, GROUP_M 8, the widest legal vector");
-    f.coverage = fmt::format("the full space: every combination of its {} parameters ({} combinations)",
-                             f.space.params.size(), n);
-    return f;
+    return plan::full_product(sm80_space(q, profile), sm80_heuristic(q, profile), "the sm80 heuristic",
+                              "the sm80 heuristic: the largest tile that still gives every SM a block, BLOCK_K 32, as "
+                              "many stages (up to 4) as shared memory holds, GROUP_M 8, the widest legal vector");
   }
 
   std::unique_ptr<plan::CostScratch> make_scratch() const override { return std::make_unique<Sm80Scratch>(); }

@@ -116,22 +116,10 @@ class Sm90Family final : public plan::KernelFamily {
   }
 
   plan::FamilySpace candidates(const Problem& q, const hw::HwProfile& profile, int) const override {
-    plan::FamilySpace f;
-    f.space = sm90_space(q, profile);
-    std::size_t n = 1;
-    for (const ParamDecl& d : f.space.params) {
-      f.grid.push_back(d.values);
-      n *= d.values.size();
-    }
-    f.reference = sm90_heuristic(q, profile);
-    f.reference_name = "the sm90 heuristic";
-    f.reference_reasons.push_back(
-        "the sm90 heuristic: the tile (128x256 with two consumer warpgroups down to 64x64 with one) with the least "
-        "tiles-per-SM x area / measured efficiency, as many stages as fit (up to 8), the TMA-store epilogue with "
-        "stmatrix, GROUP_M 8, no cluster");
-    f.coverage = fmt::format("the full space: every combination of its {} parameters ({} combinations)",
-                             f.space.params.size(), n);
-    return f;
+    return plan::full_product(sm90_space(q, profile), sm90_heuristic(q, profile), "the sm90 heuristic",
+                              "the sm90 heuristic: the tile (128x256 with two consumer warpgroups down to 64x64 "
+                              "with one) with the least tiles-per-SM x area / measured efficiency, as many stages as "
+                              "fit (up to 8), the TMA-store epilogue with stmatrix, GROUP_M 8, no cluster");
   }
 
   std::unique_ptr<plan::CostScratch> make_scratch() const override { return std::make_unique<Sm90Scratch>(); }
