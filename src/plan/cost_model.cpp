@@ -25,6 +25,13 @@ void combine_terms(Cost& cost, const std::vector<CostTerm>& terms) {
   cost.body_s = std::max(0.0, top) + kOverlapLeak * (streams - top_stream);
 }
 
+std::optional<std::string> first_missing(std::initializer_list<RequiredField> needed) {
+  for (const RequiredField& r : needed) {
+    if (!r.present) return "the profile records no " + std::string(r.field);
+  }
+  return std::nullopt;
+}
+
 Cost invalid_cost(std::string why) {
   Cost c;
   c.valid = false;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
+#include <optional>
 #include <map>
 #include <string>
 #include <tuple>
@@ -51,6 +53,14 @@ struct CostTerm {
 // Sets cost.body_s and cost.bound: the largest term plus kOverlapLeak x the streams other than the largest stream
 // (a roofline with a soft corner).
 void combine_terms(Cost& cost, const std::vector<CostTerm>& terms);
+// One number of the chip record a cost model needs: whether the record has it, and its field's name and meaning.
+struct RequiredField {
+  bool present;
+  const char* field;  // "boost_clock_ghz (the SM clock)"
+};
+// "the profile records no <field>" for the first field absent, in the order given; nothing when all are there.
+std::optional<std::string> first_missing(std::initializer_list<RequiredField> needed);
+
 // A cost the model cannot give (the profile lacks a number it needs): seconds = inf, the reason in notes.
 Cost invalid_cost(std::string why);
 

@@ -64,17 +64,13 @@ int64_t round_to(double v, int64_t step, int64_t max) {
 // The first core rate the cost model needs that the profile does not record, named; nothing when all are there.
 // (l3_bytes_per_core_cycle is needed only with an L3, and checked where the model knows.)
 std::optional<std::string> missing_field(const hw::HwProfile& p) {
-  const std::pair<bool, const char*> needed[] = {
+  return plan::first_missing({
       {p.fma_pipes > 0, "fma_pipes (vector FMA instructions per core per cycle)"},
       {p.fma_latency_cycles > 0, "fma_latency_cycles (FMA latency)"},
       {p.load_ports_per_cycle > 0, "load_ports_per_cycle (vector loads per core per cycle)"},
       {p.l2_bytes_per_core_cycle > 0, "l2_bytes_per_core_cycle (L2 bytes per core per cycle)"},
       {p.mem_bandwidth_gbps > 0, "mem_bandwidth_gbps (memory bandwidth)"},
-  };
-  for (const auto& [present, field] : needed) {
-    if (!present) return fmt::format("the profile records no {}", field);
-  }
-  return std::nullopt;
+  });
 }
 
 // The factors the planner's grid applies to the analytic KC, MC and NC.

@@ -40,7 +40,7 @@ double vec_share(int64_t vec) {
 
 std::optional<std::string> sm80_missing_field(const hw::HwProfile& p) {
   // Every number the model divides by or scales with, in the order the model meets them.
-  const std::pair<bool, const char*> needed[] = {
+  return plan::first_missing({
       {p.boost_clock_ghz > 0, "boost_clock_ghz (the SM clock)"},
       {p.smem_per_core_bytes > 0, "smem_per_core_bytes (shared memory per SM)"},
       {p.registers_per_core > 0, "registers_per_core (registers per SM)"},
@@ -48,11 +48,7 @@ std::optional<std::string> sm80_missing_field(const hw::HwProfile& p) {
       {p.max_blocks_per_core > 0, "max_blocks_per_core (resident blocks per SM)"},
       {p.l2_bytes_per_core_cycle > 0, "l2_bytes_per_core_cycle (L2 bytes per SM per cycle)"},
       {p.smem_bytes_per_core_cycle > 0, "smem_bytes_per_core_cycle (shared-memory bytes per SM per cycle)"},
-  };
-  for (const auto& [present, field] : needed) {
-    if (!present) return fmt::format("the profile records no {}", field);
-  }
-  return std::nullopt;
+  });
 }
 
 Sm80Occupancy sm80_occupancy(const Config& c, const hw::HwProfile& profile) {

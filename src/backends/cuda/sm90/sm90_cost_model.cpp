@@ -29,16 +29,12 @@ int64_t param(const Config& c, const char* name, int64_t fallback) {
 
 std::optional<std::string> sm90_missing_field(const hw::HwProfile& p) {
   // Every number the model divides by or scales with, in the order the model meets them.
-  const std::pair<bool, const char*> needed[] = {
+  return plan::first_missing({
       {p.cores > 0, "cores (SMs)"},
       {p.boost_clock_ghz > 0, "boost_clock_ghz (the SM clock)"},
       {p.smem_bytes_per_core_cycle > 0, "smem_bytes_per_core_cycle (shared-memory bytes per SM per cycle)"},
       {p.l2_bytes_per_core_cycle > 0, "l2_bytes_per_core_cycle (L2 bytes per SM per cycle)"},
-  };
-  for (const auto& [present, field] : needed) {
-    if (!present) return fmt::format("the profile records no {}", field);
-  }
-  return std::nullopt;
+  });
 }
 
 Sm90Grid sm90_grid(const Problem& problem, const Config& c, int sms) {
