@@ -7,14 +7,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/int_math.hpp"
+
 namespace tileforge::plan {
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : 0; }
-
 double waste(int64_t size, int64_t tile) {
   if (size <= 0 || tile <= 0) return 0;
-  const int64_t padded = ceil_div(size, tile) * tile;
+  const int64_t padded = cdiv(size, tile) * tile;
   return double(padded - size) / double(padded);
 }
 
@@ -74,9 +74,9 @@ WaveAnalysis analyze_waves(const Problem& problem, int64_t cores, int occupancy,
   w.tile_m = tile_m;
   w.tile_n = tile_n;
   w.tile_k = tile_k;
-  w.tiles_m = ceil_div(q.m, tile_m);
-  w.tiles_n = ceil_div(q.n, tile_n);
-  w.k_steps = ceil_div(q.k, tile_k);
+  w.tiles_m = cdiv(q.m, tile_m);
+  w.tiles_n = cdiv(q.n, tile_n);
+  w.k_steps = cdiv(q.k, tile_k);
   w.tiles = w.tiles_m * w.tiles_n * q.batch;
   w.cores = std::max<int64_t>(1, cores);
   w.occupancy = std::max(1, occupancy);
@@ -88,11 +88,11 @@ WaveAnalysis analyze_waves(const Problem& problem, int64_t cores, int occupancy,
   const double padded = double(w.tiles_m * tile_m) * double(w.tiles_n * tile_n) * double(w.k_steps * tile_k);
   w.padded_work_share = padded > 0 ? 1.0 - useful / padded : 0.0;
   if (w.tiles == 0) return w;
-  w.waves = ceil_div(w.tiles, w.slots);
+  w.waves = cdiv(w.tiles, w.slots);
   w.waves_exact = double(w.tiles) / double(w.slots);
   w.last_wave_fill = double(w.tiles - (w.waves - 1) * w.slots) / double(w.slots);
   w.wave_efficiency = double(w.tiles) / double(w.waves * w.slots);
-  w.max_tiles_per_core = ceil_div(w.tiles, w.cores);
+  w.max_tiles_per_core = cdiv(w.tiles, w.cores);
   w.core_balance = double(w.tiles) / double(w.cores * w.max_tiles_per_core);
   return w;
 }

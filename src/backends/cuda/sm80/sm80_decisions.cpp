@@ -15,13 +15,9 @@
 #include "plan/format.hpp"
 
 namespace tileforge::cuda {
-namespace {
 
 using namespace sm80_constants;
 using namespace plan;
-
-
-}  // namespace
 
 void sm80_explain(plan::Plan& plan) {
   const Candidate& best = plan.ranked.front();

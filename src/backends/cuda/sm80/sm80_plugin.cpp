@@ -4,14 +4,11 @@
 
 #include <fmt/format.h>
 
+#include "backends/cuda/cuda_jit_family.hpp"
 #include "backends/cuda/sm80/sm80_cost_model.hpp"
 #include "backends/cuda/sm80/sm80_decisions.hpp"
 #include "backends/cuda/sm80/sm80_family.hpp"
 #include "plan/kernel_family.hpp"
-
-#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
-#include "backends/cuda/cuda_backend.hpp"
-#endif
 
 namespace tileforge::cuda {
 namespace {
@@ -31,11 +28,10 @@ struct Sm80Scratch : plan::CostScratch {
   DramCache dram;
 };
 
-class Sm80Family final : public plan::KernelFamily {
+class Sm80Family final : public CudaJitFamily {
  public:
   std::string_view name() const override { return "sm80"; }
   int version() const override { return kSm80Version; }
-  std::string_view backend() const override { return "cuda"; }
   int preference() const override { return 100; }
 
   plan::FamilyFit fit(const hw::HwProfile& p) const override {
@@ -120,27 +116,6 @@ class Sm80Family final : public plan::KernelFamily {
   }
 
   void explain(plan::Plan& plan) const override { sm80_explain(plan); }
-
-  bool compiled_at_run_time() const override { return true; }
-
-  Expected<std::string> compile_target(const Device& device) const override {
-#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
-    return target_arch(device);
-#else
-    return unsupported("this build has no CUDA toolkit: NVRTC compiles are not available");
-#endif
-  }
-
-  Expected<plan::AheadCompile> compile_ahead(const Problem& problem, const Config& config, std::string_view arch,
-                                             jit::KernelCache* cache) const override {
-#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
-    auto r = compile_instance(problem, config, std::string(arch), cache);
-    if (!r) return r.status();
-    return plan::AheadCompile{r->cache_hit, r->registers};
-#else
-    return unsupported("this build has no CUDA toolkit: NVRTC compiles are not available");
-#endif
-  }
 };
 
 const plan::FamilyRegistration kRegistration{std::make_unique<Sm80Family>()};

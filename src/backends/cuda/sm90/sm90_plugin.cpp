@@ -5,14 +5,11 @@
 
 #include <fmt/format.h>
 
+#include "backends/cuda/cuda_jit_family.hpp"
 #include "backends/cuda/sm90/sm90_cost_model.hpp"
 #include "backends/cuda/sm90/sm90_decisions.hpp"
 #include "backends/cuda/sm90/sm90_family.hpp"
 #include "plan/kernel_family.hpp"
-
-#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
-#include "backends/cuda/cuda_backend.hpp"
-#endif
 
 namespace tileforge::cuda {
 namespace {
@@ -24,11 +21,10 @@ struct Sm90Scratch : plan::CostScratch {
 // The instructions the family's kernels use, as chip records name them in "features".
 constexpr const char* kNeeded[] = {"wgmma", "tma", "setmaxnreg"};
 
-class Sm90Family final : public plan::KernelFamily {
+class Sm90Family final : public CudaJitFamily {
  public:
   std::string_view name() const override { return "sm90"; }
   int version() const override { return kSm90Version; }
-  std::string_view backend() const override { return "cuda"; }
   // Above sm80 (100): where a chip has wgmma, this family runs it.
   int preference() const override { return 200; }
 
@@ -155,27 +151,6 @@ class Sm90Family final : public plan::KernelFamily {
   }
 
   void explain(plan::Plan& plan) const override { sm90_explain(plan); }
-
-  bool compiled_at_run_time() const override { return true; }
-
-  Expected<std::string> compile_target(const Device& device) const override {
-#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
-    return target_arch(device);
-#else
-    return unsupported("this build has no CUDA toolkit: NVRTC compiles are not available");
-#endif
-  }
-
-  Expected<plan::AheadCompile> compile_ahead(const Problem& problem, const Config& config, std::string_view arch,
-                                             jit::KernelCache* cache) const override {
-#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
-    auto r = compile_instance(problem, config, std::string(arch), cache);
-    if (!r) return r.status();
-    return plan::AheadCompile{r->cache_hit, r->registers};
-#else
-    return unsupported("this build has no CUDA toolkit: NVRTC compiles are not available");
-#endif
-  }
 };
 
 const plan::FamilyRegistration kRegistration{std::make_unique<Sm90Family>()};

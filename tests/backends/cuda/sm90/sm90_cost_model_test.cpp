@@ -11,6 +11,7 @@
 #include "backends/cuda/sm90/sm90_family.hpp"
 #include "bench/suite.hpp"
 #include "hw/hw.hpp"
+#include "support/test_support.hpp"
 #include "plan/kernel_family.hpp"
 #include "plan/planner.hpp"
 
@@ -18,13 +19,7 @@ namespace tileforge::cuda {
 namespace {
 
 Problem problem(int64_t m, int64_t n, int64_t k, Layout l = Layout::RR, DType in = DType::f16, DType out = DType::f16) {
-  Problem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.layout = l;
-  p.precision = {in, out, DType::f32};
-  return p.normalized();
+  return testing::make_problem(m, n, k, l, in, out).normalized();
 }
 
 hw::HwProfile profile(const char* name) {

@@ -9,19 +9,14 @@
 #include "backends/cuda/sm90/sm90_family.hpp"
 #include "core/embedded.hpp"
 #include "hw/hw.hpp"
+#include "support/test_support.hpp"
 #include "jit/nvrtc.hpp"
 
 namespace tileforge::cuda {
 namespace {
 
 Problem problem(int64_t m, int64_t n, int64_t k, Layout l = Layout::RR, DType in = DType::f16, DType out = DType::f16) {
-  Problem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.layout = l;
-  p.precision = {in, out, DType::f32};
-  return p.normalized();
+  return testing::make_problem(m, n, k, l, in, out).normalized();
 }
 
 Config sm90_config(int bm, int bn, int st, int cons, int cm, int cn, int gm, int epi, int split, int stm) {
