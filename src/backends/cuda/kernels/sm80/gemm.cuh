@@ -6,6 +6,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "common/elem.cuh"
 #include "common/swizzle.cuh"
 #include "sm80/tile_layout.cuh"
 
@@ -22,27 +23,9 @@ struct Params {
   float alpha, beta;
 };
 
-// Element types by tag: 0 = f32, 1 = f16, 2 = bf16 (the host's DType order).
+// Element types by tag (common/elem.cuh).
 template <int kTag>
-struct Elem;
-template <>
-struct Elem<0> {
-  using T = float;
-  static __device__ __forceinline__ T from_float(float v) { return v; }
-  static __device__ __forceinline__ float to_float(T v) { return v; }
-};
-template <>
-struct Elem<1> {
-  using T = __half;
-  static __device__ __forceinline__ T from_float(float v) { return __float2half_rn(v); }
-  static __device__ __forceinline__ float to_float(T v) { return __half2float(v); }
-};
-template <>
-struct Elem<2> {
-  using T = __nv_bfloat16;
-  static __device__ __forceinline__ T from_float(float v) { return __float2bfloat16_rn(v); }
-  static __device__ __forceinline__ float to_float(T v) { return __bfloat162float(v); }
-};
+using Elem = tf::Elem<kTag>;
 
 // Every planned parameter of one kernel.
 template <int kBlockM, int kBlockN, int kBlockK, int kWarpsM, int kWarpsN, int kStages, int kGroupM, int kVecBytes,

@@ -25,6 +25,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "common/elem.cuh"
 #include "sm90/wgmma_ops.cuh"
 
 namespace tf::sm90 {
@@ -46,24 +47,9 @@ struct Params {
   float alpha, beta;
 };
 
-// Element types by tag: 0 = f32, 1 = f16, 2 = bf16 (the host's DType order, as in sm80).
+// Element types by tag (common/elem.cuh).
 template <int kTag>
-struct Elem;
-template <>
-struct Elem<0> {
-  using T = float;
-  static __device__ __forceinline__ float to_float(T v) { return v; }
-};
-template <>
-struct Elem<1> {
-  using T = __half;
-  static __device__ __forceinline__ float to_float(T v) { return __half2float(v); }
-};
-template <>
-struct Elem<2> {
-  using T = __nv_bfloat16;
-  static __device__ __forceinline__ float to_float(T v) { return __bfloat162float(v); }
-};
+using Elem = tf::Elem<kTag>;
 
 enum : int { kOrderRowMajor = 0, kOrderGrouped = 1 };
 enum : int { kEpilogueDirect = 0, kEpilogueTmaStore = 1, kEpilogueTmaStoreDeferred = 2 };
