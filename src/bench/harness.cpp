@@ -112,12 +112,16 @@ double CaseResult::peak_fraction() const {
 
 std::optional<double> CaseResult::gbps() const {
   const Measured* r = row();
-  if (!r || r->timing.median_ms <= 0) return std::nullopt;
+  return r ? gbps(*r) : std::nullopt;
+}
+
+std::optional<double> CaseResult::gbps(const Measured& m) const {
+  if (m.timing.median_ms <= 0) return std::nullopt;
   const Problem& p = plan.problem;
   const double in = double(size_of(p.precision.input)), out = double(size_of(p.precision.output));
   const double c_passes = p.beta != 0.0 ? 2.0 : 1.0;  // C is read as well as written when beta != 0
   const double bytes = double(p.batch) * ((double(p.m) * p.k + double(p.k) * p.n) * in + double(p.m) * p.n * out * c_passes);
-  return bytes / (r->timing.median_ms * 1e-3) / 1e9;
+  return bytes / (m.timing.median_ms * 1e-3) / 1e9;
 }
 
 double precompile(const Device& device, const std::vector<CasePlan>& plans) {

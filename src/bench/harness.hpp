@@ -83,7 +83,8 @@ struct CaseResult {
   // native median / row median; empty without a native, for a fallback row, or when nothing was timed.
   std::optional<double> ratio() const;
   double peak_fraction() const;
-  std::optional<double> gbps() const;  // compulsory traffic (A, B, C once) over the median time
+  std::optional<double> gbps() const;  // compulsory traffic (A, B, C once) over row()'s median time
+  std::optional<double> gbps(const Measured& m) const;  // the same traffic over m's median (the native call, a peer)
 };
 
 // Runs one planned case on the device with the given timer. Never fails as a whole: failures of ours, the native

@@ -37,7 +37,17 @@ ojson config_json(const Config& c) {
   return j;
 }
 
-ojson measured_json(const Measured& m) {
+// A rate in GB/s as a fraction of the device bandwidth measured in the same run; empty without either (CPU runs
+// do not measure one).
+std::optional<double> bandwidth_share(std::optional<double> gbps, const Environment& e) {
+  if (!gbps || !e.bandwidth || e.bandwidth->gbps <= 0) return std::nullopt;
+  return *gbps / e.bandwidth->gbps;
+}
+
+ojson optional_number(std::optional<double> v) { return v ? ojson(finite(*v)) : ojson(nullptr); }
+
+// The native call or a peer of case `r`.
+ojson measured_json(const Measured& m, const CaseResult& r, const Environment& e) {
   ojson j;
   j["backend"] = m.backend;
   j["median_ms"] = finite(m.timing.median_ms);
@@ -46,13 +56,15 @@ ojson measured_json(const Measured& m) {
   j["reps"] = m.timing.reps;
   j["spread_flag"] = m.timing.spread();
   j["tflops"] = finite(m.tflops);
+  j["gbps"] = optional_number(r.gbps(m));
+  j["bandwidth_fraction"] = optional_number(bandwidth_share(r.gbps(m), e));
   j["rel_error"] = finite(m.error.rel_error);
   j["max_scaled_error"] = finite(m.error.max_scaled_error);
   j["kernel"] = m.config.describe();
   return j;
 }
 
-ojson row_json(const CaseResult& r) {
+ojson row_json(const CaseResult& r, const Environment& e) {
   const Problem& p = r.plan.problem;
   const Measured* m = r.row();
   static const Measured nothing{};
@@ -77,15 +89,16 @@ ojson row_json(const CaseResult& r) {
   j["spread_flag"] = own.timing.spread();
   j["tflops"] = finite(own.tflops);
   j["peak_fraction"] = finite(r.peak_fraction());
-  if (auto g = r.gbps()) j["gbps"] = finite(*g);
-  else j["gbps"] = nullptr;
+  j["gbps"] = optional_number(r.gbps());
+  // Beyond the schema's fields: gbps over the device bandwidth measured in this run (environment.device_bandwidth).
+  j["bandwidth_fraction"] = optional_number(bandwidth_share(r.gbps(), e));
   if (r.native) {
-    j["native"] = measured_json(*r.native);
+    j["native"] = measured_json(*r.native, r, e);
   } else {
     j["native"] = {{"backend", nullptr}, {"missing", r.native_missing}};
   }
   j["peers"] = ojson::array();
-  for (const Measured& peer : r.peers) j["peers"].push_back(measured_json(peer));
+  for (const Measured& peer : r.peers) j["peers"].push_back(measured_json(peer, r, e));
   if (auto ratio = r.ratio()) j["ratio"] = finite(*ratio);
   else j["ratio"] = nullptr;
   j["rel_error"] = finite(own.error.rel_error);
@@ -196,10 +209,25 @@ std::string to_json(const Report& report) {
     }
     env["libraries"][lib.name] = l;
   }
+  // Beyond the schema's fields: the device's copy bandwidth the rows' bandwidth_fraction divides by (GPU runs).
+  if (e.bandwidth) {
+    ojson bw;
+    bw["gbps"] = finite(e.bandwidth->gbps);
+    bw["method"] = e.bandwidth->method;
+    bw["bytes"] = e.bandwidth->bytes;
+    bw["reps"] = e.bandwidth->timing.reps;
+    bw["median_ms"] = finite(e.bandwidth->timing.median_ms);
+    bw["min_ms"] = finite(e.bandwidth->timing.min_ms);
+    bw["max_ms"] = finite(e.bandwidth->timing.max_ms);
+    env["device_bandwidth"] = bw;
+  } else {
+    env["device_bandwidth"] = nullptr;
+  }
+  if (!e.bandwidth_missing.empty()) env["device_bandwidth_missing"] = e.bandwidth_missing;
   ojson doc;
   doc["environment"] = env;
   doc["rows"] = ojson::array();
-  for (const CaseResult& r : report.rows) doc["rows"].push_back(row_json(r));
+  for (const CaseResult& r : report.rows) doc["rows"].push_back(row_json(r, e));
   return doc.dump(1) + "\n";
 }
 
@@ -212,9 +240,13 @@ std::string to_table(const Report& report) {
     return fmt::format(fmt::runtime(cpu ? "{:.1f}{}" : "{:.2f}{}"), m.tflops * scale, m.timing.spread() ? "~" : "");
   };
 
+  // GPU tables add our GB/s and its share of the device bandwidth measured in this run beside the rate: a skinny
+  // shape is bound by memory, and judged by bytes rather than FLOPs.
+  const bool bytes = !cpu;
   std::vector<std::vector<std::string>> cells;
   cells.push_back({"shape", "layout", "dtype", fmt::format("ours {}", unit), fmt::format("native {}", unit), "ratio",
                    "peers", "error", "config", "source", "flags"});
+  if (bytes) cells.back().insert(cells.back().begin() + 4, {"ours GB/s", "of bw"});
   bool any_spread = false;
   for (const CaseResult& r : report.rows) {
     const Problem& p = r.plan.problem;
@@ -245,14 +277,33 @@ std::string to_table(const Report& report) {
                      m ? fmt::format("{:.1e}", m->error.rel_error) : "-",
                      m ? m->config.describe() : r.plan.config.describe(), r.plan.config_source,
                      fmt::format("{}", fmt::join(flags, " "))});
+    if (bytes) {
+      const auto gbps = r.gbps();
+      const auto share = bandwidth_share(gbps, e);
+      cells.back().insert(cells.back().begin() + 4, {gbps ? fmt::format("{:.1f}", *gbps) : "-",
+                                                     share ? fmt::format("{:.1f}%", 100 * *share) : "-"});
+    }
   }
+  std::vector<bool> right = {false, false, false, true, true, true, false, true, false, false, false};
+  if (bytes) right.insert(right.begin() + 4, {true, true});
   std::string out = fmt::format("tileforge {} bench | device {} | host {} | profile {} | {} threads | caches {} | seed {} | {}\n",
                                 e.tool_version, e.device, e.host, e.profile, e.threads, e.cache_state, e.seed, e.date);
-  out += columns::format_columns(cells, {false, false, false, true, true, true, false, true, false, false, false});
+  out += columns::format_columns(cells, right);
   out += "ratio = native time / our time (above 1: tileforge is faster); error = ||C - Cref||_F / ||Cref||_F "
          "against float64";
   if (any_spread) out += "; ~ = spread: max/min over 1.10";
   out += "\n";
+  if (bytes) {
+    out += "GB/s = A and B read and C written once (read too when beta != 0) / median time; of bw = GB/s / the device "
+           "bandwidth\n";
+    if (e.bandwidth) {
+      out += fmt::format("device bandwidth: {:.1f} GB/s measured in this run ({}, {} reps, median {:.4f} ms)\n",
+                         e.bandwidth->gbps, e.bandwidth->method, e.bandwidth->timing.reps, e.bandwidth->timing.median_ms);
+    } else {
+      out += fmt::format("device bandwidth: not measured ({})\n",
+                         e.bandwidth_missing.empty() ? "no measurement" : e.bandwidth_missing);
+    }
+  }
   // Why rows have no native (once per distinct reason), so "none" in the table is never unexplained.
   std::vector<std::string> reasons;
   for (const CaseResult& r : report.rows) {
@@ -267,7 +318,7 @@ std::string to_csv(const Report& report) {
   std::string out =
       "m,n,k,batch,dtype,out_dtype,accum,layout,lda,ldb,ldc,backend,config,config_source,fallback,median_ms,min_ms,"
       "max_ms,reps,spread_flag,tflops,peak_fraction,native_backend,native_median_ms,native_tflops,native_rel_error,"
-      "ratio,peers,rel_error,max_scaled_error,verified\n";
+      "ratio,peers,rel_error,max_scaled_error,verified,gbps,bandwidth_fraction\n";
   for (const CaseResult& r : report.rows) {
     const Problem& p = r.plan.problem;
     const Measured* m = r.row();
@@ -276,6 +327,8 @@ std::string to_csv(const Report& report) {
     std::vector<std::string> peers;
     for (const Measured& peer : r.peers) peers.push_back(fmt::format("{}:{:.6g}ms:{:.6g}", peer.backend, peer.timing.median_ms, peer.tflops));
     const auto ratio = r.ratio();
+    const auto gbps = r.gbps();
+    const auto share = bandwidth_share(gbps, report.environment);
     std::vector<std::string> f = {
         fmt::format("{}", p.m), fmt::format("{}", p.n), fmt::format("{}", p.k), fmt::format("{}", p.batch),
         std::string(to_string(p.precision.input)), std::string(to_string(p.precision.output)),
@@ -290,7 +343,8 @@ std::string to_csv(const Report& report) {
         r.native ? fmt::format("{:.6g}", r.native->tflops) : "",
         r.native ? fmt::format("{:.3g}", r.native->error.rel_error) : "", ratio ? fmt::format("{:.4f}", *ratio) : "",
         fmt::format("{}", fmt::join(peers, ";")), fmt::format("{:.3g}", own.error.rel_error),
-        fmt::format("{:.3g}", own.error.max_scaled_error), (r.ours && r.check.ok()) ? "true" : "false"};
+        fmt::format("{:.3g}", own.error.max_scaled_error), (r.ours && r.check.ok()) ? "true" : "false",
+        gbps ? fmt::format("{:.6g}", *gbps) : "", share ? fmt::format("{:.4f}", *share) : ""};
     for (std::size_t i = 0; i < f.size(); ++i) {
       if (i) out += ',';
       out += csv_field(f[i]);

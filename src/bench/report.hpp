@@ -8,6 +8,7 @@
 
 #include "backends/backend.hpp"
 #include "bench/harness.hpp"
+#include "measure/bandwidth.hpp"
 
 namespace tileforge::bench {
 
@@ -32,6 +33,11 @@ struct Environment {
     bool loaded = false;
   };
   std::vector<Library> libraries;
+  // The device's memory bandwidth measured in this run (measure_device_bandwidth, GPU runs only): rows report their
+  // GB/s as a fraction of it. Empty on a CPU, where it is not measured, and when the measurement failed
+  // (bandwidth_missing says why).
+  std::optional<measure::CopyBandwidth> bandwidth;
+  std::string bandwidth_missing;
 };
 
 Environment collect_environment(const Device& device, std::string_view cache_state, uint64_t seed);
@@ -42,7 +48,7 @@ struct Report {
 };
 
 std::string to_json(const Report& report);    // the bench schema, indented
-std::string to_table(const Report& report);   // for people: GFLOP/s on the CPU, TFLOP/s on GPUs
+std::string to_table(const Report& report);   // for people: GFLOP/s on the CPU, TFLOP/s and GB/s on GPUs
 std::string to_csv(const Report& report);     // one line per row, header first
 
 // Now, as ISO 8601 UTC ("2026-11-29T09:12:00Z").

@@ -112,6 +112,7 @@ Expected<DriverApi> load_driver(const std::string& path) {
   TF_RESOLVE(cuMemcpyHtoD, 3020);
   TF_RESOLVE(cuMemcpyDtoH, 3020);
   TF_RESOLVE(cuMemcpyDtoD, 3020);
+  TF_RESOLVE(cuMemcpyDtoDAsync, 3020);
   TF_RESOLVE(cuMemsetD8, 3020);
   TF_RESOLVE(cuMemsetD32, 3020);
   TF_RESOLVE(cuStreamCreate, 2000);

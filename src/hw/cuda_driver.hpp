@@ -51,6 +51,7 @@ struct DriverApi {
   PFN_cuMemcpyHtoD_v3020 cuMemcpyHtoD = nullptr;
   PFN_cuMemcpyDtoH_v3020 cuMemcpyDtoH = nullptr;
   PFN_cuMemcpyDtoD_v3020 cuMemcpyDtoD = nullptr;
+  PFN_cuMemcpyDtoDAsync_v3020 cuMemcpyDtoDAsync = nullptr;  // stream-ordered: what the bandwidth measurement times
   PFN_cuMemsetD8_v3020 cuMemsetD8 = nullptr;
   PFN_cuMemsetD32_v3020 cuMemsetD32 = nullptr;
   PFN_cuStreamCreate_v2000 cuStreamCreate = nullptr;

@@ -15,7 +15,9 @@ namespace {
 
 class GpuBuffer final : public OperandBuffer {
  public:
-  explicit GpuBuffer(cuda::DeviceBuffer buf, std::size_t bytes) : buf_(std::move(buf)), bytes_(bytes) {}
+  // `stream` is the timer's: copies are ordered with the kernels launched and the events recorded on it.
+  GpuBuffer(cuda::DeviceBuffer buf, std::size_t bytes, CUstream stream)
+      : buf_(std::move(buf)), bytes_(bytes), stream_(stream) {}
   void* data() override { return buf_.data(); }
   std::size_t bytes() const override { return bytes_; }
   const void* host_view() const override { return nullptr; }
@@ -25,15 +27,20 @@ class GpuBuffer final : public OperandBuffer {
     if (other.bytes() != bytes_) return invalid_argument("copy between buffers of different sizes");
     if (bytes_ == 0) return {};
     const auto& api = **cuda::driver();
-    return cuda::check(api.cuMemcpyDtoD(buf_.get(), reinterpret_cast<CUdeviceptr>(const_cast<OperandBuffer&>(other).data()),
-                                        bytes_),
-                       "cuMemcpyDtoD");
+    // On the timer's stream, not the legacy default one: that stream is non-blocking, so a plain cuMemcpyDtoD would
+    // not be ordered with the kernel that reads this buffer next, nor bracketed by the timer's events (the
+    // bandwidth measurement times exactly this copy).
+    return cuda::check(api.cuMemcpyDtoDAsync(buf_.get(),
+                                             reinterpret_cast<CUdeviceptr>(const_cast<OperandBuffer&>(other).data()),
+                                             bytes_, stream_),
+                       "cuMemcpyDtoDAsync");
   }
   Status fill_bytes(unsigned char value) override { return bytes_ ? buf_.fill_bytes(value) : Status{}; }
 
  private:
   cuda::DeviceBuffer buf_;
   std::size_t bytes_;
+  CUstream stream_;
 };
 
 // Mirrors tf::util::ErrorTotals in kernels/common/utility.cuh.
@@ -95,7 +102,7 @@ class GpuTimer final : public RepTimer {
     if (!ctx) return ctx.status();
     auto buf = cuda::DeviceBuffer::allocate(std::max<std::size_t>(bytes, 256));
     if (!buf) return buf.status();
-    return std::unique_ptr<OperandBuffer>(std::make_unique<GpuBuffer>(std::move(*buf), bytes));
+    return std::unique_ptr<OperandBuffer>(std::make_unique<GpuBuffer>(std::move(*buf), bytes, stream_.get()));
   }
 
   bool verifies_on_device() const override { return true; }

@@ -23,7 +23,8 @@ class OperandBuffer {
   virtual const void* host_view() const = 0;  // the same bytes readable on the host without a copy, or nullptr
   virtual Status upload(const void* host) = 0;              // all bytes from the host
   virtual Status download(void* host) const = 0;            // all bytes to the host
-  virtual Status copy_from(const OperandBuffer& other) = 0;  // same size, same device
+  // Same size, same device; on a GPU ordered on the timer's stream (with the kernels and events on it).
+  virtual Status copy_from(const OperandBuffer& other) = 0;
   virtual Status fill_bytes(unsigned char value) = 0;       // 0xFF makes every element NaN in f32, f16 and bf16
 };
 

@@ -64,6 +64,107 @@ Report sample_report() {
   return rep;
 }
 
+// A GPU run: 16x4096x4096 f16 (a skinny, memory-bound shape) with ours at 10 us and cuBLAS at 12.5 us, and the
+// device's copy bandwidth measured at 4000 GB/s.
+Report gpu_report() {
+  Report rep = sample_report();
+  Environment& e = rep.environment;
+  e.device = "NVIDIA H200";
+  e.device_kind = "cuda";
+  e.profile = "h200";
+  e.cache_state = "cold-l2";
+  measure::CopyBandwidth bw;
+  bw.method = "device-to-device copy (cuMemcpyDtoDAsync) of twice the L2, 120 MiB, read and write counted";
+  bw.bytes = std::size_t(120) << 20;
+  bw.timing = summarize({0.0629, 0.0629, 0.0630});
+  bw.gbps = 4000;
+  e.bandwidth = bw;
+
+  CaseResult r;
+  r.plan.problem = Problem{};
+  r.plan.problem.m = 16;
+  r.plan.problem.n = r.plan.problem.k = 4096;
+  r.plan.problem.precision = {DType::f16, DType::f16, DType::f32};
+  r.plan.problem = r.plan.problem.normalized();
+  r.plan.config_source = "planner";
+  r.ours = measured("cuda", {0.010, 0.010, 0.010}, 1e-4);
+  r.ours->config = Config{"sm90", {{"BLOCK_M", 64}}};
+  r.native = measured("cublas", {0.0125, 0.0125, 0.0125}, 1e-4);
+  r.ours->tflops = r.plan.problem.flops() / 0.010e-3 / 1e12;
+  r.native->tflops = r.plan.problem.flops() / 0.0125e-3 / 1e12;
+  r.peak_tflops = 989;
+  r.threshold = 2e-3;
+  rep.rows = {r};
+  return rep;
+}
+
+// A, B read and C written once: (16*4096 + 4096*4096 + 16*4096) f16 elements.
+constexpr double kSkinnyBytes = (16.0 * 4096 + 4096.0 * 4096 + 16.0 * 4096) * 2;
+
+TEST(Report, GpuRowsCarryTheirShareOfTheMeasuredBandwidth) {
+  const Report rep = gpu_report();
+  const auto doc = nlohmann::json::parse(to_json(rep));
+  const auto& bw = doc["environment"]["device_bandwidth"];
+  ASSERT_TRUE(bw.is_object()) << doc["environment"].dump();
+  EXPECT_DOUBLE_EQ(bw["gbps"].get<double>(), 4000);
+  EXPECT_EQ(bw["bytes"], std::size_t(120) << 20);
+  EXPECT_EQ(bw["reps"], 3);
+  EXPECT_DOUBLE_EQ(bw["median_ms"].get<double>(), 0.0629);
+  EXPECT_NE(bw["method"].get<std::string>().find("read and write"), std::string::npos);
+  EXPECT_FALSE(doc["environment"].contains("device_bandwidth_missing"));
+
+  const auto& row = doc["rows"][0];
+  const double ours_gbps = kSkinnyBytes / 0.010e-3 / 1e9;  // 3381.7 GB/s
+  EXPECT_NEAR(row["gbps"].get<double>(), ours_gbps, 1e-9 * ours_gbps);
+  EXPECT_NEAR(row["bandwidth_fraction"].get<double>(), ours_gbps / 4000, 1e-12);
+  const double native_gbps = kSkinnyBytes / 0.0125e-3 / 1e9;
+  EXPECT_NEAR(row["native"]["gbps"].get<double>(), native_gbps, 1e-9 * native_gbps);
+  EXPECT_NEAR(row["native"]["bandwidth_fraction"].get<double>(), native_gbps / 4000, 1e-12);
+}
+
+TEST(Report, GpuTableShowsGbpsAndShareOfBandwidthBesideTflops) {
+  const std::string t = to_table(gpu_report());
+  EXPECT_NE(t.find("ours TFLOP/s  ours GB/s  of bw  native TFLOP/s"), std::string::npos) << t;
+  EXPECT_NE(t.find("3381.7"), std::string::npos) << t;  // ours GB/s
+  EXPECT_NE(t.find("84.5%"), std::string::npos) << t;   // 3381.7 / 4000
+  EXPECT_NE(t.find("device bandwidth: 4000.0 GB/s measured in this run"), std::string::npos) << t;
+  EXPECT_NE(t.find("3 reps, median 0.0629 ms"), std::string::npos) << t;
+  // The CSV carries the same fraction.
+  const std::string csv = to_csv(gpu_report());
+  EXPECT_NE(csv.find(",gbps,bandwidth_fraction\n"), std::string::npos);
+  EXPECT_NE(csv.find(",3381.66,0.8454\n"), std::string::npos) << csv;
+}
+
+// A GPU run whose bandwidth measurement failed: rows keep their GB/s, without a fraction, and the report says why.
+TEST(Report, GpuRunWithoutBandwidthSaysWhy) {
+  Report rep = gpu_report();
+  rep.environment.bandwidth.reset();
+  rep.environment.bandwidth_missing = "cuMemAlloc(251658240 bytes): CUDA_ERROR_OUT_OF_MEMORY: out of memory";
+  const auto doc = nlohmann::json::parse(to_json(rep));
+  EXPECT_TRUE(doc["environment"]["device_bandwidth"].is_null());
+  EXPECT_EQ(doc["environment"]["device_bandwidth_missing"], rep.environment.bandwidth_missing);
+  EXPECT_TRUE(doc["rows"][0]["gbps"].is_number());
+  EXPECT_TRUE(doc["rows"][0]["bandwidth_fraction"].is_null());
+  const std::string t = to_table(rep);
+  EXPECT_NE(t.find("3381.7"), std::string::npos) << t;
+  EXPECT_NE(t.find("device bandwidth: not measured (cuMemAlloc"), std::string::npos) << t;
+}
+
+// CPU runs measure no bandwidth: null in JSON, and the table keeps its CPU columns.
+TEST(Report, CpuRunsHaveNoBandwidthFraction) {
+  const Report rep = sample_report();
+  const auto doc = nlohmann::json::parse(to_json(rep));
+  EXPECT_TRUE(doc["environment"]["device_bandwidth"].is_null());
+  for (const auto& row : doc["rows"]) {
+    EXPECT_TRUE(row["gbps"].is_number());
+    EXPECT_TRUE(row["bandwidth_fraction"].is_null());
+  }
+  EXPECT_TRUE(doc["rows"][0]["native"]["bandwidth_fraction"].is_null());
+  const std::string t = to_table(rep);
+  EXPECT_EQ(t.find("GB/s"), std::string::npos) << t;
+  EXPECT_EQ(t.find("of bw"), std::string::npos) << t;
+}
+
 TEST(Report, JsonHasTheSchemaFieldsAndNulls) {
   const auto doc = nlohmann::json::parse(to_json(sample_report()));
   for (const char* key : {"tool_version", "date", "device", "profile", "host", "compiler", "driver", "toolkit", "clocks",

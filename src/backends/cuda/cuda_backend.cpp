@@ -297,6 +297,9 @@ struct Sm90Params {
   int m, n, k;
   long long ldc;
   float alpha, beta;
+  int* counters;
+  float* partials;
+  int sk_tiles;
 };
 static_assert(sizeof(Sm90TmaDesc) == sizeof(CUtensorMap), "a tensor map is 128 bytes");
 
@@ -362,14 +365,21 @@ class Sm90Kernel final : public Kernel {
     }
     params_.alpha = float(p.alpha);
     params_.beta = float(p.beta);
+    const Sm90Schedule sched = sm90_schedule(p, config(), max_clusters_);
+    params_.sk_tiles = int(sched.sk_tiles);
+    if (sched.workspace_bytes > 0) {
+      auto ws = workspace(static_cast<CUstream>(args.stream), sched.workspace_bytes);
+      if (!ws) return ws.status();
+      params_.counters = static_cast<int*>(*ws);
+      params_.partials = reinterpret_cast<float*>(static_cast<char*>(*ws) + sched.counter_bytes);
+    } else {
+      params_.counters = nullptr;
+      params_.partials = nullptr;
+    }
     void* kernel_args[] = {&params_};
     const int64_t cs = source_.cluster;
-    const Config& cfg = config();
-    const int64_t cluster_tiles = ((p.m + cfg.at("BLOCK_M") * cfg.at("CLUSTER_M") - 1) / (cfg.at("BLOCK_M") * cfg.at("CLUSTER_M"))) *
-                                  ((p.n + cfg.at("BLOCK_N") * cfg.at("CLUSTER_N") - 1) / (cfg.at("BLOCK_N") * cfg.at("CLUSTER_N")));
-    const int64_t clusters = std::min<int64_t>(cluster_tiles, max_clusters_);
     LaunchDims dims;
-    dims.grid[0] = unsigned(clusters * cs);
+    dims.grid[0] = unsigned(sched.clusters * cs);
     dims.block[0] = unsigned(source_.threads);
     dims.dynamic_smem_bytes = unsigned(source_.smem_bytes);
     if (cs > 1) dims.cluster[0] = unsigned(cs);
@@ -381,6 +391,32 @@ class Sm90Kernel final : public Kernel {
   const jit::LoadedKernel& loaded() const { return loaded_; }
 
  private:
+  // The split-K / stream-K workspace of `stream`: one per stream, so that launches that may run at once never share
+  // one, grown as needed; its counters are zeroed once when it is allocated (every launch leaves them zero).
+  // Called with mutex_ held.
+  Expected<void*> workspace(CUstream stream, int64_t bytes) const {
+    DeviceBuffer& buf = workspaces_[stream];
+    if (int64_t(buf.size()) >= bytes) return buf.data();
+    auto d = driver();
+    if (!d) return d.status();
+    if (buf.size() > 0) {
+      // Launches on this stream may still read the old one.
+      if (Status s = check((*d)->cuStreamSynchronize(stream), "cuStreamSynchronize (growing the workspace)"); !s) return s;
+    }
+    auto fresh = DeviceBuffer::allocate(std::size_t(bytes));
+    if (!fresh) {
+      return Status(fresh.status().code(), fmt::format("{}: the split-K/stream-K workspace of {} bytes: {}",
+                                                       config().describe(), bytes, fresh.status().message()));
+    }
+    // Synchronous (the legacy stream, then the context), so that no stream, blocking or not, sees it unzeroed.
+    if (Status s = check((*d)->cuMemsetD32(fresh->get(), 0, std::size_t(bytes) / 4), "cuMemsetD32 (workspace)"); !s) {
+      return s;
+    }
+    if (Status s = check((*d)->cuCtxSynchronize(), "cuCtxSynchronize (workspace)"); !s) return s;
+    buf = std::move(*fresh);
+    return buf.data();
+  }
+
   bool same_shape(const Problem& p) const {
     const Problem& q = cached_p_;
     return q.m == p.m && q.n == p.n && q.k == p.k && q.lda == p.lda && q.ldb == p.ldb && q.ldc == p.ldc &&
@@ -446,6 +482,7 @@ class Sm90Kernel final : public Kernel {
   mutable Problem cached_p_;
   mutable std::unique_ptr<CudaKernel> fallback_;
   mutable std::vector<std::string> warnings_;
+  mutable std::map<CUstream, DeviceBuffer> workspaces_;
 };
 
 // Why a compiled sm90 instance must not run: spills, serialized wgmma, too few threads; "" when it may.

@@ -49,6 +49,33 @@ Sm90Grid sm90_grid(const Problem& problem, const Config& c, int sms) {
   return g;
 }
 
+Sm90Share sm90_share(const Sm90Schedule& s) {
+  Sm90Share r;
+  const int64_t g = std::max<int64_t>(1, s.clusters), kb = s.k_blocks, t = s.cluster_tiles;
+  if (s.split_k > 1) {
+    // Units (tile, slice) dealt round-robin; a tile's last slice to finish sums all of its slices.
+    r.units = cdiv(t * s.split_k, g);
+    r.k_steps = r.units * cdiv(kb, s.split_k);
+    r.finished = cdiv(r.units, s.split_k);
+    r.partials_written = r.units;
+    r.partials_read = r.finished * s.split_k;
+  } else if (s.stream_k && s.sk_tiles > 0) {
+    // Whole tiles round-robin, then an equal run of the shared tiles' k-blocks: at most two partial tiles (where
+    // the run starts and ends); the tile it finishes has about clusters / sk_tiles + 1 slices.
+    const int64_t dp = cdiv(t - s.sk_tiles, g), run = cdiv(s.sk_tiles * kb, g);
+    r.units = dp + cdiv(run, kb) + 1;
+    r.k_steps = dp * kb + run;
+    r.partials_written = run >= kb ? 2 : 1;
+    r.finished = dp + std::max<int64_t>(1, run / kb);
+    r.partials_read = cdiv(g, s.sk_tiles) + 1;
+  } else {
+    r.units = cdiv(t, g);
+    r.k_steps = r.units * kb;
+    r.finished = r.units;
+  }
+  return r;
+}
+
 Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Config& cfg, Sm90CostCache* cache) {
   const Problem q = problem.normalized();
   const plan::PeakChoice peak = plan::peak_for(q, profile);
@@ -80,7 +107,12 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
     return c;
   }
   const int64_t k_steps = cdiv(q.k, bk);
-  const int64_t per_cta = grid.tiles_per_cta;
+  // The busiest CTA's share under the config's schedule (sm90_schedule: whole tiles, split-K or stream-K): the
+  // k-steps of its main loops, the tiles it finishes (epilogues), the partial tiles it stores and reads back.
+  const Sm90Schedule sched = sm90_schedule(q, cfg, std::max<int64_t>(1, sms / cs));
+  const Sm90Share share = sm90_share(sched);
+  const int64_t per_cta = share.finished;
+  c.waves.max_tiles_per_core = share.units;
 
   // Main loop of one k-step on one SM: the wgmma work at the family's share of the dense peak, or the shared-memory
   // reads of its operands if they take longer (each m64 row block reads 64 x BLOCK_K of A and BLOCK_K x BLOCK_N of
@@ -95,7 +127,7 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
                             (cs > 1 ? 1.0 + kClusterStepShare : 1.0) +
                         kKStepCycles / clock) *
                         (row_walk ? kRowMajorWalkSlowdown : 1.0);
-  c.compute_s = double(per_cta * k_steps) * step_k;
+  c.compute_s = double(share.k_steps) * step_k;
   c.compute_share = q.flops() / c.compute_s / (*peak.tflops * 1e12);
   if (smem_k > tensor_k) {
     c.notes.push_back(fmt::format("wgmma is bound by its shared-memory reads with BLOCK_N {}: {:.0f} B per k-step "
@@ -109,12 +141,13 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   const double l2_tile = double(k_steps) * (a_k / double(cn) + b_k / double(cm));
   const double l2_bw_sm = l2_rate * clock;
   const double l2_total = double(grid.cluster_tiles * cs) * l2_tile;
-  const double l2_s = std::max(l2_total / (l2_bw_sm * double(sms)), double(per_cta) * l2_tile / l2_bw_sm);
+  const double l2_cta = double(share.k_steps) * (a_k / double(cn) + b_k / double(cm));
+  const double l2_s = std::max(l2_total / (l2_bw_sm * double(sms)), l2_cta / l2_bw_sm);
 
   // Little's law: STAGES - 1 stages in flight per SM over the loaded latency.
   const double stage_bytes = a_k + b_k;
   const double in_flight = double(std::max<int64_t>(1, stages - 1)) * stage_bytes;
-  c.latency_s = double(per_cta * k_steps) * stage_bytes / (in_flight / kLoadedLatencySeconds);
+  c.latency_s = double(share.k_steps) * stage_bytes / (in_flight / kLoadedLatencySeconds);
 
   // DRAM: A and B panels as the persistent walk (consecutive tiles in flight at once, the grouped order) and the L2
   // let them through; C written (and read when beta != 0).
@@ -140,10 +173,10 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   c.levels = {{"HBM", dram, dram_bw, dram_s},
               {"L2", l2_total, l2_bw_sm * double(sms), l2_s},
               {"shared memory", smem_k_bytes * double(k_steps * grid.cluster_tiles * cs),
-               smem_rate * clock * double(sms), double(per_cta * k_steps) * smem_k}};
+               smem_rate * clock * double(sms), double(share.k_steps) * smem_k}};
   // Shared memory: the wgmma operand reads bound each k-step above (in the compute term); as a stream they also
   // compete with the TMA writes of the next stages and the epilogue's staging, so they leak like the others.
-  const double smem_s = double(per_cta * k_steps) * smem_k;
+  const double smem_s = double(share.k_steps) * smem_k;
   plan::combine_terms(c, {{"compute", c.compute_s, true},
                           {"HBM", dram_s, true},
                           {"L2", l2_s, true},
@@ -167,6 +200,20 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   if (epi_s > 0.05 * c.body_s) {
     c.notes.push_back(fmt::format("epilogue {} on the busiest SM ({} tiles of {} each)", fmtx::time(epi_s), per_cta,
                                   fmtx::bytes(c_tile)));
+  }
+
+  // Split-K / stream-K fix-up on the busiest CTA: each slice it ends stores its f32 partial (the part inside C)
+  // and waits for the store to be visible (fence, counter); the tiles it finishes read every slice back, in order.
+  if (share.partials_written > 0) {
+    const double part = double(std::min(bm, q.m)) * double(std::min(bn, q.n)) * 4.0;
+    const double bytes = double(share.partials_written + share.partials_read) * part;
+    const double fix_s = bytes / (l2_bw_sm * kFixupL2Share) + double(share.partials_written) * kFixupSeconds +
+                         double(share.partials_read) * kFixupReadSeconds;
+    c.body_s += fix_s;
+    c.notes.push_back(fmt::format("{}: the busiest CTA stores {} partial tile(s) of {} and reads {} back: {}",
+                                  sched.split_k > 1 ? fmt::format("split-K {}", sched.split_k)
+                                                    : fmt::format("stream-K over the last {} tiles", sched.sk_tiles),
+                                  share.partials_written, fmtx::bytes(part), share.partials_read, fmtx::time(fix_s)));
   }
 
   // One pipeline fill per CTA (persistent: later tiles' first stages load under the previous tile's epilogue).

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "backends/cuda/sm80/sm80_cost_model.hpp"
+#include "backends/cuda/sm90/sm90_family.hpp"
 #include "hw/hw_profile.hpp"
 #include "plan/cost_model.hpp"
 #include "tileforge/tileforge.hpp"
@@ -24,6 +25,17 @@ struct Sm90Grid {
   int64_t tiles_per_cta = 0;  // ceil(cluster_tiles / clusters)
 };
 Sm90Grid sm90_grid(const Problem& problem, const Config& config, int sms);
+
+// The busiest CTA's share of a schedule (sm90_schedule): main-loop k-steps, work units, tiles it finishes (runs
+// the epilogue of), and split-K / stream-K partial tiles it stores and reads back.
+struct Sm90Share {
+  int64_t k_steps = 0;
+  int64_t units = 0;
+  int64_t finished = 0;
+  int64_t partials_written = 0;
+  int64_t partials_read = 0;
+};
+Sm90Share sm90_share(const Sm90Schedule& schedule);
 
 // Per (problem, profile): the DRAM bytes of the tile raster (the sm80 family's LRU simulation of the L2, the same
 // grouped order), one memo per cluster size.

@@ -123,12 +123,36 @@ void sm90_explain(plan::Plan& plan) {
                                ? fmt::format(" and a staging tile of {}", fmtx::bytes(double(bm * bn * 2 / split)))
                                : std::string()),
                neighbours_of(plan, {"EPI_SPLIT"}));
-  if (grid.clusters * cs < sms / 2) {
-    plan.log.add(L1, "SPLIT_K: not offered by the sm90 family",
-                 fmt::format("only {} tiles for {} SMs: a split-K or stream-K scheduler (later) would put the idle SMs "
-                             "to work along K",
-                             grid.cluster_tiles * cs, sms),
-                 fmt::format("{} of the SMs stay idle", fmtx::pct(1.0 - double(grid.ctas) / double(sms))));
+  {
+    const Sm90Schedule sched = sm90_schedule(q, c, std::max<int64_t>(1, sms / cs));
+    const Sm90Share busiest = sm90_share(sched);
+    const int64_t sk = c.get("SPLIT_K").value_or(1), stk = c.get("STREAM_K").value_or(0);
+    std::string what, reason;
+    if (sk > 1) {
+      reason = fmt::format("{} tiles x {} slices of K = {} work units for {} clusters: each slice runs {} of the {} "
+                           "k-blocks, stores an f32 partial tile, and the tile's last slice sums all {} in slice order "
+                           "(deterministic: bit-identical from run to run)",
+                           sched.cluster_tiles, sk, sched.cluster_tiles * sk, sched.clusters, cdiv(sched.k_blocks, sk),
+                           sched.k_blocks, sk);
+    } else if (stk) {
+      reason = sched.sk_tiles == 0
+                   ? fmt::format("stream-K with {} tiles in whole waves of {} clusters: nothing to share", sched.cluster_tiles,
+                                 sched.clusters)
+                   : fmt::format("stream-K: {} whole tiles round-robin, then the last {} tiles' {} k-blocks shared out "
+                                 "evenly, {} per cluster; a tile's slices are summed in k order by the last to arrive "
+                                 "(deterministic)",
+                                 sched.cluster_tiles - sched.sk_tiles, sched.sk_tiles, sched.sk_tiles * sched.k_blocks,
+                                 cdiv(sched.sk_tiles * sched.k_blocks, sched.clusters));
+    } else {
+      reason = fmt::format("whole tiles: {} tiles over {} clusters, the busiest runs {} ({} of {} SMs busy)",
+                           sched.cluster_tiles, sched.clusters, busiest.units,
+                           std::min<int64_t>(sms, sched.clusters * cs), sms);
+    }
+    plan.log.add(L1, fmt::format("SPLIT_K={}, STREAM_K={}", sk, stk), reason,
+                 fmt::format("busiest CTA: {} k-steps, {} partial tile(s) stored and {} read back; workspace {} "
+                             "(the caller's stream's own); {}",
+                             busiest.k_steps, busiest.partials_written, busiest.partials_read,
+                             fmtx::bytes(double(sched.workspace_bytes)), neighbours_of(plan, {"SPLIT_K", "STREAM_K"})));
   }
 
   // ---- compute pipeline

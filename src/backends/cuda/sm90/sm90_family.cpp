@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "core/int_math.hpp"
+
 namespace tileforge::cuda {
 namespace {
 
@@ -54,7 +56,44 @@ int64_t sm90_smem_bytes(const Config& c) {
   const int64_t bm = p(c, "BLOCK_M"), bn = p(c, "BLOCK_N"), bk = p(c, "BLOCK_K"), stages = p(c, "STAGES");
   const int64_t stage = (bm + bn) * bk * 2;
   const int64_t c_tile = p(c, "EPILOGUE") != kSm90EpilogueDirect ? bm * bn * 2 / std::max<int64_t>(1, p(c, "EPI_SPLIT")) : 0;
-  return stages * stage + c_tile + 2 * stages * 8 + 1024;
+  return stages * stage + c_tile + 2 * stages * 8 + 16 + 1024;
+}
+
+Sm90Schedule sm90_schedule(const Problem& problem, const Config& c, int64_t max_clusters) {
+  const Problem q = problem.normalized();
+  // Priced for any config, legal or not (the cost model's contract): a missing parameter takes its neutral value.
+  auto get = [&](const char* name, int64_t fallback) { return std::max<int64_t>(1, c.get(name).value_or(fallback)); };
+  const int64_t bm = get("BLOCK_M", 128), bn = get("BLOCK_N", 128), cm = get("CLUSTER_M", 1), cn = get("CLUSTER_N", 1);
+  Sm90Schedule s;
+  s.cluster_tiles = cdiv(q.m, bm * cm) * cdiv(q.n, bn * cn);
+  s.k_blocks = cdiv(q.k, get("BLOCK_K", kSm90BlockK));
+  s.split_k = get("SPLIT_K", 1);
+  s.stream_k = c.get("STREAM_K").value_or(0) != 0;
+  max_clusters = std::max<int64_t>(1, max_clusters);
+  if (s.cluster_tiles == 0 || s.k_blocks == 0) {
+    s.split_k = 1;
+    s.stream_k = false;
+    s.clusters = std::min(s.cluster_tiles, max_clusters);
+    return s;
+  }
+  if (s.split_k > 1) {
+    s.clusters = std::min(s.cluster_tiles * s.split_k, max_clusters);
+    s.slots = s.cluster_tiles * s.split_k;
+  } else if (s.stream_k) {
+    const int64_t g = std::min(max_clusters, s.cluster_tiles * s.k_blocks);
+    const int64_t rest = s.cluster_tiles % g;
+    s.sk_tiles = rest == 0 ? 0 : s.cluster_tiles < g ? s.cluster_tiles : rest + g;
+    s.clusters = g;
+    s.slots = s.sk_tiles > 0 ? 2 * g : 0;
+  } else {
+    s.clusters = std::min(s.cluster_tiles, max_clusters);
+  }
+  if (s.slots > 0) {
+    const int64_t ctas_per_cluster = cm * cn;
+    s.counter_bytes = (s.cluster_tiles * ctas_per_cluster * 4 + 255) / 256 * 256;
+    s.workspace_bytes = s.counter_bytes + s.slots * ctas_per_cluster * bm * bn * 4;
+  }
+  return s;
 }
 
 int sm90_accumulators(const Config& c) {
@@ -90,6 +129,10 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
        "next tile's main loop"},
       {"EPI_SPLIT", {1, 2}, "data scheduling", "staging rounds per tile of the TMA-store epilogue (2: half tiles)"},
       {"STMATRIX", {0, 1}, "hardware mapping", "1: the TMA-store epilogue writes its staging tile with stmatrix"},
+      {"SPLIT_K", {1, 2, 3, 4, 6, 8, 16}, "data scheduling",
+       "slices of K per output tile, run by different CTAs and summed in slice order in a workspace (1: none)"},
+      {"STREAM_K", {0, 1}, "data scheduling",
+       "1: the last partial wave (and one full wave) shared out by k-blocks over every CTA, summed in order"},
   };
   // Limits the profile does not record are not assumed: the constraint then admits no config and names the field.
   const int64_t smem_limit = profile.smem_per_block_bytes;
@@ -109,6 +152,20 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
            : std::string("registers per SM: the profile records no registers_per_core"),
        [regs_per_sm](const Config& c) { return regs_per_sm > 0 && sm90_register_budget(c) <= regs_per_sm; }},
   };
+  const int64_t k_blocks = cdiv(q.k, int64_t(kSm90BlockK));
+  s.constraints.push_back({Layer::data_scheduling,
+                           fmt::format("SPLIT_K <= ceil(K / BLOCK_K) = {} (every slice holds a k-block)", k_blocks),
+                           [k_blocks](const Config& c) { return p(c, "SPLIT_K") <= k_blocks; }});
+  s.constraints.push_back(
+      {Layer::data_scheduling,
+       "tiles x SPLIT_K, and with STREAM_K tiles x ceil(K / BLOCK_K), below 2^31 (the kernel's 32-bit schedule)",
+       [q, k_blocks](const Config& c) {
+         const int64_t tiles = cdiv(q.m, p(c, "BLOCK_M")) * cdiv(q.n, p(c, "BLOCK_N"));
+         return tiles * p(c, "SPLIT_K") < (int64_t(1) << 31) &&
+                (p(c, "STREAM_K") == 0 || tiles * k_blocks < (int64_t(1) << 31));
+       }});
+  s.constraints.push_back({Layer::data_scheduling, "SPLIT_K == 1 when STREAM_K == 1 (one way of sharing K)",
+                           [](const Config& c) { return p(c, "STREAM_K") == 0 || p(c, "SPLIT_K") == 1; }});
   if (profile.has("cluster")) {
     s.constraints.push_back({Layer::hardware_mapping, "CLUSTER_M * CLUSTER_N <= 2 (clusters of one or two CTAs)",
                              [](const Config& c) { return sm90_cluster_size(c) <= 2; }});
@@ -169,20 +226,26 @@ Config sm90_heuristic(const Problem& problem, const hw::HwProfile& profile) {
   const bool tma_store = tma_store_refusal(q).empty() && q.beta == 0.0;
   Config best;
   double best_cost = 0;
+  const int64_t k_blocks = cdiv(q.k, int64_t(kSm90BlockK));
   for (const TileShape& t : kHeuristicTiles) {
-    Config c{"sm90",
-             {{"BLOCK_M", t.bm}, {"BLOCK_N", t.bn}, {"BLOCK_K", kSm90BlockK}, {"STAGES", 8},
-              {"CONSUMERS", t.consumers}, {"CLUSTER_M", 1}, {"CLUSTER_N", 1}, {"GROUP_M", 8},
-              {"EPILOGUE", tma_store ? kSm90EpilogueTmaStore : kSm90EpilogueDirect}, {"EPI_SPLIT", 1},
-              {"STMATRIX", tma_store ? 1 : 0}}};
-    while (c.params["STAGES"] > 2 && !space.check(c).ok()) --c.params["STAGES"];
-    if (!space.check(c).ok()) continue;
-    const int64_t tiles = ((q.m + t.bm - 1) / t.bm) * ((q.n + t.bn - 1) / t.bn);
-    const int64_t per_sm = (tiles + sms - 1) / sms;
-    const double cost = double(per_sm) * t.bm * t.bn / t.efficiency;
-    if (best.family.empty() || cost < best_cost) {
-      best = c;
-      best_cost = cost;
+    for (const int64_t split : {1, 2, 4, 8, 16}) {
+      Config c{"sm90",
+               {{"BLOCK_M", t.bm}, {"BLOCK_N", t.bn}, {"BLOCK_K", kSm90BlockK}, {"STAGES", 8},
+                {"CONSUMERS", t.consumers}, {"CLUSTER_M", 1}, {"CLUSTER_N", 1}, {"GROUP_M", 8},
+                {"EPILOGUE", tma_store ? kSm90EpilogueTmaStore : kSm90EpilogueDirect}, {"EPI_SPLIT", 1},
+                {"STMATRIX", tma_store ? 1 : 0}, {"SPLIT_K", split}, {"STREAM_K", 0}}};
+      while (c.params["STAGES"] > 2 && !space.check(c).ok()) --c.params["STAGES"];
+      if (!space.check(c).ok()) continue;
+      // Time ~ (work units the busiest SM runs) x (k-blocks per unit) x tile area / efficiency, and a split tile
+      // also stores its partial and one CTA reads all of them back (a k-block's worth of tile traffic each).
+      const int64_t units = cdiv(q.m, t.bm) * cdiv(q.n, t.bn) * split;
+      const int64_t per_sm = cdiv(units, sms);
+      const double cost = double(per_sm) * double(cdiv(k_blocks, split) + (split > 1 ? split : 0)) * t.bm * t.bn /
+                          t.efficiency;
+      if (best.family.empty() || cost < best_cost) {
+        best = c;
+        best_cost = cost;
+      }
     }
   }
   return best;
@@ -203,15 +266,17 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
   k.b_box[1] = int(b_row ? 64 : bn / cm);
   k.c_box[0] = 64;
   k.c_box[1] = int(bm / cons);
-  k.entry = fmt::format("sm90_gemm_{}_{}_{}_{}x{}x{}_c{}_s{}_k{}x{}_g{}_e{}{}{}", to_string(q.precision.input),
+  const int64_t split_k = c.get("SPLIT_K").value_or(1), stream_k = c.get("STREAM_K").value_or(0);
+  k.entry = fmt::format("sm90_gemm_{}_{}_{}_{}x{}x{}_c{}_s{}_k{}x{}_g{}_e{}{}{}{}", to_string(q.precision.input),
                         to_string(q.precision.output), to_string(q.layout), bm, bn, bk, cons, p(c, "STAGES"), cm, cn,
-                        gm, p(c, "EPILOGUE"), p(c, "EPI_SPLIT"), p(c, "STMATRIX"));
+                        gm, p(c, "EPILOGUE"), p(c, "EPI_SPLIT"), p(c, "STMATRIX"),
+                        split_k > 1 ? fmt::format("_sk{}", split_k) : stream_k ? "_stk" : "");
   // One CTA per SM is the design (persistent, up to 227 KB of shared memory), so __launch_bounds__(threads, 1).
   k.source = fmt::format(
       "// Generated by tileforge for {config}\n"
       "#include \"sm90/gemm.cuh\"\n"
       "using Cfg = tf::sm90::Config<{bm}, {bn}, {bk}, {st}, {cons}, {cm}, {cn}, {order}, {gm}, {in}, {out}, {arow}, "
-      "{brow}, {epi}, {preg}, {creg}, {split}, {stm}>;\n"
+      "{brow}, {epi}, {preg}, {creg}, {split}, {stm}, {splitk}, {streamk}>;\n"
       "extern \"C\" __global__ void __launch_bounds__(Cfg::THREADS, 1) {entry}(const __grid_constant__ "
       "tf::sm90::Params p) {{\n"
       "  tf::sm90::gemm<Cfg>(p);\n"
@@ -223,6 +288,7 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
       fmt::arg("brow", b_row ? "true" : "false"), fmt::arg("epi", p(c, "EPILOGUE")),
       fmt::arg("preg", sm90_producer_regs(c)), fmt::arg("creg", sm90_consumer_regs(c)),
       fmt::arg("split", p(c, "EPI_SPLIT")), fmt::arg("stm", p(c, "STMATRIX") ? "true" : "false"),
+      fmt::arg("splitk", split_k), fmt::arg("streamk", stream_k ? "true" : "false"),
       fmt::arg("entry", k.entry));
   return k;
 }

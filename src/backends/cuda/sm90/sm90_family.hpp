@@ -14,7 +14,8 @@
 namespace tileforge::cuda {
 
 // The family's version. Bump when a change makes old tuned records invalid.
-inline constexpr int kSm90Version = 1;
+// 2: SPLIT_K and STREAM_K (a tuned record of version 1 has neither).
+inline constexpr int kSm90Version = 2;
 
 // EPILOGUE values (tf::sm90::kEpilogue* in gemm.cuh).
 inline constexpr int kSm90EpilogueDirect = 0;
@@ -24,12 +25,26 @@ inline constexpr int kSm90EpilogueDeferred = 2;
 // BLOCK_K is one 128-byte swizzle row of 16-bit elements.
 inline constexpr int kSm90BlockK = 64;
 
-// The smallest output the family takes, in 64x64 tiles (its smallest tile): the kernel has no split-K, so a
-// smaller C leaves most SMs of the persistent grid idle while each CTA walks the whole K. Measured on the H200
-// (bench/results/h200/2026-12-01-sm90-family/call1): 256x256x16384 (16 tiles) ran at 0.80x the sm80 family's
-// config with 16x32 tiles (39.3 against 49.2 TFLOP/s); 16x4096x4096 and 512x512x8192 (64 tiles each) at 0.98x and
-// 1.00x; 1024^3 (256 tiles) at 1.29x.
-inline constexpr int64_t kSm90MinTiles = 128;
+// How the persistent grid shares out the work of one problem, as the kernel's Schedule walks it (gemm.cuh): whole
+// tiles; SPLIT_K slices of every tile; or stream-K, the last `sk_tiles` tiles' k-blocks shared out evenly over the
+// clusters after the whole tiles of the data-parallel part. The workspace holds one counter per CTA tile and one
+// f32 BLOCK_M x BLOCK_N partial per slot.
+struct Sm90Schedule {
+  int64_t cluster_tiles = 0;   // output tiles of a cluster (BLOCK_M x CLUSTER_M by BLOCK_N x CLUSTER_N)
+  int64_t k_blocks = 0;        // ceil(K / BLOCK_K)
+  int64_t clusters = 0;        // clusters launched (each walks its share)
+  int64_t split_k = 1;
+  bool stream_k = false;
+  int64_t sk_tiles = 0;        // stream-K: tiles shared out by k-blocks (the last ones of the walk)
+  int64_t slots = 0;           // partial tiles in the workspace (per CTA of a cluster: x CLUSTER_M x CLUSTER_N)
+  int64_t counter_bytes = 0;   // the counters, padded to 256 bytes
+  int64_t workspace_bytes = 0; // counters + partials; 0 without split-K or stream-K
+};
+// `max_clusters`: clusters that fit on the device at once (SMs / cluster size, or the occupancy query's answer).
+// Stream-K's shared tiles: none when the tiles fill whole waves; all of them when they are fewer than the clusters;
+// else the last partial wave and one full wave (so that each cluster's share is more than one tile's k-blocks and
+// the fix-up stays a small part of it).
+Sm90Schedule sm90_schedule(const Problem& problem, const Config& config, int64_t max_clusters);
 
 // Threads of one CTA: a producer warpgroup and CONSUMERS consumer warpgroups of 128.
 int sm90_threads(const Config& config);

@@ -89,13 +89,6 @@ class Sm90Family final : public CudaJitFamily {
       return {fmt::format("the sm90 kernel runs one matrix per launch, not a batch of {}", p.batch),
               "a batch coordinate in the sm90 tile scheduler (3-D tensor maps)"};
     }
-    const int64_t tiles = ((p.m + 63) / 64) * ((p.n + 63) / 64);
-    if (tiles < kSm90MinTiles) {
-      return {fmt::format("C of {}x{} is {} tiles of 64x64, fewer than the {} the sm90 family takes: its kernel has no "
-                          "split-K, so its persistent grid would leave most SMs idle",
-                          p.m, p.n, tiles, kSm90MinTiles),
-              "a split-K or stream-K scheduler in the sm90 kernel; the sm80 family's smaller tiles serve it meanwhile"};
-    }
     // TMA: global strides are multiples of 16 bytes.
     const int64_t elems = 16 / int64_t(size_of(pr.input));
     for (auto [ld, what] : {std::pair{p.lda, "lda"}, std::pair{p.ldb, "ldb"}}) {
@@ -114,8 +107,9 @@ class Sm90Family final : public CudaJitFamily {
   plan::FamilySpace candidates(const Problem& q, const hw::HwProfile& profile, int) const override {
     return plan::full_product(sm90_space(q, profile), sm90_heuristic(q, profile), "the sm90 heuristic",
                               "the sm90 heuristic: the tile (128x256 with two consumer warpgroups down to 64x64 "
-                              "with one) with the least tiles-per-SM x area / measured efficiency, as many stages as "
-                              "fit (up to 8), the TMA-store epilogue with stmatrix, GROUP_M 8, no cluster");
+                              "with one) and SPLIT_K (1 to 16) with the least work-units-per-SM x k-blocks per unit "
+                              "x area / measured efficiency, as many stages as fit (up to 8), the TMA-store epilogue "
+                              "with stmatrix, GROUP_M 8, no cluster");
   }
 
   std::unique_ptr<plan::CostScratch> make_scratch() const override { return std::make_unique<Sm90Scratch>(); }

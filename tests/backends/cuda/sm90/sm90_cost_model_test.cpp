@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "backends/cuda/sm90/sm90_test_config.hpp"
 #include "backends/cuda/sm90/sm90_cost_model.hpp"
 #include "backends/cuda/sm90/sm90_family.hpp"
 #include "bench/suite.hpp"
@@ -29,11 +30,7 @@ hw::HwProfile profile(const char* name) {
 }
 
 // BLOCK_M, BLOCK_N, STAGES, CONSUMERS, CLUSTER_M, CLUSTER_N, GROUP_M, EPILOGUE, EPI_SPLIT, STMATRIX
-Config sm90_config(int bm, int bn, int st, int cons, int cm, int cn, int gm, int epi, int split, int stm) {
-  return Config{"sm90", {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", 64}, {"STAGES", st}, {"CONSUMERS", cons},
-                         {"CLUSTER_M", cm}, {"CLUSTER_N", cn}, {"GROUP_M", gm}, {"EPILOGUE", epi},
-                         {"EPI_SPLIT", split}, {"STMATRIX", stm}}};
-}
+using testing_sm90::sm90_config;
 // The probe's best config (bench/results/h200/2026-12-01-sm90-probe/call5: L16).
 const Config kL16 = sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1);
 
@@ -70,12 +67,9 @@ TEST(Sm90Family, SupportsNamesWhatItRefusesAndThePlannerFallsBackToSm80) {
   const plan::KernelFamily& f = family();
   EXPECT_TRUE(f.supports(problem(4096, 4096, 4096)).empty());
   EXPECT_TRUE(f.supports(problem(1000, 1064, 1000, Layout::CC, DType::bf16, DType::f32)).empty());
-  // Too few 64x64 tiles for the persistent grid (no split-K): the sm80 family's.
-  const plan::SupportGap small = f.supports(problem(256, 256, 16384));
-  ASSERT_FALSE(small.empty());
-  EXPECT_NE(small.why.find("16 tiles of 64x64"), std::string::npos) << small.why;
-  EXPECT_NE(small.needed.find("split-K"), std::string::npos) << small.needed;
-  EXPECT_TRUE(f.supports(problem(128, 4096, 14336)).empty());  // 128 tiles
+  // Few output tiles are the family's too: split-K and stream-K put the idle SMs to work along K.
+  EXPECT_TRUE(f.supports(problem(256, 256, 16384)).empty());
+  EXPECT_TRUE(f.supports(problem(16, 4096, 4096)).empty());
   const plan::SupportGap odd = f.supports(problem(4095, 4097, 4093));
   ASSERT_FALSE(odd.empty());
   EXPECT_NE(odd.why.find("lda = 4093"), std::string::npos) << odd.why;
@@ -212,7 +206,7 @@ TEST(Sm90Family, GeneratedSourceInstantiatesEveryParameter) {
   const Config c = sm90_config(128, 256, 4, 2, 2, 1, 16, 1, 2, 1);
   const Sm90Source g = sm90_source(p, c);
   EXPECT_NE(g.source.find("#include \"sm90/gemm.cuh\""), std::string::npos);
-  EXPECT_NE(g.source.find("tf::sm90::Config<128, 256, 64, 4, 2, 2, 1, 1, 16, 2, 2, false, true, 1, 40, 232, 2, true>"),
+  EXPECT_NE(g.source.find("tf::sm90::Config<128, 256, 64, 4, 2, 2, 1, 1, 16, 2, 2, false, true, 1, 40, 232, 2, true, 1, false>"),
             std::string::npos)
       << g.source;
   EXPECT_NE(g.source.find(fmt::format("extern \"C\" __global__ void __launch_bounds__(Cfg::THREADS, 1) {}", g.entry)),
@@ -233,11 +227,19 @@ TEST(Sm90Family, GeneratedSourceInstantiatesEveryParameter) {
   const Sm90Source h = sm90_source(problem(64, 64, 64), sm90_config(64, 128, 8, 1, 1, 2, 1, 0, 1, 0));
   EXPECT_EQ(h.a_box[1], 32);
   EXPECT_EQ(h.threads, 256);
-  EXPECT_NE(h.source.find("Config<64, 128, 64, 8, 1, 1, 2, 0, 1, 1, 1, true, true, 0, 0, 0, 1, false>"),
+  EXPECT_NE(h.source.find("Config<64, 128, 64, 8, 1, 1, 2, 0, 1, 1, 1, true, true, 0, 0, 0, 1, false, 1, false>"),
             std::string::npos)
       << h.source;
-  // The template's shared-memory layout: stages, staging tile, 2 x STAGES barriers, 1 KB alignment slack.
-  EXPECT_EQ(sm90_smem_bytes(kL16), 3 * (128 + 256) * 128 + 128 * 256 * 2 + 2 * 3 * 8 + 1024);
+  // Split-K and stream-K are the last two template arguments and name the entry.
+  const Sm90Source sk = sm90_source(p, sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 4, 0));
+  EXPECT_NE(sk.source.find(", 4, false>;"), std::string::npos) << sk.source;
+  EXPECT_TRUE(sk.entry.ends_with("_sk4")) << sk.entry;
+  const Sm90Source stk = sm90_source(p, sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 1, 1));
+  EXPECT_NE(stk.source.find(", 1, true>;"), std::string::npos) << stk.source;
+  EXPECT_TRUE(stk.entry.ends_with("_stk")) << stk.entry;
+  // The template's shared-memory layout: stages, staging tile, 2 x STAGES barriers, the fix-up's flag, 1 KB
+  // alignment slack.
+  EXPECT_EQ(sm90_smem_bytes(kL16), 3 * (128 + 256) * 128 + 128 * 256 * 2 + 2 * 3 * 8 + 16 + 1024);
 }
 
 double predicted(const Problem& p, const Config& c, const char* chip = "h200") {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "backends/cuda/sm90/sm90_test_config.hpp"
 #include "backends/cuda/sm90/sm90_family.hpp"
 #include "core/embedded.hpp"
 #include "hw/hw.hpp"
@@ -19,11 +20,7 @@ Problem problem(int64_t m, int64_t n, int64_t k, Layout l = Layout::RR, DType in
   return testing::make_problem(m, n, k, l, in, out).normalized();
 }
 
-Config sm90_config(int bm, int bn, int st, int cons, int cm, int cn, int gm, int epi, int split, int stm) {
-  return Config{"sm90", {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", 64}, {"STAGES", st}, {"CONSUMERS", cons},
-                         {"CLUSTER_M", cm}, {"CLUSTER_N", cn}, {"GROUP_M", gm}, {"EPILOGUE", epi},
-                         {"EPI_SPLIT", split}, {"STMATRIX", stm}}};
-}
+using testing_sm90::sm90_config;
 
 TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
   auto nvrtc = jit::Nvrtc::get();
@@ -49,6 +46,11 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
       {problem(8192, 8192, 8192), sm90_config(128, 256, 4, 2, 2, 1, 8, 1, 2, 1)},
       {problem(2048, 2048, 2048, Layout::RR), sm90_config(128, 256, 3, 2, 1, 1, 8, 2, 1, 0)},
       {problem(1000, 1000, 1000, Layout::CC, DType::f16, DType::f32), sm90_config(256, 64, 4, 1, 1, 1, 4, 0, 1, 0)},
+      // Split-K (the fix-up's loads beside 128 accumulators must not spill) and stream-K.
+      {problem(512, 512, 8192), sm90_config(128, 256, 4, 2, 1, 1, 8, 1, 2, 1, 4, 0)},
+      {problem(16, 4096, 4096), sm90_config(64, 128, 8, 1, 1, 1, 8, 1, 1, 1, 8, 0)},
+      {problem(3000, 3000, 3000, Layout::RC), sm90_config(128, 256, 4, 2, 2, 1, 8, 1, 2, 1, 1, 1)},
+      {problem(1000, 1000, 1000, Layout::CR), sm90_config(128, 128, 6, 2, 1, 1, 8, 2, 1, 1, 1, 1)},
   };
   for (const Case& k : cases) {
     ASSERT_TRUE(sm90_space(k.problem, *h200).check(k.config).ok())

@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "backends/cuda/sm90/sm90_test_config.hpp"
 #include "backends/backend.hpp"
 #include "backends/cuda/sm90/sm90_family.hpp"
 #include "measure/timer.hpp"
@@ -17,11 +18,7 @@
 namespace tileforge {
 namespace {
 
-Config sm90_config(int bm, int bn, int st, int cons, int cm, int cn, int gm, int epi, int split, int stm) {
-  return Config{"sm90", {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", 64}, {"STAGES", st}, {"CONSUMERS", cons},
-                         {"CLUSTER_M", cm}, {"CLUSTER_N", cn}, {"GROUP_M", gm}, {"EPILOGUE", epi},
-                         {"EPI_SPLIT", split}, {"STMATRIX", stm}}};
-}
+using cuda::testing_sm90::sm90_config;
 
 class Sm90GpuTest : public ::testing::Test {
  protected:
@@ -111,12 +108,12 @@ TEST_F(Sm90GpuTest, DispatchRunsTheSm90FamilyHere) {
   const plan::KernelFamily* f = plan::family_for("cuda", p, device_);
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->name(), "sm90");
-  // Leading dimensions TMA cannot take, batches, and outputs of fewer than 128 tiles of 64x64: the sm80 family.
+  // Leading dimensions TMA cannot take and batches: the sm80 family. Small outputs are sm90's (split-K, stream-K).
   EXPECT_EQ(cuda_->space(half(4095, 4097, 4093, Layout::RR).normalized(), device_).family, "sm80");
   Problem batched = half(1024, 1024, 64, Layout::RR);
   batched.batch = 2;
   EXPECT_EQ(cuda_->space(batched.normalized(), device_).family, "sm80");
-  EXPECT_EQ(cuda_->space(half(256, 256, 16384, Layout::RR).normalized(), device_).family, "sm80");
+  EXPECT_EQ(cuda_->space(half(256, 256, 16384, Layout::RR).normalized(), device_).family, "sm90");
 }
 
 TEST_F(Sm90GpuTest, HeuristicInEveryLayoutAndDtypeWithTails) {
@@ -198,9 +195,71 @@ TEST_F(Sm90GpuTest, WhatTmaCannotTakeRunsTheSm80Family) {
   ASSERT_TRUE(c.ok());
   ASSERT_EQ(c->family, "sm90");
   EXPECT_EQ(run(p, &*c, 1, 400), "sm90");  // prepared as sm90; the run itself goes through sm80 (the warning says so)
-  // An odd leading dimension, and a C too small for the persistent grid: the backend's own choice is sm80's.
+  // An odd leading dimension: the backend's own choice is sm80's.
   EXPECT_EQ(run(half(301, 263, 517, Layout::CC), nullptr, 0, 401), "sm80");
-  EXPECT_EQ(run(half(256, 256, 1024, Layout::RR), nullptr, 0, 402), "sm80");
+}
+
+// Split-K and stream-K: exact against the reference in every layout (ragged tiles, partial waves, skinny M, beta,
+// f32 output, clusters), and bit-identical from run to run (the slices are summed in slice order whichever CTA
+// arrives last), also on a second stream with its own workspace.
+TEST_F(Sm90GpuTest, SplitKAndStreamKAreExactAndBitIdenticalFromRunToRun) {
+  struct Case {
+    Problem problem;
+    Config config;
+  };
+  Problem with_beta = half(1032, 1544, 2056, Layout::RC);
+  with_beta.alpha = 0.5;
+  with_beta.beta = -1.25;
+  const std::vector<Case> cases = {
+      {half(1032, 1544, 2056, Layout::RR), sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1, 3, 0)},
+      {half(1032, 1544, 2056, Layout::CC), sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 2, 0)},
+      {half(264, 520, 8200, Layout::CR, DType::bf16, DType::bf16), sm90_config(64, 64, 8, 1, 1, 1, 8, 1, 1, 1, 16, 0)},
+      {half(16, 4104, 4096, Layout::RR), sm90_config(64, 128, 8, 1, 1, 1, 8, 1, 1, 1, 8, 0)},
+      {half(16, 4104, 4096, Layout::RC), sm90_config(64, 256, 5, 1, 1, 1, 8, 0, 1, 0, 4, 0)},
+      {half(520, 264, 4104, Layout::RR, DType::f16, DType::f32), sm90_config(128, 64, 8, 2, 1, 2, 8, 0, 1, 0, 6, 0)},
+      {with_beta, sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 4, 0)},
+      // Stream-K: every tile shared (63 and 117 tiles for 132 SMs), and whole waves with the rest shared (289).
+      {half(1032, 1544, 2056, Layout::RR), sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1, 1, 1)},
+      {half(1032, 1544, 2056, Layout::CR), sm90_config(128, 128, 6, 2, 1, 1, 8, 2, 1, 1, 1, 1)},
+      {half(2056, 2056, 1032, Layout::RR), sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 1, 1)},
+      {half(2056, 2056, 1032, Layout::CC, DType::bf16, DType::bf16), sm90_config(128, 128, 6, 2, 2, 1, 8, 1, 1, 1, 1, 1)},
+      {with_beta, sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1, 1, 1)},
+  };
+  uint64_t seed = 500;
+  for (const Case& k : cases) {
+    const Problem p = k.problem.normalized();
+    const Status legal = cuda::sm90_space(p, device_.profile).check(k.config);
+    EXPECT_TRUE(legal.ok()) << k.config.describe() << ": " << legal.to_string();
+    if (!legal.ok()) continue;
+    EXPECT_EQ(run(p, &k.config, 0, ++seed), "sm90") << k.config.describe();
+
+    // Bit-identical: the same operands three times, the third on another stream (its own workspace).
+    auto ops = testing::make_operands(p, seed);
+    auto upload = [&](const std::vector<unsigned char>& host) {
+      auto buf = timer_->allocate(host.size());
+      EXPECT_TRUE(buf.ok());
+      EXPECT_TRUE((*buf)->upload(host.data()).ok());
+      return std::move(*buf);
+    };
+    auto a = upload(ops.a), b = upload(ops.b);
+    auto kernel = cuda_->prepare(p, k.config, device_);
+    ASSERT_TRUE(kernel.ok()) << kernel.status().to_string();
+    auto other = cuda::Stream::create();
+    ASSERT_TRUE(other.ok()) << other.status().to_string();
+    std::vector<std::vector<unsigned char>> outs;
+    for (void* stream : {timer_->stream(), timer_->stream(), static_cast<void*>(other->get())}) {
+      auto c = upload(ops.c);
+      ASSERT_TRUE(cuda_->run(**kernel, p, GemmArgs{a->data(), b->data(), c->data(), stream}).ok());
+      auto d = cuda::driver();
+      ASSERT_TRUE(d.ok());
+      ASSERT_EQ((*d)->cuCtxSynchronize(), CUDA_SUCCESS);
+      std::vector<unsigned char> host(ops.c.size());
+      ASSERT_TRUE(c->download(host.data()).ok());
+      outs.push_back(std::move(host));
+    }
+    EXPECT_EQ(outs[0], outs[1]) << k.config.describe() << " differs between two runs";
+    EXPECT_EQ(outs[0], outs[2]) << k.config.describe() << " differs on another stream";
+  }
 }
 
 }  // namespace

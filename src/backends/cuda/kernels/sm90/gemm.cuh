@@ -26,6 +26,7 @@
 #include <cuda_fp16.h>
 
 #include "common/elem.cuh"
+#include "sm90/schedule.cuh"
 #include "sm90/wgmma_ops.cuh"
 
 namespace tf::sm90 {
@@ -45,6 +46,14 @@ struct Params {
   int m, n, k;
   long long ldc;
   float alpha, beta;
+  // Split-K and stream-K (Config::SPLIT_K > 1 or Config::STREAM_K): the caller's workspace, never shared between
+  // launches that may run at once. `counters`: one int per CTA tile (cluster tiles x CTAs per cluster), zero before
+  // the first launch; each launch leaves them zero. `partials`: f32 tiles of BM x BN, one per slot (split-K: tiles x
+  // SPLIT_K x CTAs per cluster; stream-K: 2 x clusters x CTAs per cluster). `sk_tiles`: stream-K only, the last
+  // sk_tiles cluster tiles (in the walk's order) are shared out by MAC iterations; the others are whole tiles.
+  int* counters;
+  float* partials;
+  int sk_tiles;
 };
 
 // Element types by tag (common/elem.cuh).
@@ -70,9 +79,15 @@ enum : int { kEpilogueDirect = 0, kEpilogueTmaStore = 1, kEpilogueTmaStoreDeferr
 //   kStMatrix: the TMA-store epilogues write the staging tile with stmatrix (four 8x8 blocks per instruction)
 //     instead of 32-bit shared stores.
 //   kProducerRegs / kConsumerRegs: setmaxnreg targets (0 = leave the registers as launched).
+//   kSplitK: each output tile's K is cut into SPLIT_K slices run by different CTAs (work units = tiles x SPLIT_K).
+//   kStreamK: the last Params::sk_tiles tiles are shared out by MAC iterations (k-blocks), an equal run of them per
+//     cluster, after the whole tiles of the data-parallel part. In both, a CTA that ends a tile's slice writes its
+//     f32 partial tile to the workspace; the last of the tile's CTAs to arrive sums every slice's partial in slice
+//     order (so the result does not depend on which CTA came last: bit-identical from run to run) and runs the
+//     epilogue.
 template <int kBlockM, int kBlockN, int kBlockK, int kStages, int kConsumers, int kClusterM, int kClusterN, int kOrder,
           int kGroupM, int kInTag, int kOutTag, bool kARow, bool kBRow, int kEpilogue, int kProducerRegs,
-          int kConsumerRegs, int kEpiSplit = 1, bool kStMatrix = false>
+          int kConsumerRegs, int kEpiSplit = 1, bool kStMatrix = false, int kSplitK = 1, bool kStreamK = false>
 struct Config {
   static constexpr int BM = kBlockM, BN = kBlockN, BK = kBlockK, STAGES = kStages, CONSUMERS = kConsumers;
   static constexpr int CM = kClusterM, CN = kClusterN, CS = kClusterM * kClusterN;
@@ -82,6 +97,9 @@ struct Config {
   static constexpr int EPI = kEpilogue, PRODUCER_REGS = kProducerRegs, CONSUMER_REGS = kConsumerRegs;
   static constexpr int EPI_SPLIT = kEpiSplit;
   static constexpr bool STMATRIX = kStMatrix;
+  static constexpr int SPLIT_K = kSplitK;
+  static constexpr bool STREAM_K = kStreamK;
+  static constexpr bool FIXUP = SPLIT_K > 1 || STREAM_K;  // tiles may be shared by CTAs and summed in a workspace
 
   static constexpr int THREADS = 128 * (1 + CONSUMERS);
   static constexpr int WG_M = BM / CONSUMERS;  // rows of C per consumer warpgroup
@@ -89,7 +107,8 @@ struct Config {
   static constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;
   static constexpr int C_BYTES = EPI != kEpilogueDirect ? BM * BN * 2 / EPI_SPLIT : 0;
   static constexpr int BAR_OFFSET = STAGES * STAGE_BYTES + C_BYTES;  // from the 1024-aligned base
-  static constexpr int SMEM_BYTES = BAR_OFFSET + 2 * STAGES * 8 + 1024;  // + slack to align the base
+  // + 16 bytes for the fix-up's flag, + slack to align the base
+  static constexpr int SMEM_BYTES = BAR_OFFSET + 2 * STAGES * 8 + 16 + 1024;
 
   // Operand sharing inside a cluster: A is split over the CN CTAs of a cluster row, B over the CM of a column.
   static constexpr int A_SPLIT = CN, B_SPLIT = CM;
@@ -115,6 +134,8 @@ struct Config {
   static_assert(EPI == kEpilogueDirect || OUT != 0, "the TMA-store epilogue writes 16-bit C");
   static_assert(EPI_SPLIT == 1 || EPI_SPLIT == 2, "whole or half staging tiles");
   static_assert((BN / EPI_SPLIT) % 64 == 0, "staged column groups are whole 64-column boxes");
+  static_assert(SPLIT_K >= 1 && SPLIT_K <= 64, "SPLIT_K: 1 (none) to 64 slices of K");
+  static_assert(!(STREAM_K && SPLIT_K > 1), "stream-K or split-K, not both");
   static_assert(SMEM_BYTES <= 232448, "at most 227 KB of shared memory per CTA");
   static_assert(PRODUCER_REGS == 0 || (PRODUCER_REGS >= 24 && PRODUCER_REGS % 8 == 0), "setmaxnreg: 24..256, x8");
   static_assert(CONSUMER_REGS == 0 || (CONSUMER_REGS <= 256 && CONSUMER_REGS % 8 == 0), "setmaxnreg: 24..256, x8");
@@ -312,6 +333,7 @@ __device__ __forceinline__ void gemm(const Params& p) {
   const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u;
   const unsigned c_tile = base + STAGES * STAGE_BYTES;
   const unsigned full0 = base + Cfg::BAR_OFFSET, empty0 = full0 + 8 * STAGES;
+  const unsigned fixup_flag = empty0 + 8 * STAGES;  // the fix-up's "this CTA sums the tile" for its consumers
 
   const int wg = threadIdx.x / 128;
   const int tid = threadIdx.x % 128;
@@ -352,11 +374,13 @@ __device__ __forceinline__ void gemm(const Params& p) {
       for (int i = 0; i < Cfg::CM; ++i) mask_b |= static_cast<unsigned short>(1u << (i + Cfg::CM * rank_n));
       int stage = 0;
       unsigned phase = 0;
-      for (int s = cluster_id; s < num_tiles; s += num_clusters) {
+      Schedule<Cfg::SPLIT_K, Cfg::STREAM_K> sched(num_tiles, kblocks, cluster_id, num_clusters, p.sk_tiles);
+      Work w;
+      while (sched.step(w)) {
         int tm, tn;
-        tile_of<Cfg>(s, tiles_m, tiles_n, tm, tn);
+        tile_of<Cfg>(w.tile, tiles_m, tiles_n, tm, tn);
         const int m0 = (tm * Cfg::CM + rank_m) * BM, n0 = (tn * Cfg::CN + rank_n) * BN;
-        for (int kb = 0; kb < kblocks; ++kb) {
+        for (int kb = w.kb0; kb < w.kb1; ++kb) {
           const unsigned full = full0 + 8 * stage;
           mbar_wait(empty0 + 8 * stage, phase ^ 1);
           mbar_expect_tx(full, STAGE_BYTES);
@@ -529,14 +553,89 @@ __device__ __forceinline__ void gemm(const Params& p) {
         }
       }
     };
+    // Split-K / stream-K fix-up of a slice of a shared tile. The partial tile is stored in the accumulators' own
+    // fragment order (float4 v of thread t of m64 block mi: 128 consecutive float4 per (mi, v)), so that every
+    // store and load is coalesced; warps whose 16 rows, and 8-column blocks whose columns, lie outside C skip
+    // theirs. Every slice stores its partial, then counts itself on the tile's counter; the slice that brings the
+    // count to nseg resets it and sums all the stored partials in slice order into acc. Returns whether this CTA
+    // holds the finished tile.
+    auto fixup = [&](const Work& w, const Schedule<Cfg::SPLIT_K, Cfg::STREAM_K>& sched, int m0, int n0) -> bool {
+      constexpr long long SLOT = static_cast<long long>(BM) * BN / 4;  // float4 per slot
+      float4* ws = reinterpret_cast<float4*>(p.partials);
+      auto at = [&](long long slot, int mi, int v) -> float4* {
+        return ws + (slot * CS + rank) * SLOT + ((static_cast<long long>(cw) * M_ITERS + mi) * (BN / 8) + v) * 128 + tid;
+      };
+      auto rows_in = [&](int mi) { return m0 + cw * WG_M + mi * 64 + warp * 16 < p.m; };
+      auto cols_in = [&](int v) { return n0 + 8 * v < p.n; };
+      const long long own = sched.slot(w, w.seg);
+#pragma unroll
+      for (int mi = 0; mi < M_ITERS; ++mi) {
+        if (!rows_in(mi)) continue;
+#pragma unroll
+        for (int v = 0; v < BN / 8; ++v) {
+          if (cols_in(v)) {
+            __stcg(at(own, mi, v), make_float4(acc[mi][4 * v], acc[mi][4 * v + 1], acc[mi][4 * v + 2], acc[mi][4 * v + 3]));
+          }
+        }
+      }
+      // Release / acquire at GPU scope on the counter, as one thread's atomic: the CTA barrier orders every
+      // consumer thread's stores before it (cumulativity), and orders the summing threads' loads after it. No
+      // full fence per thread (the first version's __threadfence, a membar.gl in every consumer thread, measured
+      // about 10 us per slice).
+      named_barrier(3, 128 * Cfg::CONSUMERS);
+      if (cw == 0 && tid == 0) {
+        int* counter = p.counters + static_cast<long long>(w.tile) * CS + rank;
+        int old;
+        asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;\n" : "=r"(old) : "l"(counter) : "memory");
+        const bool last = old == w.nseg - 1;
+        // Ready for the next launch; no other slice touches it in this one.
+        if (last) asm volatile("st.relaxed.gpu.global.s32 [%0], 0;\n" ::"l"(counter) : "memory");
+        asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(fixup_flag), "r"(last ? 1u : 0u) : "memory");
+      }
+      named_barrier(3, 128 * Cfg::CONSUMERS);
+      unsigned last;
+      asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(last) : "r"(fixup_flag) : "memory");
+      if (!last) return false;
+      // Groups of at most 16 float4 per slice in flight (64 registers beside the accumulators): the loop over the
+      // slices is not unrolled, so the loads of one group and slice are all that is held at once.
+      constexpr int VG = BN / 8 < 16 ? BN / 8 : 16;
+#pragma unroll
+      for (int mi = 0; mi < M_ITERS; ++mi) {
+        if (!rows_in(mi)) continue;
+#pragma unroll
+        for (int g = 0; g < BN / 8; g += VG) {
+#pragma unroll 1
+          for (int j = 0; j < w.nseg; ++j) {
+            const long long slot = sched.slot(w, j);
+#pragma unroll
+            for (int v = g; v < g + VG; ++v) {
+              if (!cols_in(v)) continue;
+              const float4 x = __ldcg(at(slot, mi, v));
+              float* d = &acc[mi][4 * v];
+              if (j == 0) {
+                d[0] = x.x, d[1] = x.y, d[2] = x.z, d[3] = x.w;
+              } else {
+                d[0] += x.x, d[1] += x.y, d[2] += x.z, d[3] += x.w;
+              }
+            }
+          }
+        }
+      }
+      // The flag is read by every consumer thread above before the next slice's fix-up can write it: that fix-up
+      // starts with a barrier all of them pass after this point.
+      return true;
+    };
+
     bool pending = false;  // deferred epilogue: `packed` holds tile (pend_m0, pend_n0), not yet stored
     int pend_m0 = 0, pend_n0 = 0;
 
     int stage = 0;
     unsigned phase = 0;
-    for (int s = cluster_id; s < num_tiles; s += num_clusters) {
+    Schedule<Cfg::SPLIT_K, Cfg::STREAM_K> sched(num_tiles, kblocks, cluster_id, num_clusters, p.sk_tiles);
+    Work w;
+    while (sched.step(w)) {
       int tm, tn;
-      tile_of<Cfg>(s, tiles_m, tiles_n, tm, tn);
+      tile_of<Cfg>(w.tile, tiles_m, tiles_n, tm, tn);
       const int m0 = (tm * Cfg::CM + rank_m) * BM, n0 = (tn * Cfg::CN + rank_n) * BN;
 
       // Main loop: one group of wgmmas per stage; the previous group is waited for (wait_group 1) before its
@@ -544,7 +643,7 @@ __device__ __forceinline__ void gemm(const Params& p) {
       int prev = 0;
 #pragma unroll
       for (int mi = 0; mi < M_ITERS; ++mi) fence_accumulators(acc[mi]);
-      for (int kb = 0; kb < kblocks; ++kb) {
+      for (int kb = w.kb0; kb < w.kb1; ++kb) {
         mbar_wait(full0 + 8 * stage, phase);
         __syncwarp();  // the warp leaves the spin loop together before the .aligned wgmma instructions
         wgmma_fence();
@@ -555,18 +654,18 @@ __device__ __forceinline__ void gemm(const Params& p) {
 #pragma unroll
           for (int mi = 0; mi < M_ITERS; ++mi) {
             wgmma<BN, Cfg::IN, TRANS_A, TRANS_B>(acc[mi], da + ((a_rows_off(mi) + kk * A_KSTEP) >> 4),
-                                                 db + ((kk * B_KSTEP) >> 4), (kb > 0 || kk > 0) ? 1 : 0);
+                                                 db + ((kk * B_KSTEP) >> 4), (kb > w.kb0 || kk > 0) ? 1 : 0);
           }
         }
         wgmma_commit();
         if constexpr (Cfg::EPI == kEpilogueTmaStoreDeferred) {
           // The previous tile's output goes out while this tile's first two wgmma groups run.
-          if (pending && kb == min(1, kblocks - 1)) {
+          if (pending && kb - w.kb0 == min(1, w.kb1 - w.kb0 - 1)) {
             store_packed(pend_m0, pend_n0, 1.0f);
             pending = false;
           }
         }
-        if (kb > 0) {
+        if (kb > w.kb0) {
           wgmma_wait<1>();
           release(prev);
         }
@@ -580,6 +679,12 @@ __device__ __forceinline__ void gemm(const Params& p) {
 #pragma unroll
       for (int mi = 0; mi < M_ITERS; ++mi) fence_accumulators(acc[mi]);
       release(prev);
+
+      // A slice of a shared tile: its partial goes to the workspace; the last slice to arrive sums them all and
+      // goes on to the epilogue, the others go on to their next work.
+      if constexpr (Cfg::FIXUP) {
+        if (w.nseg > 1 && !fixup(w, sched, m0, n0)) continue;
+      }
 
       // Epilogue. Accumulator layout of m64nN: thread (warp w, lane l) holds rows 16w + l/4 and +8 of each m64
       // block, columns 8j + 2(l%4) and +1 of each 8-column block j: acc[4j + {0,1}] and acc[4j + {2,3}].

@@ -1,0 +1,177 @@
+// The sm90 kernel's work decomposition (kernels/sm90/schedule.cuh) walked on the host for every cluster, with the
+// grid and stream-K split the launch computes (sm90_schedule): each k-block of each tile is run exactly once, the
+// slices of a shared tile are contiguous in k order and agree on their count, and every slice's workspace slot is
+// its own, inside the workspace, and found the same way by the CTA that sums the tile.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "backends/cuda/kernels/sm90/schedule.cuh"
+#include "backends/cuda/sm90/sm90_family.hpp"
+#include "backends/cuda/sm90/sm90_test_config.hpp"
+#include "support/test_support.hpp"
+
+namespace tileforge::cuda {
+namespace {
+
+using testing_sm90::sm90_config;
+
+struct Piece {
+  int cluster;
+  tf::sm90::Work work;
+  long long slot;  // -1: a whole tile
+};
+
+template <int kSplitK, bool kStreamK>
+std::vector<Piece> walk(const Sm90Schedule& s) {
+  std::vector<Piece> out;
+  for (int c = 0; c < int(s.clusters); ++c) {
+    tf::sm90::Schedule<kSplitK, kStreamK> sched(int(s.cluster_tiles), int(s.k_blocks), c, int(s.clusters),
+                                                int(s.sk_tiles));
+    tf::sm90::Work w;
+    while (sched.step(w)) {
+      Piece p{c, w, -1};
+      if (w.nseg > 1) {
+        p.slot = sched.slot(w, w.seg);
+        // The summing CTA finds every slice's slot from its own Work.
+        for (int j = 0; j < w.nseg; ++j) EXPECT_GE(sched.slot(w, j), 0);
+      }
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
+std::vector<Piece> walk_any(const Sm90Schedule& s) {
+  if (s.stream_k) return walk<1, true>(s);
+  switch (s.split_k) {
+    case 1: return walk<1, false>(s);
+    case 2: return walk<2, false>(s);
+    case 3: return walk<3, false>(s);
+    case 4: return walk<4, false>(s);
+    case 6: return walk<6, false>(s);
+    case 8: return walk<8, false>(s);
+    case 16: return walk<16, false>(s);
+  }
+  ADD_FAILURE() << "SPLIT_K " << s.split_k << " is not walked by this test";
+  return {};
+}
+
+// The slot the summing CTA computes for slice j of a tile, from the Work of any of its slices.
+template <int kSplitK, bool kStreamK>
+long long slot_of(const Sm90Schedule& s, const Piece& p, int j) {
+  tf::sm90::Schedule<kSplitK, kStreamK> sched(int(s.cluster_tiles), int(s.k_blocks), p.cluster, int(s.clusters),
+                                              int(s.sk_tiles));
+  return sched.slot(p.work, j);
+}
+long long slot_any(const Sm90Schedule& s, const Piece& p, int j) {
+  if (s.stream_k) return slot_of<1, true>(s, p, j);
+  switch (s.split_k) {
+    case 2: return slot_of<2, false>(s, p, j);
+    case 3: return slot_of<3, false>(s, p, j);
+    case 4: return slot_of<4, false>(s, p, j);
+    case 6: return slot_of<6, false>(s, p, j);
+    case 8: return slot_of<8, false>(s, p, j);
+    case 16: return slot_of<16, false>(s, p, j);
+  }
+  return -1;
+}
+
+void check(const Problem& problem, const Config& config, int64_t max_clusters) {
+  const Sm90Schedule s = sm90_schedule(problem, config, max_clusters);
+  SCOPED_TRACE(problem.describe() + " " + config.describe() + " on " + std::to_string(max_clusters) + " clusters");
+  ASSERT_GT(s.clusters, 0);
+  ASSERT_LE(s.clusters, max_clusters);
+  const std::vector<Piece> pieces = walk_any(s);
+  std::vector<int> covered(std::size_t(s.cluster_tiles * s.k_blocks), 0);
+  std::map<int, std::vector<const Piece*>> by_tile;
+  std::set<long long> slots;
+  for (const Piece& p : pieces) {
+    const auto& w = p.work;
+    ASSERT_GE(w.tile, 0);
+    ASSERT_LT(w.tile, s.cluster_tiles);
+    ASSERT_LT(w.kb0, w.kb1) << "an empty slice";
+    ASSERT_LE(w.kb1, s.k_blocks);
+    for (int kb = w.kb0; kb < w.kb1; ++kb) ++covered[std::size_t(w.tile * s.k_blocks + kb)];
+    by_tile[w.tile].push_back(&p);
+    if (w.nseg > 1) {
+      EXPECT_GE(p.slot, 0);
+      EXPECT_LT(p.slot, s.slots) << "the slot lies outside the workspace";
+      EXPECT_TRUE(slots.insert(p.slot).second) << "two slices share slot " << p.slot;
+    }
+  }
+  for (std::size_t i = 0; i < covered.size(); ++i) {
+    ASSERT_EQ(covered[i], 1) << "tile " << i / s.k_blocks << " k-block " << i % s.k_blocks;
+  }
+  for (auto& [tile, ps] : by_tile) {
+    const int nseg = ps.front()->work.nseg;
+    ASSERT_EQ(int(ps.size()), nseg) << "tile " << tile;
+    std::vector<const Piece*> ordered(std::size_t(nseg), nullptr);
+    for (const Piece* p : ps) {
+      ASSERT_EQ(p->work.nseg, nseg);
+      ASSERT_GE(p->work.seg, 0);
+      ASSERT_LT(p->work.seg, nseg);
+      ASSERT_EQ(ordered[std::size_t(p->work.seg)], nullptr) << "slice " << p->work.seg << " twice";
+      ordered[std::size_t(p->work.seg)] = p;
+    }
+    for (int j = 1; j < nseg; ++j) EXPECT_EQ(ordered[std::size_t(j - 1)]->work.kb1, ordered[std::size_t(j)]->work.kb0);
+    if (nseg > 1) {
+      for (const Piece* p : ps) {
+        for (int j = 0; j < nseg; ++j) EXPECT_EQ(slot_any(s, *p, j), ordered[std::size_t(j)]->slot);
+      }
+    }
+  }
+  if (s.slots > 0) {
+    EXPECT_EQ(s.workspace_bytes,
+              s.counter_bytes + s.slots * config.at("CLUSTER_M") * config.at("CLUSTER_N") * config.at("BLOCK_M") *
+                                    config.at("BLOCK_N") * 4);
+  } else {
+    EXPECT_EQ(s.workspace_bytes, 0);
+  }
+}
+
+Problem half(int64_t m, int64_t n, int64_t k) { return testing::make_problem(m, n, k, Layout::RR, DType::f16, DType::f16).normalized(); }
+
+TEST(Sm90Schedule, EveryKBlockOfEveryTileRunsOnceAndEverySliceHasItsOwnSlot) {
+  const int64_t shapes[][3] = {{16, 4096, 4096}, {512, 512, 8192}, {256, 256, 16384}, {1000, 1000, 1000},
+                               {3000, 3000, 3000}, {4096, 4096, 512}, {128, 4096, 14336}, {64, 64, 64},
+                               {520, 264, 4104}, {2056, 2056, 1032}};
+  for (auto& sh : shapes) {
+    const Problem p = half(sh[0], sh[1], sh[2]);
+    for (int split : {1, 2, 3, 4, 6, 8, 16}) {
+      for (int stream_k : {0, 1}) {
+        if (stream_k && split > 1) continue;
+        for (auto [bm, bn, cm, cn] : {std::array{128, 256, 1, 1}, std::array{128, 128, 2, 1}, std::array{64, 64, 1, 2}}) {
+          const Config c = sm90_config(bm, bn, 4, bm == 64 ? 1 : 2, cm, cn, 8, 1, 1, 1, split, stream_k);
+          if (split > (sh[2] + 63) / 64) continue;  // the space's constraint: every slice holds a k-block
+          for (int64_t clusters : {132 / (cm * cn), 7, 1}) check(p, c, clusters);
+        }
+      }
+    }
+  }
+}
+
+TEST(Sm90Schedule, StreamKSharesOnlyThePartialWave) {
+  // 289 tiles of 128x128 on 132 SMs: two whole waves less one are whole tiles, the last 25 + 132 shared.
+  const Config c = sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 1, 1);
+  Sm90Schedule s = sm90_schedule(half(2056, 2056, 1032), c, 132);
+  EXPECT_EQ(s.cluster_tiles, 289);
+  EXPECT_EQ(s.sk_tiles, 25 + 132);
+  EXPECT_EQ(s.clusters, 132);
+  EXPECT_EQ(s.slots, 2 * 132);
+  // Whole waves: nothing shared, no workspace.
+  s = sm90_schedule(half(2048, 2048 * 33 / 16, 1024), c, 132);
+  EXPECT_EQ(s.cluster_tiles % 132, 0);
+  EXPECT_EQ(s.sk_tiles, 0);
+  EXPECT_EQ(s.workspace_bytes, 0);
+  // Fewer tiles than SMs: all of them shared.
+  s = sm90_schedule(half(512, 512, 8192), c, 132);
+  EXPECT_EQ(s.sk_tiles, 16);
+  EXPECT_EQ(s.clusters, 132);
+}
+
+}  // namespace
+}  // namespace tileforge::cuda
