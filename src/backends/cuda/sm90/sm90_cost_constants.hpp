@@ -87,15 +87,15 @@ inline constexpr double kEpilogueDeferredSlowdown = 1.6;
 // Split-K / stream-K fix-up. The partial tiles are stored and read back through the L2 at this share of the chip
 // record's L2 rate per SM (f32, coalesced 16-byte accesses in fragment order).
 inline constexpr double kFixupL2Share = 0.8;
-// Fixed time per partial tile a CTA stores (stores, the CTA barrier, the counter's atomic, the next work's restart)
-// and per partial the summing CTA reads back. Measured, not derived: on the H200 (bench/results/h200/
-// 2026-12-01-splitk, sweeps 1 and 2) one more slice per CTA cost 7-9 us (1000^3 with 64x128 tiles: 11.7 us without
-// split-K, 29.3 us with SPLIT_K 2 and two units per CTA; 256x256x16384 with 64x64 tiles: 24.4 us at SPLIT_K 4, 28.2
-// at 8 with half the k-steps, 76.5 at 16), far above what the bytes take. Replacing the per-thread __threadfence with
-// a release/acquire atomic (sweep 2) did not change it; the cause is not found yet. With these values the model
-// ranks the sweeps' configs as measured: split-K only where one slice per CTA fills idle SMs.
-inline constexpr double kFixupSeconds = 7.0e-6;
-inline constexpr double kFixupReadSeconds = 1.5e-6;
+// Fixed time per partial tile a CTA stores (the stores, the CTA barrier, the counter's release/acquire atomic, the
+// next work's restart), and per L2 round trip of the summing CTA's read-back (one per group of float4 per thread
+// and slice). Measured on the H200 (bench/results/h200/2026-12-01-splitk): with the fix-up's parts left out in turn
+// (`probe/`), the stores, barriers and counter cost 1.5-4 us per slice over no fix-up at all; after the read-back
+// issued each group's loads together (`sweep3/`), 256x256x16384 with 64x64 tiles ran 18.9 us at SPLIT_K 4 and 16.9
+// at 8 (eight round trips of the reading CTA), 1000^3 with 64x128 tiles 11.7 us whole and 17.9 us with SPLIT_K 2
+// and two slices per CTA.
+inline constexpr double kFixupSeconds = 2.0e-6;
+inline constexpr double kFixupReadSeconds = 0.5e-6;
 
 // Fixed cost of one kernel launch seen by device-side timing (launch-to-start gap, block scheduling, tail drain),
 // as for the sm80 family.

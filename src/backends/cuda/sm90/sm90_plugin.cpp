@@ -122,7 +122,8 @@ class Sm90Family final : public CudaJitFamily {
 
   std::string violation_detail(std::string_view t, const Config& c, const hw::HwProfile& profile) const override {
     auto has = [&](std::string_view w) { return t.find(w) != std::string_view::npos; };
-    if (has("shared memory")) {
+    // The shared-memory limit's own text starts so; other constraints mention shared memory in passing.
+    if (t.starts_with("shared memory")) {
       if (profile.smem_per_block_bytes <= 0) {
         return fmt::format("needs {} B of shared memory per block; {} records no smem_per_block_bytes",
                            sm90_smem_bytes(c), profile.name);

@@ -27,6 +27,12 @@
 
 #include "common/elem.cuh"
 #include "sm90/schedule.cuh"
+
+// Diagnostic only (TILEFORGE_SM90_FIXUP_PROBE, read by the generated source): 1, 2 or 3 leave out parts of the
+// split-K / stream-K fix-up so that their cost can be timed; C is then wrong. 0 (the default) is the kernel.
+#ifndef TF_SM90_FIXUP_PROBE
+#define TF_SM90_FIXUP_PROBE 0
+#endif
 #include "sm90/wgmma_ops.cuh"
 
 namespace tf::sm90 {
@@ -555,33 +561,34 @@ __device__ __forceinline__ void gemm(const Params& p) {
     };
     // Split-K / stream-K fix-up of a slice of a shared tile. The partial tile is stored in the accumulators' own
     // fragment order (float4 v of thread t of m64 block mi: 128 consecutive float4 per (mi, v)), so that every
-    // store and load is coalesced; warps whose 16 rows, and 8-column blocks whose columns, lie outside C skip
-    // theirs. Every slice stores its partial, then counts itself on the tile's counter; the slice that brings the
-    // count to nseg resets it and sums all the stored partials in slice order into acc. Returns whether this CTA
-    // holds the finished tile.
-    auto fixup = [&](const Work& w, const Schedule<Cfg::SPLIT_K, Cfg::STREAM_K>& sched, int m0, int n0) -> bool {
+    // store and load is coalesced; warps whose 16 rows lie outside C skip theirs (the columns are not checked: the
+    // slot holds the whole tile, and what lies outside C is never written to it). Every slice stores its partial,
+    // then counts itself on the tile's counter; the slice that brings the count to nseg resets it and sums all the
+    // stored partials in slice order into acc. Returns whether this CTA holds the finished tile.
+    auto fixup = [&](const Work& w, const Schedule<Cfg::SPLIT_K, Cfg::STREAM_K>& sched, int m0) -> bool {
       constexpr long long SLOT = static_cast<long long>(BM) * BN / 4;  // float4 per slot
       float4* ws = reinterpret_cast<float4*>(p.partials);
       auto at = [&](long long slot, int mi, int v) -> float4* {
         return ws + (slot * CS + rank) * SLOT + ((static_cast<long long>(cw) * M_ITERS + mi) * (BN / 8) + v) * 128 + tid;
       };
       auto rows_in = [&](int mi) { return m0 + cw * WG_M + mi * 64 + warp * 16 < p.m; };
-      auto cols_in = [&](int v) { return n0 + 8 * v < p.n; };
       const long long own = sched.slot(w, w.seg);
+#if TF_SM90_FIXUP_PROBE == 1
+      return true;  // diagnostic: no fix-up at all, every slice stores its own partial as C
+#endif
 #pragma unroll
       for (int mi = 0; mi < M_ITERS; ++mi) {
         if (!rows_in(mi)) continue;
 #pragma unroll
         for (int v = 0; v < BN / 8; ++v) {
-          if (cols_in(v)) {
-            __stcg(at(own, mi, v), make_float4(acc[mi][4 * v], acc[mi][4 * v + 1], acc[mi][4 * v + 2], acc[mi][4 * v + 3]));
-          }
+          __stcg(at(own, mi, v), make_float4(acc[mi][4 * v], acc[mi][4 * v + 1], acc[mi][4 * v + 2], acc[mi][4 * v + 3]));
         }
       }
+#if TF_SM90_FIXUP_PROBE == 2
+      return w.seg == w.nseg - 1;  // diagnostic: the partial stores only
+#endif
       // Release / acquire at GPU scope on the counter, as one thread's atomic: the CTA barrier orders every
-      // consumer thread's stores before it (cumulativity), and orders the summing threads' loads after it. No
-      // full fence per thread (the first version's __threadfence, a membar.gl in every consumer thread, measured
-      // about 10 us per slice).
+      // consumer thread's stores before it (cumulativity), and orders the summing threads' loads after it.
       named_barrier(3, 128 * Cfg::CONSUMERS);
       if (cw == 0 && tid == 0) {
         int* counter = p.counters + static_cast<long long>(w.tile) * CS + rank;
@@ -596,27 +603,34 @@ __device__ __forceinline__ void gemm(const Params& p) {
       unsigned last;
       asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(last) : "r"(fixup_flag) : "memory");
       if (!last) return false;
-      // Groups of at most 16 float4 per slice in flight (64 registers beside the accumulators): the loop over the
-      // slices is not unrolled, so the loads of one group and slice are all that is held at once.
-      constexpr int VG = BN / 8 < 16 ? BN / 8 : 16;
+#if TF_SM90_FIXUP_PROBE == 3
+      return true;  // diagnostic: stores, barriers and the counter, no read-back
+#endif
+      // The sum, slice by slice in slice order, from zero (0 + x is x, so the order alone fixes every bit). All
+      // loads of a group of a slice are issued before any is used: one L2 round trip per group and slice. (The
+      // first version tested each 8-column block before its load and added it at once, which serialized the
+      // loads: 13 us for two partial tiles of 64x128, bench/results/h200/2026-12-01-splitk/probe.)
+      // float4 per group: 64 registers beside up to 64 accumulators; 16 beside 128 of them (with 8, ptxas spills
+      // 24 bytes in the 128x256 stream-K instance under setmaxnreg's 232).
+      constexpr int VG_MAX = M_ITERS * BN / 2 >= 128 ? 4 : 16;
+      constexpr int VG = BN / 8 < VG_MAX ? BN / 8 : VG_MAX;
 #pragma unroll
       for (int mi = 0; mi < M_ITERS; ++mi) {
         if (!rows_in(mi)) continue;
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) acc[mi][i] = 0.0f;
 #pragma unroll
         for (int g = 0; g < BN / 8; g += VG) {
 #pragma unroll 1
           for (int j = 0; j < w.nseg; ++j) {
             const long long slot = sched.slot(w, j);
+            float4 x[VG];
 #pragma unroll
-            for (int v = g; v < g + VG; ++v) {
-              if (!cols_in(v)) continue;
-              const float4 x = __ldcg(at(slot, mi, v));
-              float* d = &acc[mi][4 * v];
-              if (j == 0) {
-                d[0] = x.x, d[1] = x.y, d[2] = x.z, d[3] = x.w;
-              } else {
-                d[0] += x.x, d[1] += x.y, d[2] += x.z, d[3] += x.w;
-              }
+            for (int v = 0; v < VG; ++v) x[v] = __ldcg(at(slot, mi, g + v));
+#pragma unroll
+            for (int v = 0; v < VG; ++v) {
+              float* d = &acc[mi][4 * (g + v)];
+              d[0] += x[v].x, d[1] += x[v].y, d[2] += x[v].z, d[3] += x[v].w;
             }
           }
         }
@@ -683,7 +697,7 @@ __device__ __forceinline__ void gemm(const Params& p) {
       // A slice of a shared tile: its partial goes to the workspace; the last slice to arrive sums them all and
       // goes on to the epilogue, the others go on to their next work.
       if constexpr (Cfg::FIXUP) {
-        if (w.nseg > 1 && !fixup(w, sched, m0, n0)) continue;
+        if (w.nseg > 1 && !fixup(w, sched, m0)) continue;
       }
 
       // Epilogue. Accumulator layout of m64nN: thread (warp w, lane l) holds rows 16w + l/4 and +8 of each m64
