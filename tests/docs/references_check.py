@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Every file the docs point at exists: relative Markdown links in README.md and docs/, repository paths in
+backticks there, and every bench/results path cited anywhere in the sources, scripts and docs (results that nothing
+cites are left to git history; a citation must not outlive its folder).
+
+    references_check.py SOURCE_DIR
+"""
+import re
+import sys
+from pathlib import Path
+
+# Repository paths worth checking when they appear in backticks: the tree's own top folders.
+TOP = ("src/", "docs/", "scripts/", "tests/", "bench/", "tools/", "profiles/", "include/", "cmake/", "examples/")
+# Text that marks a path as a pattern or a placeholder, not a file.
+PLACEHOLDER = re.compile(r"[<>*{}$\[\]|]|\.\.|NAME|SHAPE|OUTDIR|OUT/|DIR\b|FILE\b")
+LINK = re.compile(r"\]\(([^)\s#]+)(?:#[^)]*)?\)")
+TICK = re.compile(r"`([^`\s]+)`")
+RESULTS = re.compile(r"bench/results/[A-Za-z0-9_.\-/]+")
+
+
+def clean(path):
+    return path.rstrip(".,:;)'\"")
+
+
+def main():
+    root = Path(sys.argv[1]).resolve()
+    docs = [root / "README.md"] + sorted((root / "docs").rglob("*.md"))
+    missing = []
+    for doc in docs:
+        text = doc.read_text(encoding="utf-8")
+        rel = doc.relative_to(root)
+        for target in LINK.findall(text):
+            if re.match(r"[a-z]+:", target):  # http:, https:, mailto:
+                continue
+            base = root if target.startswith("/") else doc.parent
+            if not (base / target.lstrip("/")).exists():
+                missing.append(f"{rel}: link to {target}")
+        for target in TICK.findall(text):
+            target = clean(target)
+            if not target.startswith(TOP) or PLACEHOLDER.search(target):
+                continue
+            # "src/plan/plan.cpp:42" and "file.cpp::name" point into a file: check the file.
+            target = re.split(r":", target, maxsplit=1)[0]
+            if not (root / target).exists():
+                missing.append(f"{rel}: `{target}`")
+    cited_in = [p for p in root.rglob("*") if p.is_file() and p.suffix in {".md", ".cpp", ".hpp", ".cuh", ".cu", ".py", ".txt", ".json"}
+                or (p.is_file() and p.parent.name == "scripts")]
+    for path in cited_in:
+        parts = path.relative_to(root).parts
+        if parts[0].startswith("build") or parts[0].startswith(".") or parts[:2] == ("bench", "results"):
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        for target in RESULTS.findall(text):
+            target = clean(target)
+            if PLACEHOLDER.search(target) or target.endswith("/<chip>"):
+                continue
+            if not (root / target).exists():
+                missing.append(f"{path.relative_to(root)}: {target}")
+    for m in sorted(set(missing)):
+        print("missing:", m)
+    print(f"{len(docs)} docs read; {len(set(missing))} references to files that do not exist")
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
