@@ -225,9 +225,17 @@ TEST(Planner, IllegalPinsAreRefusedWithTheConstraint) {
   EXPECT_NE(too_big.status().message().find("--set BLOCK_M=256 BLOCK_K=64 STAGES=6"), std::string::npos);
 
   o.pins = {{"VEC_BYTES", 16}, {"COPY_AB", 0}};
+  o.family = "sm80";
   auto unaligned = make_plan(f16(4095, 4097, 4093), profile("h200"), o);
   ASSERT_FALSE(unaligned.ok());
   EXPECT_NE(unaligned.status().message().find("VEC_BYTES <= 2"), std::string::npos) << unaligned.status().message();
+  // The sm90 family (the h200's own): TMA needs the copy.
+  o.pins = {{"COPY_AB", 0}};
+  o.family.clear();
+  auto uncopied = make_plan(f16(4095, 4097, 4093), profile("h200"), o);
+  ASSERT_FALSE(uncopied.ok());
+  EXPECT_NE(uncopied.status().message().find("COPY_AB == 1: lda = 4093"), std::string::npos)
+      << uncopied.status().message();
 
   PlanOptions cpu;
   cpu.pins = {{"MR", 5}};
@@ -300,7 +308,9 @@ TEST(Planner, InvalidProblemsAreRefused) {
 }
 
 TEST(Planner, UnalignedShapesAvoidSixteenByteLoadsOrCopy) {
-  const Plan plan = plan_of(f16(4095, 4097, 4093), "h200");
+  PlanOptions sm80;
+  sm80.family = "sm80";  // the sm90 family (the h200's own) always copies: its TMA loads need 16-byte rows
+  const Plan plan = plan_of(f16(4095, 4097, 4093), "h200", sm80);
   ASSERT_TRUE(plan.served);
   EXPECT_FALSE(plan.paths.tma_legal);
   const Config& c = plan.choice()->config;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -88,10 +89,46 @@ StoredShape stored_b(const Problem& p) {
   return b_row_major(p.layout) ? StoredShape{p.k, p.n, p.ldb, p.stride_b} : StoredShape{p.n, p.k, p.ldb, p.stride_b};
 }
 
+// COPY_AB's padded copies of A and B and the copy kernel, owned by a prepared kernel of either family: the buffers
+// grow as needed, the kernel is loaded once (run() must not pay a cache lookup per call: every microsecond the host
+// spends between launches is GPU time in a timed rep).
+class OperandCopy {
+ public:
+  explicit OperandCopy(int ordinal) : ordinal_(ordinal) {}
+
+  Expected<std::pair<void*, void*>> buffers(std::size_t a_bytes, std::size_t b_bytes) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto [buf, bytes] : {std::pair{&a_, a_bytes}, std::pair{&b_, b_bytes}}) {
+      if (buf->size() < bytes) {
+        auto fresh = DeviceBuffer::allocate(bytes);
+        if (!fresh) return fresh.status();
+        *buf = std::move(*fresh);
+      }
+    }
+    return std::pair<void*, void*>{a_.data(), b_.data()};
+  }
+
+  Expected<void*> copier() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!copier_) {
+      auto k = utility_kernel("tf_copy_u16", ordinal_);
+      if (!k) return k.status();
+      copier_ = k->function;
+    }
+    return copier_;
+  }
+
+ private:
+  int ordinal_;
+  mutable std::mutex mutex_;
+  mutable DeviceBuffer a_, b_;
+  mutable void* copier_ = nullptr;
+};
+
 class CudaKernel final : public Kernel {
  public:
   CudaKernel(Config config, int ordinal, std::string arch)
-      : Kernel(std::move(config)), ordinal_(ordinal), arch_(std::move(arch)) {}
+      : Kernel(std::move(config)), ordinal_(ordinal), arch_(std::move(arch)), copy_(ordinal) {}
 
   struct Instance {
     jit::LoadedKernel loaded;
@@ -114,30 +151,7 @@ class CudaKernel final : public Kernel {
     return &it->second;
   }
 
-  // Padded copies of A and B for COPY_AB, grown as needed.
-  Expected<std::pair<void*, void*>> copy_buffers(std::size_t a_bytes, std::size_t b_bytes) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (auto [buf, bytes] : {std::pair{&copy_a_, a_bytes}, std::pair{&copy_b_, b_bytes}}) {
-      if (buf->size() < bytes) {
-        auto fresh = DeviceBuffer::allocate(bytes);
-        if (!fresh) return fresh.status();
-        *buf = std::move(*fresh);
-      }
-    }
-    return std::pair<void*, void*>{copy_a_.data(), copy_b_.data()};
-  }
-
-  // The operand copy kernel of COPY_AB, loaded once: run() must not pay a cache lookup per call, since every
-  // microsecond the host spends between launches is GPU time in a timed rep.
-  Expected<void*> copier() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!copier_) {
-      auto k = utility_kernel("tf_copy_u16", ordinal_);
-      if (!k) return k.status();
-      copier_ = k->function;
-    }
-    return copier_;
-  }
+  const OperandCopy& operand_copy() const { return copy_; }
 
   mutable std::vector<std::string> warnings;
 
@@ -166,8 +180,7 @@ class CudaKernel final : public Kernel {
   std::string arch_;  // the NVRTC target, for the register estimate
   mutable std::mutex mutex_;
   mutable std::map<std::pair<int, int>, Instance> instances_;
-  mutable DeviceBuffer copy_a_, copy_b_;
-  mutable void* copier_ = nullptr;
+  OperandCopy copy_;
 };
 
 void note_once(std::vector<std::string>& said, std::string text) {
@@ -191,14 +204,14 @@ struct Sm80Params {
 };
 
 // Copies A and B into buffers whose rows are 128-byte aligned; `launch_p` gets their leading dimensions.
-Expected<std::pair<const void*, const void*>> copy_operands(const CudaKernel& kernel, const Problem& p,
+Expected<std::pair<const void*, const void*>> copy_operands(const OperandCopy& copy, const Problem& p,
                                                             const GemmArgs& args, Problem& launch_p) {
   const StoredShape sa = stored_a(p), sb = stored_b(p);
   const int64_t lda = round_up(sa.cols, kCopyRowAlign), ldb = round_up(sb.cols, kCopyRowAlign);
   const int64_t stride_a = lda * sa.rows, stride_b = ldb * sb.rows;
-  auto bufs = kernel.copy_buffers(std::size_t(stride_a * p.batch * 2), std::size_t(stride_b * p.batch * 2));
+  auto bufs = copy.buffers(std::size_t(stride_a * p.batch * 2), std::size_t(stride_b * p.batch * 2));
   if (!bufs) return bufs.status();
-  auto copier = kernel.copier();
+  auto copier = copy.copier();
   if (!copier) return copier.status();
   for (auto [src, dst, shape, ld_dst, stride_dst] :
        {std::tuple{args.a, bufs->first, sa, lda, stride_a}, std::tuple{args.b, bufs->second, sb, ldb, stride_b}}) {
@@ -228,7 +241,7 @@ Expected<std::unique_ptr<CudaKernel>> prepare_sm80(const Problem& p, const Confi
   auto inst = kernel->instance(p, prepared_vec(config), epilogue_vec(p));
   if (!inst) return inst.status();
   if (config.at("COPY_AB")) {
-    if (auto copier = kernel->copier(); !copier) return copier.status();
+    if (auto copier = kernel->operand_copy().copier(); !copier) return copier.status();
   }
   return kernel;
 }
@@ -242,7 +255,7 @@ Status run_sm80(const CudaKernel& kernel, const Problem& p, const GemmArgs& args
   Problem launch_p = p;
   int vec = int(c.at("VEC_BYTES"));
   if (copy) {
-    auto copied = copy_operands(kernel, p, args, launch_p);
+    auto copied = copy_operands(kernel.operand_copy(), p, args, launch_p);
     if (!copied) return copied.status();
     std::tie(a, b) = *copied;
     vec = 16;
@@ -334,6 +347,7 @@ class Sm90Kernel final : public Kernel {
   Sm90Kernel(Config config, int ordinal, jit::LoadedKernel loaded, Sm90Source source, int max_clusters,
              hw::HwProfile profile, std::string arch)
       : Kernel(std::move(config)),
+        copy_(ordinal),
         ordinal_(ordinal),
         loaded_(std::move(loaded)),
         source_(std::move(source)),
@@ -344,24 +358,34 @@ class Sm90Kernel final : public Kernel {
   int ordinal() const { return ordinal_; }
 
   Status run(const Problem& p, const GemmArgs& args) const {
-    // TMA reads A and B from 16-byte aligned bases; the epilogue writes C by TMA (16 bytes) or in 2-element pairs.
-    const uintptr_t a = reinterpret_cast<uintptr_t>(args.a), b = reinterpret_cast<uintptr_t>(args.b),
+    // COPY_AB: A and B are copied first (on the caller's stream) into buffers whose rows are 128-byte aligned, and
+    // the tensor maps read the copies: leading dimensions TMA cannot take, or unaligned bases.
+    const void* a_ptr = args.a;
+    const void* b_ptr = args.b;
+    Problem lp = p;
+    if (config().get("COPY_AB").value_or(0) != 0) {
+      auto copied = copy_operands(copy_, p, args, lp);
+      if (!copied) return copied.status();
+      std::tie(a_ptr, b_ptr) = *copied;
+    }
+    // TMA reads A and B from 16-byte aligned bases; the epilogue writes C by TMA (16 bytes) or element by element.
+    const uintptr_t a = reinterpret_cast<uintptr_t>(a_ptr), b = reinterpret_cast<uintptr_t>(b_ptr),
                     c = reinterpret_cast<uintptr_t>(args.c);
     const bool tma_store = config().at("EPILOGUE") != kSm90EpilogueDirect && p.beta == 0.0;
-    const uintptr_t c_align = tma_store ? 16 : 2 * size_of(p.precision.output);
+    const uintptr_t c_align = tma_store ? 16 : size_of(p.precision.output);
     if (a % 16 != 0 || b % 16 != 0 || c % c_align != 0) {
       return run_fallback(p, args,
                           fmt::format("A, B or C is not aligned for {} (A and B need 16 bytes for TMA, C {} bytes)",
                                       config().describe(), c_align));
     }
     std::lock_guard lock(mutex_);
-    if (!cached_ || cached_a_ != args.a || cached_b_ != args.b || cached_c_ != args.c || !same_shape(p)) {
-      if (Status s = build_params(p, args); !s) return s;
+    if (!cached_ || cached_a_ != a_ptr || cached_b_ != b_ptr || cached_c_ != args.c || !same_shape(lp)) {
+      if (Status s = build_params(lp, a_ptr, b_ptr, args.c); !s) return s;
       cached_ = true;
-      cached_a_ = args.a;
-      cached_b_ = args.b;
+      cached_a_ = a_ptr;
+      cached_b_ = b_ptr;
       cached_c_ = args.c;
-      cached_p_ = p;
+      cached_p_ = lp;
     }
     params_.alpha = float(p.alpha);
     params_.beta = float(p.beta);
@@ -389,6 +413,7 @@ class Sm90Kernel final : public Kernel {
 
   const Sm90Source& source() const { return source_; }
   const jit::LoadedKernel& loaded() const { return loaded_; }
+  const OperandCopy& operand_copy() const { return copy_; }
 
  private:
   // The split-K / stream-K workspace of `stream`: one per stream, so that launches that may run at once never share
@@ -423,23 +448,23 @@ class Sm90Kernel final : public Kernel {
            q.layout == p.layout && q.precision.input == p.precision.input && q.precision.output == p.precision.output;
   }
 
-  Status build_params(const Problem& p, const GemmArgs& args) const {
+  Status build_params(const Problem& p, const void* a, const void* b, void* c) const {
     std::memset(&params_, 0, sizeof params_);
     const DType in = p.precision.input;
     if (a_row_major(p.layout)) {
-      if (Status s = encode_map(params_.a, args.a, in, p.k, p.m, p.lda, source_.a_box, "A"); !s) return s;
+      if (Status s = encode_map(params_.a, a, in, p.k, p.m, p.lda, source_.a_box, "A"); !s) return s;
     } else {
-      if (Status s = encode_map(params_.a, args.a, in, p.m, p.k, p.lda, source_.a_box, "A"); !s) return s;
+      if (Status s = encode_map(params_.a, a, in, p.m, p.k, p.lda, source_.a_box, "A"); !s) return s;
     }
     if (b_row_major(p.layout)) {
-      if (Status s = encode_map(params_.b, args.b, in, p.n, p.k, p.ldb, source_.b_box, "B"); !s) return s;
+      if (Status s = encode_map(params_.b, b, in, p.n, p.k, p.ldb, source_.b_box, "B"); !s) return s;
     } else {
-      if (Status s = encode_map(params_.b, args.b, in, p.k, p.n, p.ldb, source_.b_box, "B"); !s) return s;
+      if (Status s = encode_map(params_.b, b, in, p.k, p.n, p.ldb, source_.b_box, "B"); !s) return s;
     }
     if (config().at("EPILOGUE") != kSm90EpilogueDirect && p.precision.output != DType::f32) {
-      if (Status s = encode_map(params_.c, args.c, p.precision.output, p.n, p.m, p.ldc, source_.c_box, "C"); !s) return s;
+      if (Status s = encode_map(params_.c, c, p.precision.output, p.n, p.m, p.ldc, source_.c_box, "C"); !s) return s;
     }
-    params_.c_ptr = args.c;
+    params_.c_ptr = c;
     params_.m = int(p.m);
     params_.n = int(p.n);
     params_.k = int(p.k);
@@ -467,6 +492,7 @@ class Sm90Kernel final : public Kernel {
     return run_sm80(*k, p, args);
   }
 
+  OperandCopy copy_;
   int ordinal_;
   jit::LoadedKernel loaded_;
   Sm90Source source_;
@@ -545,8 +571,12 @@ Expected<std::unique_ptr<Kernel>> prepare_sm90(const Problem& p, const Config& c
       max_clusters = std::min(max_clusters, n);
     }
   }
-  return std::unique_ptr<Kernel>(std::make_unique<Sm90Kernel>(config, device.ordinal, std::move(*loaded), src,
-                                                              max_clusters, device.profile, arch));
+  auto kernel = std::make_unique<Sm90Kernel>(config, device.ordinal, std::move(*loaded), src, max_clusters,
+                                             device.profile, arch);
+  if (config.get("COPY_AB").value_or(0) != 0) {
+    if (auto copier = kernel->operand_copy().copier(); !copier) return copier.status();
+  }
+  return std::unique_ptr<Kernel>(std::move(kernel));
 }
 
 // The family that runs a problem on a device: plan::family_for's answer, unless TILEFORGE_CUDA_FAMILY names another

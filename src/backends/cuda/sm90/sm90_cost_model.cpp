@@ -101,6 +101,14 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   c.waves = plan::analyze_waves(q, std::max<int64_t>(1, (sms / cs) * cs), 1, bm, bn, bk);
   c.waves.max_tiles_per_core = grid.tiles_per_cta;
   c.overhead_s = kGpuLaunchSeconds;
+  if (cfg.get("COPY_AB").value_or(0) != 0) {
+    // Two kernels copy A and B first (a read and a write of each), as in the sm80 family.
+    const double bytes = 2.0 * (double(q.m) * double(q.k) + double(q.k) * double(q.n)) * in;
+    const double copy_s = bytes / (profile.mem_bandwidth_gbps * 1e9 * kDramEfficiency) + 2 * kGpuLaunchSeconds;
+    c.overhead_s += copy_s;
+    c.notes.push_back(fmt::format("COPY_AB: A and B copied to 128-byte aligned rows first: {} moved, {}",
+                                  fmtx::bytes(bytes), fmtx::time(copy_s)));
+  }
   if (grid.cluster_tiles == 0 || q.k == 0) {
     c.seconds = c.overhead_s;
     c.bound = "launch";

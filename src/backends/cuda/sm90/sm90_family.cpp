@@ -24,6 +24,17 @@ int64_t p(const Config& c, const char* name) { return c.params.at(name); }
 int in_tag(DType t) { return t == DType::bf16 ? 2 : 1; }
 int out_tag(DType t) { return t == DType::f32 ? 0 : t == DType::f16 ? 1 : 2; }
 
+// Why TMA cannot read this problem's A or B in place (a row pitch that is not a multiple of 16 bytes), or "".
+std::string tma_load_refusal(const Problem& q) {
+  const int64_t elems = 16 / int64_t(size_of(q.precision.input));
+  for (auto [ld, what] : {std::pair{q.lda, "lda"}, std::pair{q.ldb, "ldb"}}) {
+    if (ld % elems != 0) {
+      return fmt::format("{} = {} is not a multiple of {} elements (TMA reads rows 16 bytes apart)", what, ld, elems);
+    }
+  }
+  return {};
+}
+
 // Why the TMA-store epilogues cannot write this problem's C, or "" when they can.
 std::string tma_store_refusal(const Problem& q) {
   if (q.precision.output == DType::f32) return "C is f32 and the TMA-store epilogues write 16-bit tiles";
@@ -134,6 +145,8 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
        "slices of K per output tile, run by different CTAs and summed in slice order in a workspace (1: none)"},
       {"STREAM_K", {0, 1}, "data scheduling",
        "1: the last partial wave (and one full wave) shared out by k-blocks over every CTA, summed in order"},
+      {"COPY_AB", {0, 1}, "hardware mapping",
+       "1: A and B copied first into buffers with 128-byte aligned rows, which TMA reads (any leading dimension)"},
   };
   // Limits the profile does not record are not assumed: the constraint then admits no config and names the field.
   const int64_t smem_limit = profile.smem_per_block_bytes;
@@ -153,6 +166,10 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
            : std::string("registers per SM: the profile records no registers_per_core"),
        [regs_per_sm](const Config& c) { return regs_per_sm > 0 && sm90_register_budget(c) <= regs_per_sm; }},
   };
+  if (const std::string why = tma_load_refusal(q); !why.empty()) {
+    s.constraints.push_back({Layer::hardware_mapping, fmt::format("COPY_AB == 1: {}", why),
+                             [](const Config& c) { return p(c, "COPY_AB") == 1; }});
+  }
   const int64_t k_blocks = cdiv(q.k, int64_t(kSm90BlockK));
   s.constraints.push_back({Layer::data_scheduling,
                            fmt::format("SPLIT_K <= ceil(K / BLOCK_K) = {} (every slice holds a k-block)", k_blocks),
@@ -234,7 +251,8 @@ Config sm90_heuristic(const Problem& problem, const hw::HwProfile& profile) {
                {{"BLOCK_M", t.bm}, {"BLOCK_N", t.bn}, {"BLOCK_K", kSm90BlockK}, {"STAGES", 8},
                 {"CONSUMERS", t.consumers}, {"CLUSTER_M", 1}, {"CLUSTER_N", 1}, {"GROUP_M", 8},
                 {"EPILOGUE", tma_store ? kSm90EpilogueTmaStore : kSm90EpilogueDirect}, {"EPI_SPLIT", 1},
-                {"STMATRIX", tma_store ? 1 : 0}, {"SPLIT_K", split}, {"STREAM_K", 0}}};
+                {"STMATRIX", tma_store ? 1 : 0}, {"SPLIT_K", split}, {"STREAM_K", 0},
+                {"COPY_AB", tma_load_refusal(q).empty() ? 0 : 1}}};
       while (c.params["STAGES"] > 2 && !space.check(c).ok()) --c.params["STAGES"];
       if (!space.check(c).ok()) continue;
       // Time ~ (work units the busiest SM runs) x (k-blocks per unit) x tile area / efficiency, and a split tile

@@ -89,18 +89,8 @@ class Sm90Family final : public CudaJitFamily {
       return {fmt::format("the sm90 kernel runs one matrix per launch, not a batch of {}", p.batch),
               "a batch coordinate in the sm90 tile scheduler (3-D tensor maps)"};
     }
-    // TMA: global strides are multiples of 16 bytes.
-    const int64_t elems = 16 / int64_t(size_of(pr.input));
-    for (auto [ld, what] : {std::pair{p.lda, "lda"}, std::pair{p.ldb, "ldb"}}) {
-      if (ld % elems != 0) {
-        return {fmt::format("{} = {} is not a multiple of {} elements: TMA needs rows 16-byte apart", what, ld, elems),
-                "the sm80 family (cp.async with narrower loads or COPY_AB), or a padded leading dimension"};
-      }
-    }
-    if (p.ldc % 2 != 0) {
-      return {fmt::format("ldc = {} is odd: the sm90 epilogue stores 2-element pairs", p.ldc),
-              "the sm80 family, or an even ldc"};
-    }
+    // Leading dimensions TMA cannot take are the space's (COPY_AB), an odd ldc the epilogue's (one element per
+    // store).
     return {};
   }
 

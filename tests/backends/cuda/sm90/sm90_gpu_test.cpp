@@ -1,7 +1,8 @@
 // The sm90 family on an sm_90a GPU, through the cuda backend, against the float64 reference computed on the device:
 // all four layouts, f16 and bf16 in, 16-bit and f32 out, tails in M, N and K, alpha/beta, skinny shapes, clusters
-// along M and N, one and two consumer warpgroups, every epilogue; dispatch's family on the GPU; misaligned pointers
-// and leading dimensions TMA cannot take run the sm80 family. Skips visibly without an sm_90a GPU.
+// along M and N, one and two consumer warpgroups, every epilogue; dispatch's family on the GPU; split-K and stream-K
+// exact and bit-identical; leading dimensions TMA cannot take through the operand copy; misaligned pointers run the
+// sm80 family. Skips visibly without an sm_90a GPU.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -108,8 +109,9 @@ TEST_F(Sm90GpuTest, DispatchRunsTheSm90FamilyHere) {
   const plan::KernelFamily* f = plan::family_for("cuda", p, device_);
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->name(), "sm90");
-  // Leading dimensions TMA cannot take and batches: the sm80 family. Small outputs are sm90's (split-K, stream-K).
-  EXPECT_EQ(cuda_->space(half(4095, 4097, 4093, Layout::RR).normalized(), device_).family, "sm80");
+  // Batches: the sm80 family. Small outputs (split-K, stream-K) and leading dimensions TMA cannot take (the
+  // operand copy) are sm90's.
+  EXPECT_EQ(cuda_->space(half(4095, 4097, 4093, Layout::RR).normalized(), device_).family, "sm90");
   Problem batched = half(1024, 1024, 64, Layout::RR);
   batched.batch = 2;
   EXPECT_EQ(cuda_->space(batched.normalized(), device_).family, "sm80");
@@ -195,8 +197,22 @@ TEST_F(Sm90GpuTest, WhatTmaCannotTakeRunsTheSm80Family) {
   ASSERT_TRUE(c.ok());
   ASSERT_EQ(c->family, "sm90");
   EXPECT_EQ(run(p, &*c, 1, 400), "sm90");  // prepared as sm90; the run itself goes through sm80 (the warning says so)
-  // An odd leading dimension: the backend's own choice is sm80's.
-  EXPECT_EQ(run(half(301, 263, 517, Layout::CC), nullptr, 0, 401), "sm80");
+}
+
+// Leading dimensions TMA cannot take run the sm90 family through its operand copy (COPY_AB), odd ldc included,
+// in every layout; exact against the reference.
+TEST_F(Sm90GpuTest, LeadingDimensionsTmaCannotTakeRunThroughTheOperandCopy) {
+  uint64_t seed = 450;
+  for (Layout l : {Layout::RR, Layout::RC, Layout::CR, Layout::CC}) {
+    EXPECT_EQ(run(half(301, 263, 517, l), nullptr, 0, ++seed), "sm90");
+    EXPECT_EQ(run(half(1031, 1029, 1027, l, DType::bf16, DType::bf16), nullptr, 0, ++seed), "sm90");
+  }
+  Problem p = half(1031, 1029, 1027, Layout::RC);
+  p.beta = 0.5;  // C read through the element-by-element path
+  const Config split = sm90_config(64, 128, 8, 1, 1, 1, 8, 0, 1, 0, 4, 0, 1);
+  EXPECT_EQ(run(p, &split, 0, ++seed), "sm90");
+  const Config stream = sm90_config(128, 128, 6, 2, 1, 1, 8, 0, 1, 0, 1, 1, 1);
+  EXPECT_EQ(run(half(1031, 1029, 1027, Layout::CR), &stream, 0, ++seed), "sm90");
 }
 
 // Split-K and stream-K: exact against the reference in every layout (ragged tiles, partial waves, skinny M, beta,

@@ -1,5 +1,5 @@
 // The sm90 family's configs as the tests spell them: every parameter of sm90_space, in the order the kernel
-// template takes them, with split-K and stream-K off unless asked for.
+// template takes them, with split-K, stream-K and the operand copy off unless asked for.
 #pragma once
 
 #include <cstdint>
@@ -9,10 +9,11 @@
 namespace tileforge::cuda::testing_sm90 {
 
 inline Config sm90_config(int bm, int bn, int st, int cons, int cm, int cn, int gm, int epi, int epi_split, int stm,
-                          int split_k = 1, int stream_k = 0) {
+                          int split_k = 1, int stream_k = 0, int copy_ab = 0) {
   return Config{"sm90", {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", 64}, {"STAGES", st}, {"CONSUMERS", cons},
                          {"CLUSTER_M", cm}, {"CLUSTER_N", cn}, {"GROUP_M", gm}, {"EPILOGUE", epi},
-                         {"EPI_SPLIT", epi_split}, {"STMATRIX", stm}, {"SPLIT_K", split_k}, {"STREAM_K", stream_k}}};
+                         {"EPI_SPLIT", epi_split}, {"STMATRIX", stm}, {"SPLIT_K", split_k}, {"STREAM_K", stream_k},
+                         {"COPY_AB", copy_ab}}};
 }
 
 }  // namespace tileforge::cuda::testing_sm90

@@ -18,8 +18,9 @@
 //
 // Host-side contract (the tensor maps, see tma_* below): 16-bit A and B, 2-D maps with the element count of the
 // contiguous dimension first, 128-byte swizzle, zero fill for out-of-bounds elements; global strides multiples of
-// 16 bytes (leading dimensions multiples of 8 elements) and 16-byte aligned bases. C: ldc even and a 4-byte
-// aligned base for the direct epilogue; for the TMA-store epilogue also a map of C. k >= 1.
+// 16 bytes (leading dimensions multiples of 8 elements) and 16-byte aligned bases. C: any ldc and an element-aligned
+// base for the direct epilogue (pairs of elements per store where ldc is even and the base aligned to a pair); for
+// the TMA-store epilogue also a map of C. k >= 1.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -720,6 +721,19 @@ __device__ __forceinline__ void gemm(const Params& p) {
       if (direct) {
         auto* C = static_cast<typename Out::T*>(p.c_ptr);
         const bool use_beta = beta != 0.0f;
+        // Pairs of elements in one store where every pair is aligned to its size (ldc even, C's base aligned);
+        // otherwise (an odd ldc, as in 4095x4097) one element per store.
+        const bool pairs = (p.ldc & 1) == 0 &&
+                           reinterpret_cast<unsigned long long>(p.c_ptr) % (2 * sizeof(typename Out::T)) == 0;
+        auto store1 = [&](typename Out::T* at, float v) {
+          if constexpr (Cfg::OUT == 0) {
+            *at = v;
+          } else if constexpr (Cfg::OUT == 1) {
+            *at = __float2half_rn(v);
+          } else {
+            *at = __float2bfloat16_rn(v);
+          }
+        };
 #pragma unroll
         for (int mi = 0; mi < M_ITERS; ++mi) {
 #pragma unroll
@@ -731,11 +745,13 @@ __device__ __forceinline__ void gemm(const Params& p) {
             for (int j = 0; j < BN / 8; ++j) {
               const int col = n0 + 8 * j + 2 * (lane % 4);
               float v0 = alpha * acc[mi][4 * j + 2 * h], v1 = alpha * acc[mi][4 * j + 2 * h + 1];
-              if (col + 1 < p.n) {
-                if (use_beta) {
-                  v0 += beta * Out::to_float(crow[col]);
-                  v1 += beta * Out::to_float(crow[col + 1]);
-                }
+              if (col >= p.n) continue;
+              const bool second = col + 1 < p.n;
+              if (use_beta) {
+                v0 += beta * Out::to_float(crow[col]);
+                if (second) v1 += beta * Out::to_float(crow[col + 1]);
+              }
+              if (pairs && second) {
                 if constexpr (Cfg::OUT == 0) {
                   *reinterpret_cast<float2*>(crow + col) = make_float2(v0, v1);
                 } else if constexpr (Cfg::OUT == 1) {
@@ -743,15 +759,9 @@ __device__ __forceinline__ void gemm(const Params& p) {
                 } else {
                   *reinterpret_cast<__nv_bfloat162*>(crow + col) = __floats2bfloat162_rn(v0, v1);
                 }
-              } else if (col < p.n) {
-                if (use_beta) v0 += beta * Out::to_float(crow[col]);
-                if constexpr (Cfg::OUT == 0) {
-                  crow[col] = v0;
-                } else if constexpr (Cfg::OUT == 1) {
-                  crow[col] = __float2half_rn(v0);
-                } else {
-                  crow[col] = __float2bfloat16_rn(v0);
-                }
+              } else {
+                store1(crow + col, v0);
+                if (second) store1(crow + col + 1, v1);
               }
             }
           }
