@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "hw/hw_profile.hpp"
 #include "tileforge/tileforge.hpp"
 
 struct tfContext {
@@ -166,9 +167,11 @@ tfStatus_t tfDestroy(tfHandle_t handle) {
 
 tfStatus_t tfSetThreads(tfHandle_t handle, int threads) {
   if (!handle) return TF_STATUS_INVALID_ARGUMENT;
-  if (threads < 0) {
-    return finish(handle, bad(fmt::format("tfSetThreads: threads = {} is negative (allowed: 0 for all cores, or >= 1)",
-                                          threads)));
+  // Refused here, where the caller set it, rather than at the next tfGemmEx (as tileforge::gemm's options.threads).
+  const int most = int(tileforge::hw::bounds::threads.max);
+  if (threads < 0 || threads > most) {
+    return finish(handle, bad(fmt::format("tfSetThreads: threads = {} (allowed: 0 for all cores, or 1 to {})", threads,
+                                          most)));
   }
   handle->options.threads = threads;
   return finish(handle, {});

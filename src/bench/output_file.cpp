@@ -1,5 +1,5 @@
-// OutputFile: mkstemp in the target folder, fsync, rename; a signal handler removes the temporary file if the
-// run is interrupted, so a failed or cancelled run leaves no partial output.
+// OutputFile: mkstemp beside a regular target, fsync, rename; devices, FIFOs and stdout written in place. A signal
+// handler removes the temporary file if the run is interrupted, so a failed or cancelled run leaves no partial output.
 #include "bench/output_file.hpp"
 
 #include <fcntl.h>
@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
@@ -45,35 +46,43 @@ void clear_pending() { g_has_pending.store(false); }
 }  // namespace
 
 Expected<OutputFile> OutputFile::create(std::string_view path_text, std::string_view what) {
-  const std::string path(path_text);
-  if (path.empty()) return invalid_argument(fmt::format("{}: empty file name (allowed: a path to a file)", what));
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    return invalid_argument(fmt::format("{} '{}' is a folder (allowed: a path to a file)", what, path));
+  auto out = output_path(path_text, what);
+  if (!out) return out.status();
+  if (out->kind == OutputKind::standard_output) return OutputFile(std::move(*out), "", -1, std::string(what));
+  if (out->kind == OutputKind::stream) {
+    // NOTE: opened as the shell's '>' would (a FIFO waits here for its reader), never created, truncated or replaced.
+    const int fd = open(out->target.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+      return Status(Code::io_error, fmt::format("{} '{}': cannot open it for writing ({})", what, out->path,
+                                                std::strerror(errno)));
+    }
+    return OutputFile(std::move(*out), "", fd, std::string(what));
   }
-  const std::filesystem::path p(path);
-  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+  // A regular file or a new one (at the link's target when `path` is a symbolic link to a regular file).
+  const std::filesystem::path target(out->target);
+  const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
   std::string name = ".";
-  name += p.filename().string();
+  name += target.filename().string();
   name += ".tmp.XXXXXX";
   std::string temp = (dir / name).string();
   int fd = mkstemp(temp.data());
   if (fd < 0) {
     return Status(Code::io_error, fmt::format("{} '{}': cannot create a file in folder '{}' ({}) (allowed: a path in "
                                               "a writable folder)",
-                                              what, path, dir.string(), std::strerror(errno)));
+                                              what, out->path, dir.string(), std::strerror(errno)));
   }
   set_pending(temp);
-  return OutputFile(path, temp, fd, std::string(what));
+  return OutputFile(std::move(*out), temp, fd, std::string(what));
 }
 
-OutputFile::OutputFile(std::string path, std::string temp, int fd, std::string what)
-    : path_(std::move(path)), temp_(std::move(temp)), what_(std::move(what)), fd_(fd) {}
+OutputFile::OutputFile(OutputPath out, std::string temp, int fd, std::string what)
+    : out_(std::move(out)), temp_(std::move(temp)), what_(std::move(what)), fd_(fd) {}
 
 OutputFile::OutputFile(OutputFile&& other) noexcept
-    : path_(std::move(other.path_)), temp_(std::move(other.temp_)), what_(std::move(other.what_)), fd_(other.fd_),
+    : out_(std::move(other.out_)), temp_(std::move(other.temp_)), what_(std::move(other.what_)), fd_(other.fd_),
       committed_(other.committed_) {
   other.fd_ = -1;
+  other.temp_.clear();
   other.committed_ = true;  // the moved-from object owns nothing to remove
 }
 
@@ -84,36 +93,49 @@ OutputFile::~OutputFile() {
 void OutputFile::discard() {
   if (fd_ >= 0) close(fd_);
   fd_ = -1;
-  if (!temp_.empty()) unlink(temp_.c_str());
-  clear_pending();
+  if (!temp_.empty()) {
+    unlink(temp_.c_str());
+    clear_pending();
+  }
 }
 
 Status OutputFile::commit(std::string_view content) {
   auto fail = [&](const char* step) {
-    Status s(Code::io_error, fmt::format("{} '{}': {} failed ({})", what_, path_, step, std::strerror(errno)));
+    Status s(Code::io_error, fmt::format("{} '{}': {} failed ({})", what_, out_.path, step, std::strerror(errno)));
     discard();
     committed_ = true;
     return s;
   };
-  if (committed_ || fd_ < 0) return Status(Code::internal, fmt::format("{} '{}' written twice", what_, path_));
-  std::size_t done = 0;
-  while (done < content.size()) {
-    ssize_t n = write(fd_, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return fail("write");
-    done += std::size_t(n);
+  if (committed_) return Status(Code::internal, fmt::format("{} '{}' written twice", what_, out_.path));
+  if (out_.kind == OutputKind::standard_output) {
+    // Through stdio, so that it keeps its place among what the verb printed before.
+    committed_ = true;
+    if (std::fwrite(content.data(), 1, content.size(), stdout) != content.size() || std::fflush(stdout) != 0) {
+      Status s = fail("write");
+      std::clearerr(stdout);  // reported here, with its cause: the CLI's final check of stdout need not repeat it
+      return s;
+    }
+    return {};
+  }
+  if (fd_ < 0) return Status(Code::internal, fmt::format("{} '{}' written twice", what_, out_.path));
+  if (!write_all(fd_, content)) return fail("write");
+  if (out_.kind == OutputKind::stream) {
+    const int closed = close(fd_);
+    fd_ = -1;
+    if (closed != 0) return fail("close");
+    committed_ = true;
+    return {};
   }
   // mkstemp creates 0600; results are ordinary files, so give them the usual permissions under the umask.
   const mode_t mask = umask(0);
   umask(mask);
   fchmod(fd_, 0666 & ~mask);
   if (fsync(fd_) != 0) return fail("fsync");
-  if (close(fd_) != 0) {
-    fd_ = -1;
-    return fail("close");
-  }
+  const int closed = close(fd_);
   fd_ = -1;
-  if (std::rename(temp_.c_str(), path_.c_str()) != 0) return fail("rename");
+  if (closed != 0) return fail("close");
+  if (std::rename(temp_.c_str(), out_.target.c_str()) != 0) return fail("rename");
+  temp_.clear();
   committed_ = true;
   clear_pending();
   return {};

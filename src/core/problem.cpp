@@ -44,6 +44,17 @@ int64_t Problem::span_b() const { return span(k, n, b_row_major(layout), ldb ? l
 int64_t Problem::span_c() const { return span(m, n, true, ldc ? ldc : min_ldc()); }
 
 Status Problem::validate() const {
+  // Enums can arrive as any integer (Layout(7), a cast from a C caller's int): one outside its range would be
+  // computed as another layout, or as a type no kernel writes, so it is refused before any of them is read.
+  for (auto [name, t] : {std::pair{"precision.input", precision.input}, std::pair{"precision.output", precision.output},
+                         std::pair{"precision.accum", precision.accum}}) {
+    if (t != DType::f32 && t != DType::f16 && t != DType::bf16) {
+      return invalid_argument(fmt::format("{} = DType({}) is not a dtype (allowed: f32, f16, bf16)", name, int(t)));
+    }
+  }
+  if (layout != Layout::RR && layout != Layout::RC && layout != Layout::CR && layout != Layout::CC) {
+    return invalid_argument(fmt::format("layout = Layout({}) is not a layout (allowed: RR, RC, CR, CC)", int(layout)));
+  }
   auto dim = [](const char* name, int64_t v) -> Status {
     if (v < 0) return invalid_argument(fmt::format("{} = {} is negative (allowed: {} >= 0)", name, v, name));
     return {};

@@ -154,7 +154,7 @@ Record record_from_json(const json& j) {
     r.source = *s;
   }
   f.done();
-  if (auto e = check_record(r)) throw Bad{e->field, e->why};
+  if (auto e = validate_record(r)) throw Bad{e->field, e->why};
   return r;
 }
 

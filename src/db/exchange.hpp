@@ -19,7 +19,8 @@ inline constexpr int kExportFormatVersion = 1;
 // The records as one JSON document (pretty-printed, stable member order, records in the given order).
 std::string export_json(const std::vector<Record>& records);
 
-// Parses and validates a whole export. The first problem refuses the file with the record index and field named:
+// Parses and validates a whole export (validate_record: plausible times, known names, legal parameters). The first
+// problem refuses the file with the record index and field named:
 // "team.json: records[3].time_ms.median: is -1; must be a positive number". `origin` names the file.
 Expected<std::vector<Record>> parse_export(std::string_view text, std::string_view origin);
 

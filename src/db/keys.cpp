@@ -76,6 +76,17 @@ int alignment_class(const Problem& problem) {
   return w;
 }
 
+Problem problem_of(const Signature& s) {
+  Problem p;
+  p.m = s.m;
+  p.n = s.n;
+  p.k = s.k;
+  p.batch = s.batch;
+  p.precision = {s.input, s.output, s.accum};
+  p.layout = s.layout;
+  return p;
+}
+
 Signature signature_of(const Problem& problem) {
   Signature s;
   s.m = problem.m;

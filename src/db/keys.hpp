@@ -58,6 +58,8 @@ struct Signature {
 };
 
 Signature signature_of(const Problem& problem);
+// The problem a signature describes, with tight leading dimensions (normalized() fills them in); alpha 1, beta 0.
+Problem problem_of(const Signature& signature);
 // Smallest power of two >= max(v, floor) (v <= 2^62).
 int64_t round_up_pow2(int64_t v, int64_t floor);
 // Sum over M, N, K and batch of |log2(a) - log2(b)|: how far apart two shapes are, scale-free.

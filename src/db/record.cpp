@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <ctime>
+#include <memory>
+#include <mutex>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -32,7 +34,9 @@ bool is_identifier(std::string_view s) {
 
 std::optional<FieldError> check_record(const Record& r) {
   auto bad = [](std::string field, std::string why) { return std::optional<FieldError>(FieldError{field, why}); };
-  if (r.device.kind.empty()) return bad("device.kind", "must not be empty (cpu or gpu)");
+  if (r.device.kind != "cpu" && r.device.kind != "gpu") {
+    return bad("device.kind", fmt::format("'{}' is not a device kind (allowed: cpu, gpu)", r.device.kind));
+  }
   if (r.device.name.empty()) return bad("device.name", "must not be empty");
   if (r.device.arch.empty()) return bad("device.arch", "must not be empty");
   if (r.device.cores < 0) return bad("device.cores", fmt::format("is {}; must be >= 0", r.device.cores));
@@ -45,13 +49,7 @@ std::optional<FieldError> check_record(const Record& r) {
                          std::pair{"problem.batch", s.batch}}) {
     if (v < 1) return bad(name, fmt::format("is {}; must be >= 1", v));
   }
-  Problem p;
-  p.m = s.m;
-  p.n = s.n;
-  p.k = s.k;
-  p.batch = s.batch;
-  p.precision = {s.input, s.output, s.accum};
-  p.layout = s.layout;
+  const Problem p = problem_of(s);
   if (Status st = p.validate(); !st) return bad("problem", st.message());
   const int narrowest = int(std::min(size_of(s.input), size_of(s.output)));
   if (s.align != 2 && s.align != 4 && s.align != 8 && s.align != 16) {
@@ -71,17 +69,35 @@ std::optional<FieldError> check_record(const Record& r) {
 
   const Timing& t = r.time;
   auto positive = [](double v) { return std::isfinite(v) && v > 0; };
-  if (!positive(t.median_ms)) {
-    return bad("time_ms.median", fmt::format("is {}; must be a positive number", t.median_ms));
-  }
-  if (!positive(t.min_ms)) return bad("time_ms.min", fmt::format("is {}; must be a positive number", t.min_ms));
-  if (!positive(t.max_ms)) return bad("time_ms.max", fmt::format("is {}; must be a positive number", t.max_ms));
+  // Not plausible: outside [0.1 ns, 6 h] (see Plausible for why those bounds).
+  auto time_error = [&](const char* field, double v) -> std::optional<FieldError> {
+    if (!positive(v)) return FieldError{field, fmt::format("is {}; must be a positive number", v)};
+    if (v < Plausible::min_ms || v > Plausible::max_ms) {
+      return FieldError{field, fmt::format("is {} ms; a GEMM call takes between {} ms (0.1 ns) and {} ms (6 h)", v,
+                                           Plausible::min_ms, Plausible::max_ms)};
+    }
+    return std::nullopt;
+  };
+  if (auto e = time_error("time_ms.median", t.median_ms)) return e;
+  if (auto e = time_error("time_ms.min", t.min_ms)) return e;
+  if (auto e = time_error("time_ms.max", t.max_ms)) return e;
   if (t.min_ms > t.median_ms || t.median_ms > t.max_ms) {
     return bad("time_ms", fmt::format("min {} <= median {} <= max {} does not hold", t.min_ms, t.median_ms, t.max_ms));
   }
   if (t.reps < 1) return bad("time_ms.reps", fmt::format("is {}; must be >= 1", t.reps));
   auto non_negative = [](double v) { return std::isfinite(v) && v >= 0; };
-  if (!non_negative(r.tflops)) return bad("tflops", fmt::format("is {}; must be a finite number >= 0", r.tflops));
+  if (!positive(r.tflops)) return bad("tflops", fmt::format("is {}; must be a positive number", r.tflops));
+  if (r.tflops > Plausible::max_tflops) {
+    return bad("tflops", fmt::format("is {}; no chip computes more than {} TFLOP/s", r.tflops, Plausible::max_tflops));
+  }
+  {
+    const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k) * double(s.batch);
+    const double expected = flops / (t.median_ms * 1e-3) / 1e12;
+    if (!(std::abs(r.tflops - expected) <= Plausible::tflops_tolerance * expected)) {
+      return bad("tflops", fmt::format("is {:.6g}, but {} in {} ms is {:.6g} TFLOP/s (allowed: within {}%)", r.tflops,
+                                       s.shape(), t.median_ms, expected, Plausible::tflops_tolerance * 100));
+    }
+  }
   if (!non_negative(r.rel_error)) {
     return bad("rel_error", fmt::format("is {}; must be a finite number >= 0", r.rel_error));
   }
@@ -92,6 +108,37 @@ std::optional<FieldError> check_record(const Record& r) {
   if (!r.created_at.empty() && !is_iso_time(r.created_at)) {
     return bad("created_at", fmt::format("'{}' is not YYYY-MM-DDTHH:MM:SSZ (UTC)", r.created_at));
   }
+  return std::nullopt;
+}
+
+namespace {
+
+// NOTE: set once at start-up by the command line, read by every DB call: a shared_ptr under a lock, so that a
+// reader keeps the rules it started with.
+std::mutex& rules_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::shared_ptr<const RecordRules>& rules_slot() {
+  static std::shared_ptr<const RecordRules> rules;
+  return rules;
+}
+
+}  // namespace
+
+void set_record_rules(RecordRules rules) {
+  std::lock_guard lock(rules_mutex());
+  rules_slot() = rules ? std::make_shared<const RecordRules>(std::move(rules)) : nullptr;
+}
+
+std::optional<FieldError> validate_record(const Record& record) {
+  if (auto e = check_record(record)) return e;
+  std::shared_ptr<const RecordRules> rules;
+  {
+    std::lock_guard lock(rules_mutex());
+    rules = rules_slot();
+  }
+  if (rules) return (*rules)(record);
   return std::nullopt;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,9 +52,38 @@ struct FieldError {
   std::string field;
   std::string why;
 };
+// The plausible range of what a tuner measures, in one place. A record outside it is a unit mix-up, a broken timer
+// or a forged row, never a real GEMM, and it would win (or lose) every comparison of the best-median rule: a median
+// of 0 or 1e-300 would be dispatched forever and keep every later real result out.
+struct Plausible {
+  // 0.1 ns: less than one clock cycle of any chip (6 GHz is 0.17 ns), while even a 1x1x1 call takes dozens of
+  // cycles (a GPU launch microseconds); a smaller time comes from a broken timer or a wrong unit. 0, -1 and 1e-300
+  // all fall below it.
+  static constexpr double min_ms = 1e-7;
+  // 6 hours for one call: the largest problem tileforge takes runs for minutes on one slow core, and a tuner
+  // repeats every config, so a call of hours was never measured; it is a seconds-for-milliseconds mix-up.
+  static constexpr double max_ms = 6 * 3600 * 1e3;
+  // 20 PFLOP/s: more than twice the densest rate any single chip specifies today, in any precision; a faster record
+  // timed something other than the whole GEMM.
+  static constexpr double max_tflops = 2e4;
+  // TFLOP/s must be 2*M*N*K*batch / median to within 1% (tune computes it exactly so); more is a hand-edited row.
+  static constexpr double tflops_tolerance = 0.01;
+};
+
 // Checks every value a record carries (sizes >= 1, known dtypes and a legal precision policy, an alignment class
-// the dtypes allow, min <= median <= max, finite non-negative errors, an ISO time or none, parameters present).
+// the dtypes allow, a device kind cpu or gpu, min <= median <= max within Plausible's bounds, TFLOP/s finite,
+// plausible and consistent with the median, finite non-negative errors, an ISO time or none, parameter names).
 std::optional<FieldError> check_record(const Record& record);
+
+// What this build knows about names and parameters: the backends, their device kinds, the kernel families and
+// the legal values of their parameters. The DB layer sits below the kernel-family registry, so the layer that
+// sees it (the command line) installs the check, once, before any DB is used; it answers the first problem of a
+// record or nullopt. Without rules, only check_record's checks are made.
+using RecordRules = std::function<std::optional<FieldError>(const Record&)>;
+void set_record_rules(RecordRules rules);  // process-wide; an empty function removes them
+
+// check_record, then the installed rules: what every write, import and read of the DB applies.
+std::optional<FieldError> validate_record(const Record& record);
 
 // The config as JSON text, as bench JSON and exports write it: {"family": "sm80", "BLOCK_M": 128, ...}.
 std::string config_to_json(const Config& config);

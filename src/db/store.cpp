@@ -1,12 +1,14 @@
-// The Store: opening with checks and migrations, best-median upsert, list/show/prune, and the lookup chain.
+// The Store: opening (read-only too), best-median upsert, list/show/check/prune of validated rows, the lookup chain.
 #include "db/store.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <mutex>
 #include <thread>
 #include <tuple>
@@ -47,24 +49,38 @@ Status sql_status(const std::string& path, const sql::Error& e, int busy_timeout
   return {Code::io_error, fmt::format("tuning DB {}: {}", path, e.message)};
 }
 
-// The columns every record query reads, in the order read_record expects.
+// The columns every record query reads, in the order read_row expects.
 constexpr std::string_view kSelect = R"sql(
 SELECT r.id, d.kind, d.name, d.arch, d.cores, d.clock_mhz, d.driver, d.toolkit,
        r.backend, r.family_version, r.m, r.n, r.k, r.batch, r.input, r.output, r.accum, r.layout, r.align,
        r.config, r.median_ms, r.min_ms, r.max_ms, r.reps, r.tflops, r.rel_error, r.max_scaled_error,
-       r.tool_version, r.created_at, r.source, r.device
+       r.tool_version, r.created_at, r.source, r.device, r.family
 FROM records r JOIN devices d ON d.hash = r.device
 )sql";
 
-template <class T>
-T must(Expected<T> v, std::string_view what) {
-  // A row that no longer parses was written by hand or by a broken tool: report it as corruption.
-  if (!v) throw sql::Error{SQLITE_CORRUPT, fmt::format("{}: {}", what, v.status().message())};
-  return std::move(v).value();
-}
+// One row as read: the record as far as its columns parse, and why it is not usable (empty when it is).
+struct Row {
+  Record record;
+  std::string hash;  // the device column
+  std::string key;   // what the row is stored under, from the raw columns (for messages about a bad row)
+  std::string why;   // "field: reason"
 
-Record read_record(const sql::Stmt& s) {
-  Record r;
+  bool valid() const { return why.empty(); }
+  InvalidRow invalid() const { return {record.id, key, why}; }
+};
+
+// NOTE: a row that does not parse or validate was written by hand, by a broken tool or by an older build with
+// looser checks. It is reported as that one row, never as a corrupted file: one bad row must not hide the others.
+Row read_row(const sql::Stmt& s) {
+  Row row;
+  Record& r = row.record;
+  auto take = [&row](auto parsed, std::string_view field, auto& into) {
+    if (parsed) {
+      into = *parsed;
+    } else if (row.why.empty()) {
+      row.why = fmt::format("{}: {}", field, parsed.status().message());
+    }
+  };
   r.id = s.i64(0);
   r.device.kind = s.text(1);
   r.device.name = s.text(2);
@@ -75,25 +91,36 @@ Record read_record(const sql::Stmt& s) {
   r.device.toolkit = s.text(7);
   r.backend = s.text(8);
   r.family_version = s.i64(9);
-  const std::string what = fmt::format("record {}", r.id);
   r.problem.m = s.i64(10);
   r.problem.n = s.i64(11);
   r.problem.k = s.i64(12);
   r.problem.batch = s.i64(13);
-  r.problem.input = must(parse_dtype(s.text(14)), what);
-  r.problem.output = must(parse_dtype(s.text(15)), what);
-  r.problem.accum = must(parse_dtype(s.text(16)), what);
-  r.problem.layout = must(parse_layout(s.text(17)), what);
+  take(parse_dtype(s.text(14)), "problem.input", r.problem.input);
+  take(parse_dtype(s.text(15)), "problem.output", r.problem.output);
+  take(parse_dtype(s.text(16)), "problem.accum", r.problem.accum);
+  take(parse_layout(s.text(17)), "problem.layout", r.problem.layout);
   r.problem.align = int(s.i64(18));
-  r.config = must(config_from_json(s.text(19), what + " config"), what);
+  take(config_from_json(s.text(19), "config"), "config", r.config);
   r.time = {s.f64(20), s.f64(21), s.f64(22), s.i64(23)};
   r.tflops = s.f64(24);
   r.rel_error = s.f64(25);
   r.max_scaled_error = s.f64(26);
   r.tool_version = s.text(27);
   r.created_at = s.text(28);
-  r.source = must(parse_source(s.text(29)), what);
-  return r;
+  take(parse_source(s.text(29)), "source", r.source);
+  row.hash = s.text(30);
+  const std::string family = s.text(31);
+  row.key = fmt::format("{} {} v{} {}x{}x{}{} {}->{} acc {} {} align {} on {}", r.backend, family, r.family_version,
+                        s.i64(10), s.i64(11), s.i64(12), s.i64(13) != 1 ? fmt::format(" batch {}", s.i64(13)) : "",
+                        s.text(14), s.text(15), s.text(16), s.text(17), s.i64(18), r.device.describe());
+  if (row.why.empty() && r.config.family != family) {
+    row.why = fmt::format("config.family: '{}' differs from the family '{}' the row is stored under",
+                          r.config.family, family);
+  }
+  if (row.why.empty()) {
+    if (auto e = validate_record(r)) row.why = fmt::format("{}: {}", e->field, e->why);
+  }
+  return row;
 }
 
 // Binds the unique key's signature columns at ?first .. ?first+8 (m, n, k, batch, input, output, accum, layout,
@@ -237,6 +264,41 @@ void migrate(sqlite3* db, const std::string& path, const std::vector<Migration>&
   }
 }
 
+std::string folder_of(const std::string& path) {
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  return dir.empty() ? "." : dir;
+}
+
+bool writable(const std::string& path) { return ::access(path.c_str(), W_OK) == 0; }
+
+bool non_empty_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && st.st_size > 0;
+}
+
+// Why this user cannot write the existing DB at `path`, or empty. SQLite's WAL journal writes PATH-wal and
+// PATH-shm beside the file, so a folder that cannot be written counts too, unless both already exist writable.
+std::string why_read_only(const std::string& path) {
+  if (!writable(path)) return "the file is not writable by this user";
+  const std::string dir = folder_of(path);
+  if (!writable(dir) && !(writable(path + "-wal") && writable(path + "-shm"))) {
+    return fmt::format("its folder {} is not writable by this user, and SQLite's journal creates files there", dir);
+  }
+  return {};
+}
+
+// "file:" URI of a path, for sqlite3_open_v2 with SQLITE_OPEN_URI: every byte but [A-Za-z0-9/._~-] %-encoded, and
+// an empty authority before an absolute path (so that "//host/x" is not read as a host).
+std::string file_uri(const std::string& path, std::string_view query) {
+  std::string out = path.starts_with('/') ? "file://" : "file:";
+  for (unsigned char c : path) {
+    const bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '/' ||
+                       c == '.' || c == '_' || c == '~' || c == '-';
+    out += plain ? std::string(1, char(c)) : fmt::format("%{:02X}", c);
+  }
+  return out + "?" + std::string(query);
+}
+
 }  // namespace
 
 Expected<Store> Store::open(const std::string& path, const OpenOptions& options) {
@@ -256,12 +318,30 @@ Expected<Store> Store::open(const std::string& path, const OpenOptions& options)
   if (!exists && !rw) {
     return Status{Code::not_available, fmt::format("no tuning DB at {} yet (tune writes one)", path)};
   }
+  if (rw && exists) {
+    // Refused up front: SQLite would open such a file read-only without saying so, and fail at the first write.
+    if (const std::string why = why_read_only(path); !why.empty()) {
+      return Status{Code::io_error,
+                    fmt::format("tuning DB {} is read-only ({}): it can be read (db list, show, export, check, and "
+                                "dispatch in bench, verify and gemm()) but not written; to tune, import or prune, "
+                                "make it writable or pass --db with another file",
+                                path, why)};
+    }
+  }
   if (rw) {
     if (Status s = create_parent_dirs(path); !s) return s;
   }
 
-  const int flags = rw ? (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) : SQLITE_OPEN_READONLY;
-  if (int rc = sqlite3_open_v2(path.c_str(), &impl->db, flags, nullptr); rc != SQLITE_OK) {
+  int flags = rw ? (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) : SQLITE_OPEN_READONLY;
+  std::string target = path;
+  if (!rw && !writable(folder_of(path)) && !non_empty_file(path + "-wal")) {
+    // NOTE: reading a WAL database needs its -shm file, which SQLite cannot create in a folder it may not write.
+    // Without a -wal file beside it no writer has commits pending (a writer creates one first), so the file is
+    // read as immutable: no -shm, no locks. With one, the plain read-only open reads it through its -shm.
+    flags |= SQLITE_OPEN_URI;
+    target = file_uri(path, "immutable=1");
+  }
+  if (int rc = sqlite3_open_v2(target.c_str(), &impl->db, flags, nullptr); rc != SQLITE_OK) {
     return impl->error(sql::Error{rc & 0xff, impl->db ? sqlite3_errmsg(impl->db) : sqlite3_errstr(rc)});
   }
   sqlite3_busy_timeout(impl->db, options.busy_timeout_ms);
@@ -341,19 +421,24 @@ Upsert upsert_one(sqlite3* db, const Record& in, bool force) {
     s.run();
   }
   int64_t old_id = 0;
+  bool old_valid = false;
   double old_median = 0;
   {
-    sql::Stmt s(db, "SELECT id, median_ms FROM records WHERE device = ?1 AND backend = ?2 AND family = ?3 AND "
-                    "family_version = ?4 AND m = ?5 AND n = ?6 AND k = ?7 AND batch = ?8 AND input = ?9 AND "
-                    "output = ?10 AND accum = ?11 AND layout = ?12 AND align = ?13");
+    sql::Stmt s(db, std::string(kSelect) +
+                        " WHERE r.device = ?1 AND r.backend = ?2 AND r.family = ?3 AND r.family_version = ?4 AND "
+                        "r.m = ?5 AND r.n = ?6 AND r.k = ?7 AND r.batch = ?8 AND r.input = ?9 AND r.output = ?10 AND "
+                        "r.accum = ?11 AND r.layout = ?12 AND r.align = ?13");
     s.bind_text(1, hash).bind_text(2, r.backend).bind_text(3, r.family()).bind_int(4, r.family_version);
     bind_signature(s, 5, r.problem);
     if (s.step()) {
-      old_id = s.i64(0);
-      old_median = s.f64(1);
+      const Row old = read_row(s);
+      old_id = old.record.id;
+      old_valid = old.valid();
+      old_median = old.record.time.median_ms;
     }
   }
-  if (old_id != 0 && !force && !(r.time.median_ms < old_median)) return Upsert::kept;
+  // An invalid stored row never blocks a valid result: a median of 0 would otherwise win every comparison.
+  if (old_id != 0 && old_valid && !force && !(r.time.median_ms < old_median)) return Upsert::kept;
 
   const Signature b = r.problem.bucket();
   auto bind_value = [&](sql::Stmt& s) {
@@ -377,20 +462,24 @@ Upsert upsert_one(sqlite3* db, const Record& in, bool force) {
     s.run();
     return Upsert::inserted;
   }
+  // The bucket is written too: a replaced invalid row may have been stored with a wrong one.
   sql::Stmt s(db, "UPDATE records SET config = ?18, median_ms = ?19, min_ms = ?20, max_ms = ?21, reps = ?22, "
                   "tflops = ?23, rel_error = ?24, max_scaled_error = ?25, tool_version = ?26, created_at = ?27, "
-                  "source = ?28 WHERE id = ?29 AND device = ?1 AND backend = ?2 AND family = ?3 AND "
+                  "source = ?28, bucket_m = ?14, bucket_n = ?15, bucket_k = ?16, bucket_batch = ?17 "
+                  "WHERE id = ?29 AND device = ?1 AND backend = ?2 AND family = ?3 AND "
                   "family_version = ?4 AND m = ?5 AND n = ?6 AND k = ?7 AND batch = ?8 AND input = ?9 AND "
-                  "output = ?10 AND accum = ?11 AND layout = ?12 AND align = ?13 AND bucket_m = ?14 AND "
-                  "bucket_n = ?15 AND bucket_k = ?16 AND bucket_batch = ?17");
+                  "output = ?10 AND accum = ?11 AND layout = ?12 AND align = ?13");
   bind_value(s);
   s.bind_int(29, old_id);
   s.run();
+  if (sqlite3_changes(db) != 1) {
+    throw sql::Error{SQLITE_CORRUPT, fmt::format("record {} vanished while it was replaced", old_id)};
+  }
   return Upsert::replaced;
 }
 
 Status checked(const Record& r, std::string_view what) {
-  if (auto e = check_record(r)) {
+  if (auto e = validate_record(r)) {
     return invalid_argument(fmt::format("{} ({} on {}): field {} {}", what, r.problem.key(), r.backend, e->field,
                                         e->why));
   }
@@ -450,8 +539,10 @@ Expected<int64_t> Store::prune(const PruneFilter& f) {
   }
   std::lock_guard lock(impl_->mu);
   try {
-    sql::WriteTxn txn(impl_->db);
-    sql::Stmt s(impl_->db, "DELETE FROM records WHERE " + where);
+    // A dry run only reads (so it works on a read-only DB too).
+    std::optional<sql::WriteTxn> txn;
+    if (!f.dry_run) txn.emplace(impl_->db);
+    sql::Stmt s(impl_->db, (f.dry_run ? "SELECT count(*) FROM records WHERE " : "DELETE FROM records WHERE ") + where);
     int i = 1;
     if (!f.older_than.empty()) s.bind_text(i++, f.older_than);
     if (!f.device.empty()) s.bind_text(i++, f.device);
@@ -459,11 +550,39 @@ Expected<int64_t> Store::prune(const PruneFilter& f) {
       s.bind_text(i++, family);
       s.bind_int(i++, version);
     }
+    if (f.dry_run) return s.step() ? s.i64(0) : int64_t(0);
     s.run();
     const int64_t deleted = sqlite3_changes(impl_->db);
     sql::exec(impl_->db, "DELETE FROM devices WHERE hash NOT IN (SELECT DISTINCT device FROM records)");
-    txn.commit();
+    txn->commit();
     return deleted;
+  } catch (const sql::Error& e) {
+    return impl_->error(e);
+  }
+}
+
+Expected<std::vector<InvalidRow>> Store::prune_invalid(bool dry_run) {
+  if (dry_run) return check();  // only reads (so it works on a read-only DB too)
+  std::lock_guard lock(impl_->mu);
+  try {
+    // One write transaction: the rows judged invalid are the rows deleted, whatever another writer does meanwhile.
+    sql::WriteTxn txn(impl_->db);
+    std::vector<InvalidRow> out;
+    {
+      sql::Stmt s(impl_->db, std::string(kSelect) + " ORDER BY r.id");
+      while (s.step()) {
+        const Row row = read_row(s);
+        if (!row.valid()) out.push_back(row.invalid());
+      }
+    }
+    for (const InvalidRow& bad : out) {
+      sql::Stmt del(impl_->db, "DELETE FROM records WHERE id = ?1");
+      del.bind_int(1, bad.id);
+      del.run();
+    }
+    sql::exec(impl_->db, "DELETE FROM devices WHERE hash NOT IN (SELECT DISTINCT device FROM records)");
+    txn.commit();
+    return out;
   } catch (const sql::Error& e) {
     return impl_->error(e);
   }
@@ -471,7 +590,9 @@ Expected<int64_t> Store::prune(const PruneFilter& f) {
 
 // ---- reading ---------------------------------------------------------------------------------------------------
 
-Expected<std::vector<Record>> Store::list(const ListFilter& f) const {
+std::string InvalidRow::describe() const { return fmt::format("record #{} ({}): {}", id, key, why); }
+
+Expected<std::vector<Record>> Store::list(const ListFilter& f, std::vector<InvalidRow>* skipped) const {
   std::string where = " WHERE 1";
   if (!f.device.empty()) where += " AND substr(r.device, 1, length(?1)) = ?1";
   if (!f.backend.empty()) where += " AND r.backend = ?2";
@@ -486,20 +607,50 @@ Expected<std::vector<Record>> Store::list(const ListFilter& f) const {
     if (!f.family.empty()) s.bind_text(3, f.family);
     if (!f.arch.empty()) s.bind_text(4, f.arch);
     std::vector<Record> out;
-    while (s.step()) out.push_back(read_record(s));
+    while (s.step()) {
+      Row row = read_row(s);
+      if (row.valid()) {
+        out.push_back(std::move(row.record));
+      } else if (skipped) {
+        skipped->push_back(row.invalid());
+      }
+    }
     return out;
   } catch (const sql::Error& e) {
     return impl_->error(e);
   }
 }
 
-Expected<std::optional<Record>> Store::get(int64_t id) const {
+Expected<std::optional<Record>> Store::get(int64_t id, std::optional<InvalidRow>* invalid) const {
   std::lock_guard lock(impl_->mu);
   try {
     sql::Stmt s(impl_->db, std::string(kSelect) + " WHERE r.id = ?1");
     s.bind_int(1, id);
     if (!s.step()) return std::optional<Record>();
-    return std::optional<Record>(read_record(s));
+    Row row = read_row(s);
+    if (!row.valid()) {
+      if (!invalid) {
+        return invalid_argument(fmt::format("{} is invalid; `tileforge db prune --invalid` removes it",
+                                            row.invalid().describe()));
+      }
+      *invalid = row.invalid();
+    }
+    return std::optional<Record>(std::move(row.record));
+  } catch (const sql::Error& e) {
+    return impl_->error(e);
+  }
+}
+
+Expected<std::vector<InvalidRow>> Store::check() const {
+  std::lock_guard lock(impl_->mu);
+  try {
+    sql::Stmt s(impl_->db, std::string(kSelect) + " ORDER BY r.id");
+    std::vector<InvalidRow> out;
+    while (s.step()) {
+      const Row row = read_row(s);
+      if (!row.valid()) out.push_back(row.invalid());
+    }
+    return out;
   } catch (const sql::Error& e) {
     return impl_->error(e);
   }
@@ -538,6 +689,7 @@ Expected<LookupResult> Store::lookup(const LookupRequest& req) const {
 
   std::vector<Record> all;
   std::vector<std::string> hashes;
+  std::vector<InvalidRow> invalid;
   {
     std::lock_guard lock(impl_->mu);
     try {
@@ -551,8 +703,14 @@ Expected<LookupResult> Store::lookup(const LookupRequest& req) const {
       s.bind_text(4, to_string(want.accum)).bind_text(5, to_string(want.layout)).bind_int(6, want.align);
       s.bind_int(7, bucket.m).bind_int(8, bucket.n).bind_int(9, bucket.k).bind_int(10, bucket.batch);
       while (s.step()) {
-        all.push_back(read_record(s));
-        hashes.push_back(s.text(30));
+        Row row = read_row(s);
+        // An invalid row is never dispatched: a median of 0 would otherwise sort first in every tier.
+        if (!row.valid()) {
+          invalid.push_back(row.invalid());
+          continue;
+        }
+        all.push_back(std::move(row.record));
+        hashes.push_back(std::move(row.hash));
       }
     } catch (const sql::Error& e) {
       return impl_->error(e);
@@ -612,6 +770,7 @@ Expected<LookupResult> Store::lookup(const LookupRequest& req) const {
   });
 
   LookupResult out;
+  out.invalid = std::move(invalid);
   const Hit hits[4] = {Hit::exact, Hit::bucket, Hit::arch, Hit::arch};
   for (int t = 0; t < 4; ++t) {
     for (const Candidate& c : tiers[t]) {
@@ -643,6 +802,10 @@ Expected<LookupResult> Store::lookup(const LookupRequest& req) const {
   note(other_family, "of a family this backend does not run here");
   note(other_version, "of another family version");
   note(int(out.rejected.size()), "refused by the backend");
+  if (!out.invalid.empty()) {
+    note(int(out.invalid.size()), fmt::format("invalid (record #{}: {}; `tileforge db check` lists them)",
+                                              out.invalid[0].id, out.invalid[0].why));
+  }
   out.reason = fmt::format("planner: no record for {} on {} ({} or another {} device) in the tuning DB{}", want.key(),
                            req.backend, where_here(req.device), req.device.arch, skipped);
   return out;

@@ -68,6 +68,18 @@ struct PruneFilter {
   std::string older_than;                   // ISO time: records created before it
   std::string device;                       // fingerprint hash (whole)
   std::map<std::string, int64_t> current;   // family -> its current version: records of older versions
+  bool dry_run = false;                     // count what would go, delete nothing
+};
+
+// A stored row that is not usable (validate_record refuses it, or a column no longer parses): never listed,
+// exported or dispatched, and replaced by any valid new result for its key. `db check` lists them, `db prune
+// --invalid` removes them.
+struct InvalidRow {
+  int64_t id = 0;
+  std::string key;  // "cuda sm80 v1 4096x4096x4096 f16->f16 acc f32 RR align 16 on NVIDIA H200 (...)", as stored
+  std::string why;  // "time_ms.median: is 0; must be a positive number"
+  // "record #7 (KEY): WHY"
+  std::string describe() const;
 };
 
 struct DeviceSummary {
@@ -104,6 +116,7 @@ struct LookupResult {
   std::optional<Record> record;      // set unless source is planner
   std::string reason;                // one line for the decision log
   std::vector<std::string> rejected; // records `accept` refused, each with its reason
+  std::vector<InvalidRow> invalid;   // rows of the bucket that failed validation: skipped, never dispatched
 
   const Config* config() const { return record ? &record->config : nullptr; }
   std::string_view config_source() const { return to_string(source); }
@@ -115,7 +128,9 @@ class Store {
  public:
   // Opens (or creates) the DB. Refused with a message naming the path and what to do: a file that is not a
   // SQLite database or fails PRAGMA quick_check ("move it away or pass --no-db"), another application's
-  // database, a schema newer than this build knows, a directory that cannot be created.
+  // database, a schema newer than this build knows, a directory that cannot be created, and for read_write a file
+  // or folder this user may not write ("is read-only"). Read-only access reads a file in a folder it may not write
+  // (SQLite's immutable mode when no writer can have left a WAL beside it).
   static Expected<Store> open(const std::string& path, const OpenOptions& options = {});
 
   Store(Store&&) noexcept;
@@ -126,19 +141,29 @@ class Store {
   int version() const;  // the file's schema version (after migration)
 
   // Keeps the best record per (device, backend, family, family version, signature): the new record replaces the
-  // stored one when its median time is lower (ties keep the stored one), or always with `force`. An empty
-  // created_at becomes now. Each call is one write transaction.
+  // stored one when its median time is lower (ties keep the stored one), when the stored one is invalid, or always
+  // with `force`. A record validate_record refuses is refused, naming the field. An empty created_at becomes now.
+  // Each call is one write transaction.
   Expected<Upsert> upsert(const Record& record, bool force = false);
   // The same for many records in one transaction (all or nothing).
   Expected<std::vector<Upsert>> upsert_all(const std::vector<Record>& records, bool force = false);
 
-  // Records in a stable order: device hash, backend, family, shape, id.
-  Expected<std::vector<Record>> list(const ListFilter& filter = {}) const;
-  // One record by its id (`db show ID`); nullopt when there is none.
-  Expected<std::optional<Record>> get(int64_t id) const;
+  // Valid records in a stable order: device hash, backend, family, shape, id. Invalid rows are left out, and
+  // appended to `skipped` when given (one bad row never hides the others).
+  Expected<std::vector<Record>> list(const ListFilter& filter = {}, std::vector<InvalidRow>* skipped = nullptr) const;
+  // One record by its id (`db show ID`); nullopt when there is none. An invalid row is refused naming why, unless
+  // `invalid` is given: then it is set, and the record is returned as far as it reads.
+  Expected<std::optional<Record>> get(int64_t id, std::optional<InvalidRow>* invalid = nullptr) const;
   Expected<std::vector<DeviceSummary>> devices() const;
-  // Deletes the records the filter selects (and devices left without records); returns how many records.
+  // Deletes the records the filter selects (and devices left without records); returns how many records (with
+  // dry_run: how many it would delete).
   Expected<int64_t> prune(const PruneFilter& filter);
+
+  // Every invalid row, by id (`db check`).
+  Expected<std::vector<InvalidRow>> check() const;
+  // Deletes every invalid row (and devices left without records) in one transaction and returns them; with
+  // dry_run, only returns them (`db prune --invalid [--dry-run]`).
+  Expected<std::vector<InvalidRow>> prune_invalid(bool dry_run = false);
 
   // The fallback chain: db-exact, db-bucket, db-arch, planner. A record of another architecture is never
   // returned. Ties are broken deterministically (see docs/TUNING-DB.md).

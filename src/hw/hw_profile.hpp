@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/expected.hpp"
@@ -86,5 +87,82 @@ struct HwProfile {
   std::optional<double> ridge_flops_per_byte(DType input, DType accum) const;
   bool operator==(const HwProfile&) const = default;
 };
+
+// ---- physical plausibility -----------------------------------------------------------------------------------------
+
+// The range a number of a chip record (or a host measurement) must lie within to describe a chip at all. The bounds
+// are deliberately generous: they must admit every real chip for years, and exist to stop a typo or a hostile record
+// (1e9 cores, a 2^62-byte cache, 1e30 TFLOP/s) from dividing by zero, overflowing or hanging the planner, and to stop
+// such a number from being printed as a prediction.
+struct Bound {
+  std::string_view field;  // as the record names it: "cores", "caches[].size_bytes"
+  double min = 0;
+  double max = 0;
+  bool zero_allowed = false;  // 0 is also accepted: the record does not know the number, or it does not apply
+  std::string_view unit;      // "", "bytes", "GB/s", ...
+  std::string_view why;       // one line: what real chips have, so a reader can judge the margin
+
+  bool admits(double v) const { return (zero_allowed && v == 0) || (v >= min && v <= max); }
+  // "1 to 65536", "0, or 0.1 to 20 GHz"
+  std::string range() const;
+  // Why `value` (as printed) is refused: "is 1e+30, outside the allowed range 0.0001 to 100000 TFLOP/s (...)".
+  std::string refusal(std::string_view value) const;
+};
+
+// Every bound, in one place. A record is checked against these when it is loaded (parse_profile) and host
+// measurements when they are read back from the host cache; the CPU backend's blocking model relies on them too.
+namespace bounds {
+inline constexpr Bound cores{"cores", 1, 65536, false, "",
+                             "CPUs have up to a few hundred cores, GPUs a few hundred SMs"};
+inline constexpr Bound boost_clock_ghz{"boost_clock_ghz", 0.1, 20, true, "GHz", "shipping parts boost to 1 to 6 GHz"};
+inline constexpr Bound vector_bits{"vector_bits", 32, 65536, true, "bits",
+                                   "SSE to AVX-512 is 128 to 512; RISC-V V allows up to 65536"};
+inline constexpr Bound smem_bytes{"smem_per_core_bytes, smem_per_block_bytes", 1024, 1ll << 30, true, "bytes",
+                                  "GPUs have 64 to 256 KiB of shared memory per SM, Ascend AI cores 512 KiB"};
+inline constexpr Bound registers_per_core{"registers_per_core", 1, 1 << 24, false, "",
+                                          "GPUs have 64 K 32-bit registers per SM, CPUs 16 to 32 vector registers"};
+inline constexpr Bound max_threads_per_core{"max_threads_per_core", 1, 65536, true, "",
+                                            "GPUs hold up to 2048 resident threads per SM, CPUs up to 8 per core"};
+inline constexpr Bound max_blocks_per_core{"max_blocks_per_core", 1, 4096, true, "",
+                                           "GPUs hold 16 to 32 resident blocks per SM"};
+inline constexpr Bound mem_bandwidth_gbps{"mem_bandwidth_gbps", 0.1, 1e6, false, "GB/s",
+                                          "one DDR4 channel gives about 20 GB/s, HBM3e stacks about 5000"};
+inline constexpr Bound bytes_per_core_cycle{"l2_, l3_, smem_bytes_per_core_cycle", 0.01, 65536, true,
+                                            "bytes per cycle",
+                                            "caches and shared memory deliver 16 to 256 bytes per core per cycle"};
+inline constexpr Bound fma_pipes{"fma_pipes", 1, 64, true, "", "cores issue 1 to 4 vector FMAs per cycle"};
+inline constexpr Bound fma_latency_cycles{"fma_latency_cycles", 1, 1024, true, "cycles",
+                                          "FMA latency is 3 to 6 cycles"};
+inline constexpr Bound load_ports_per_cycle{"load_ports_per_cycle", 1, 64, true, "",
+                                            "cores issue 2 to 4 vector loads per cycle"};
+inline constexpr Bound cache_size_bytes{"caches[].size_bytes", 1024, 16ll << 30, false, "bytes",
+                                        "L1 caches have 16 KiB and more, the largest last-level caches 1 GiB; and "
+                                        "at least ways x line_bytes"};
+inline constexpr Bound cache_ways{"caches[].ways", 1, 4096, true, "", "caches have 2 to 32 ways; 0 = unknown"};
+inline constexpr Bound cache_line_bytes{"caches[].line_bytes", 16, 4096, false, "bytes",
+                                        "cache lines are 32 to 256 bytes"};
+inline constexpr Bound cache_shared_by{"caches[].shared_by", 1, 65536, false, "", "at most every core (see cores)"};
+inline constexpr Bound matrix_unit_dim{"matrix_units[].m, n, k", 1, 4096, false, "",
+                                       "matrix instructions are 8 to 256 elements on a side"};
+inline constexpr Bound peak_tflops{"peaks[].tflops", 1e-4, 1e5, false, "TFLOP/s",
+                                   "one slow core does about 1e-2 TFLOP/s, the fastest accelerators about 5e3"};
+// Host measurements (host_measurements.hpp), in the units the host cache stores them.
+inline constexpr Bound host_fma_gflops{"fma_gflops", 1e-1, 1e8, false, "GFLOP/s", "peaks[].tflops in GFLOP/s"};
+inline constexpr Bound host_bandwidth_gbps{"bandwidth_gbps", 0.1, 1e6, false, "GB/s", "as mem_bandwidth_gbps"};
+inline constexpr Bound host_processes{"processes", 0, 1e9, false, "",
+                                      "a count of process start-ups; far below int's range"};
+// CPU threads a GEMM runs on (--threads, Options::threads): no more than cores can hold.
+inline constexpr Bound threads{"threads", 1, 65536, false, "", "as cores"};
+}  // namespace bounds
+
+// The first number of `profile` outside its bound (or a cache smaller than ways x line_bytes): the field as the JSON
+// record names it ("cores.value", "caches[1].size_bytes") and what is wrong with it ("is 4611686018427387904, outside
+// the allowed range 1024 to 17179869184 bytes (1 KiB to 16 GiB): ..."); nothing when every number is plausible.
+// parse_profile refuses a record with one; a profile built in code can be checked the same way.
+struct Implausible {
+  std::string field;
+  std::string what;
+};
+std::optional<Implausible> find_implausible(const HwProfile& profile);
 
 }  // namespace tileforge::hw

@@ -272,6 +272,9 @@ HwProfile parse_record(const json& root) {
         fail(at, fmt::format("repeats input {} with accum {}", to_string(pr.input), to_string(pr.accum)));
     p.peaks.push_back(pr);
   }
+  // Well-formed is not enough: a number no chip has (1e9 cores, a 2^62-byte cache, 1e30 TFLOP/s) would hang the
+  // planner, overflow the blocking model or be printed as a prediction. The bounds live in hw_profile.hpp.
+  if (auto bad = find_implausible(p)) fail(bad->field, bad->what);
   return p;
 }
 
@@ -391,11 +394,20 @@ UarchRecord parse_uarch_record(const json& root) {
     };
     auto int_field = [](const json& v, const std::string& f, Sign s) { return get_int32(v, f, s); };
     auto double_field = [](const json& v, const std::string& f, Sign s) { return get_number(v, f, s); };
-    u.fma_pipes = number("fma_pipes", int_field);
-    u.fma_latency_cycles = number("fma_latency_cycles", int_field);
-    u.load_ports_per_cycle = number("load_ports_per_cycle", int_field);
-    u.l2_bytes_per_core_cycle = number("l2_bytes_per_core_cycle", double_field);
-    u.l3_bytes_per_core_cycle = number("l3_bytes_per_core_cycle", double_field);
+    // The same bounds as a chip record's fields of these names: a detected CPU takes these numbers as its own.
+    auto bounded = [&](const char* key, const Bound& b, auto value) {
+      if (!b.admits(double(value))) fail(at + "." + key + ".value", b.refusal(fmt::format("{}", value)));
+      return value;
+    };
+    u.fma_pipes = bounded("fma_pipes", bounds::fma_pipes, number("fma_pipes", int_field));
+    u.fma_latency_cycles =
+        bounded("fma_latency_cycles", bounds::fma_latency_cycles, number("fma_latency_cycles", int_field));
+    u.load_ports_per_cycle =
+        bounded("load_ports_per_cycle", bounds::load_ports_per_cycle, number("load_ports_per_cycle", int_field));
+    u.l2_bytes_per_core_cycle = bounded("l2_bytes_per_core_cycle", bounds::bytes_per_core_cycle,
+                                        number("l2_bytes_per_core_cycle", double_field));
+    u.l3_bytes_per_core_cycle = bounded("l3_bytes_per_core_cycle", bounds::bytes_per_core_cycle,
+                                        number("l3_bytes_per_core_cycle", double_field));
     r.rates.push_back(std::move(u));
   }
   return r;

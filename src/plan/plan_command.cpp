@@ -6,6 +6,7 @@
 #include "backends/backend.hpp"
 #include "core/parse.hpp"
 #include "hw/hw.hpp"
+#include "hw/hw_profile.hpp"
 #include "plan/explain.hpp"
 #include "plan/planner.hpp"
 
@@ -87,6 +88,12 @@ int plan_command(const PlanCommandOptions& o, std::ostream& out, std::ostream& e
   }
   auto threads = optional_int(o.threads, "--threads", 0, 0);
   if (!threads) return fail(err, threads.status());
+  // Plans may target another chip, so the bound is the plausible one of any chip, not this host's cores; without
+  // it a huge count loops once per thread in the CPU model (issue 18: --threads 100000000 hung).
+  if (*threads > int64_t(hw::bounds::threads.max)) {
+    return fail(err, invalid_argument(fmt::format("--threads = {} is out of range (allowed: 0 for all cores, or 1 to {})",
+                                                  *threads, int64_t(hw::bounds::threads.max))));
+  }
   po.threads = int(*threads);
 
   // The chip to plan for: --profile (present or not), else the device's own. Devices that are present make their

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -60,8 +61,6 @@ inline Fingerprint h100() { return {"gpu", "NVIDIA H100 80GB HBM3", "sm_90a", 13
 inline Fingerprint a100() { return {"gpu", "NVIDIA A100-SXM4-80GB", "sm_80", 108, 1410, "550.54.15", "12.4"}; }
 inline Fingerprint epyc() { return {"cpu", "AMD EPYC 7B13", "x86-64-v3", 2, 0, "", "g++ 12.2"}; }
 
-inline Problem problem_of(const Signature& s);
-
 // A signature of a tightly stored problem; align 0 = the class such a problem has (its alignment_class).
 inline Signature sig(int64_t m, int64_t n, int64_t k, DType in = DType::f16, DType out = DType::f16,
                      Layout layout = Layout::RR, int align = 0, int64_t batch = 1) {
@@ -78,18 +77,20 @@ inline Signature sig(int64_t m, int64_t n, int64_t k, DType in = DType::f16, DTy
   return s;
 }
 
-inline Problem problem_of(const Signature& s) {
-  Problem p;
-  p.m = s.m;
-  p.n = s.n;
-  p.k = s.k;
-  p.batch = s.batch;
-  p.precision = {s.input, s.output, s.accum};
-  p.layout = s.layout;
-  return p;
+
+// Sets the timing and the TFLOP/s its median implies (validation requires the two to agree).
+inline void set_time(Record& r, Timing t) {
+  r.time = t;
+  r.tflops = 2.0 * double(r.problem.m) * double(r.problem.n) * double(r.problem.k) * double(r.problem.batch) /
+             (t.median_ms * 1e-3) / 1e12;
 }
 
-// A valid record with random config and measurements; median in [0.01, 10) ms.
+// A fast but plausible median for a signature: 10 PFLOP/s, and at least 10 ns.
+inline double fast_ms(const Signature& s) {
+  return std::max(1e-5, 2.0 * double(s.m) * double(s.n) * double(s.k) * double(s.batch) / 1e16 * 1e3);
+}
+
+// A valid record with random config and measurements; median in [0.01, 10) ms above the time 1 PFLOP/s takes.
 inline Record random_record(std::mt19937_64& rng, const Fingerprint& device, const Signature& problem,
                             std::string family = "sm80", int64_t family_version = 1) {
   std::uniform_real_distribution<double> u(0, 1);
@@ -106,7 +107,8 @@ inline Record random_record(std::mt19937_64& rng, const Fingerprint& device, con
                      {"BLOCK_K", pick({32, 64})},       {"GROUP_M", pick({1, 4, 8})},
                      {"STAGES", pick({2, 3, 4, 5})},    {"WARPS_M", pick({1, 2, 4})},
                      {"WARPS_N", pick({1, 2})},         {"VEC_BYTES", pick({4, 8, 16})}};
-  r.time.median_ms = 0.01 + 10 * u(rng);
+  r.time.median_ms = 2.0 * double(problem.m) * double(problem.n) * double(problem.k) * double(problem.batch) / 1e15 *
+                         1e3 + 0.01 + 10 * u(rng);
   r.time.min_ms = r.time.median_ms * (1 - 0.05 * u(rng));
   r.time.max_ms = r.time.median_ms * (1 + 0.2 * u(rng));
   r.time.reps = std::uniform_int_distribution<int64_t>(30, 500)(rng);

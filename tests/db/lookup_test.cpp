@@ -31,7 +31,7 @@ class DbLookup : public ::testing::Test {
   }
   Record put_with_median(const Fingerprint& f, const Signature& s, double median, std::string family = "sm80") {
     Record r = random_record(rng_, f, s, std::move(family));
-    r.time = {median, median * 0.99, median * 1.01, 100};
+    set_time(r, {median, median * 0.99, median * 1.01, 100});
     EXPECT_TRUE(store_->upsert(r));
     return r;
   }
@@ -66,8 +66,8 @@ TEST_F(DbLookup, EmptyStorePlans) {
 TEST_F(DbLookup, ExactBeatsBucketAndArch) {
   SCOPED_TRACE(::testing::Message() << "TILEFORGE_TEST_SEED=" << seed_);
   const Signature want = sig(4096, 4096, 4096);
-  put_with_median(h200("560.28.03"), want, 0.001);  // faster, but on another fingerprint
-  put_with_median(h200(), sig(4000, 4096, 4096), 0.001);
+  put_with_median(h200("560.28.03"), want, 0.05);  // faster, but on another fingerprint
+  put_with_median(h200(), sig(4000, 4096, 4096), 0.05);
   const Record exact = put_with_median(h200(), want, 5.0);
   LookupResult r = find(h200(), want);
   EXPECT_EQ(r.source, Hit::exact);
@@ -141,7 +141,8 @@ TEST_F(DbLookup, BucketTiesAreBrokenDeterministically) {
     auto store = Store::open(dir.file("t.db"));
     ASSERT_TRUE(store);
     Record ra = random_record(rng_, h200(), a), rb = random_record(rng_, h200(), b);
-    ra.time = rb.time = {1.0, 0.9, 1.1, 50};  // equal medians too: the smaller shape (M first) wins
+    set_time(ra, {1.0, 0.9, 1.1, 50});  // equal medians too: the smaller shape (M first) wins
+    set_time(rb, {1.0, 0.9, 1.1, 50});
     ASSERT_TRUE(store->upsert(a_first ? ra : rb));
     ASSERT_TRUE(store->upsert(a_first ? rb : ra));
     auto r = store->lookup({h200(), "cuda", problem_of(want), {{"sm80", 1}}, nullptr});
@@ -149,7 +150,7 @@ TEST_F(DbLookup, BucketTiesAreBrokenDeterministically) {
     EXPECT_EQ(r->record->problem, b) << "inserted " << (a_first ? "a first" : "b first");
     // Now make a faster: the median decides before the shape.
     Record faster = ra;
-    faster.time = {0.5, 0.4, 0.6, 50};
+    set_time(faster, {0.5, 0.4, 0.6, 50});
     ASSERT_TRUE(store->upsert(faster));
     r = store->lookup({h200(), "cuda", problem_of(want), {{"sm80", 1}}, nullptr});
     EXPECT_EQ(r->record->problem, a);
@@ -193,7 +194,7 @@ TEST_F(DbLookup, AnotherArchitectureIsNeverUsed) {
   std::uniform_int_distribution<int64_t> d(16, 8192);
   std::vector<Signature> shapes;
   for (int i = 0; i < 30; ++i) shapes.push_back(sig(d(rng_), d(rng_), d(rng_)));
-  for (const Signature& s : shapes) put_with_median(a100(), s, 1e-6);
+  for (const Signature& s : shapes) put_with_median(a100(), s, fast_ms(s));
   for (const Signature& s : shapes) {
     LookupResult r = find(h200(), s);
     EXPECT_EQ(r.source, Hit::planner) << s.key();
@@ -272,9 +273,7 @@ TEST_F(DbLookup, LegalInUsesTheBackendsParameterSpace) {
   const Signature want = sig(1024, 1024, 1024);
   Record fits = random_record(rng_, h200(), sig(1000, 1024, 1024));
   fits.config.params = {{"BLOCK_M", 128}, {"STAGES", 3}};
-  fits.time.median_ms = 9;  // slower than the others, but the only legal one
-  fits.time.min_ms = 8;
-  fits.time.max_ms = 10;
+  set_time(fits, {9, 8, 10, 100});  // slower than the others, but the only legal one
   Record too_deep = random_record(rng_, h200(), want);
   too_deep.config.params = {{"BLOCK_M", 128}, {"STAGES", 4}};
   Record unknown = random_record(rng_, h200(), sig(1020, 1024, 1024));

@@ -267,12 +267,10 @@ TEST(DbUpsert, KeepsTheBestMedianPerKey) {
 
   // An equal median keeps the stored record; force replaces even a slower one.
   Record same = random_record(rng, h200(), s);
-  same.time = best_record.time;
+  set_time(same, best_record.time);
   EXPECT_EQ(*store->upsert(same), Upsert::kept);
   Record slower = random_record(rng, h200(), s);
-  slower.time.median_ms = best * 3;
-  slower.time.min_ms = best * 2;
-  slower.time.max_ms = best * 4;
+  set_time(slower, {best * 3, best * 2, best * 4, 50});
   EXPECT_EQ(*store->upsert(slower, /*force=*/true), Upsert::replaced);
   expect_same(without_id((*store->list())[0]), slower);
 }
@@ -292,12 +290,12 @@ TEST(DbUpsert, EveryKeyPartSeparatesRecords) {
   variants[6].problem.layout = Layout::RC;
   variants[7].problem.align = 8;
   variants[8].problem.batch = 2;
+  for (Record& v : variants) set_time(v, v.time);  // the TFLOP/s of the changed shapes
   for (const Record& v : variants) EXPECT_EQ(*store->upsert(v), Upsert::inserted) << v.problem.key();
   EXPECT_EQ(store->list()->size(), variants.size());
   // The same nine again, slower: all kept.
   for (Record v : variants) {
-    v.time.median_ms *= 2;
-    v.time.max_ms *= 2;
+    set_time(v, {v.time.median_ms * 2, v.time.min_ms, v.time.max_ms * 2, v.time.reps});
     EXPECT_EQ(*store->upsert(v), Upsert::kept);
   }
 }

@@ -121,6 +121,14 @@ TEST(PlanCommand, BadOptionsExitTwo) {
   o = seed();
   o.family = "cpu-avx2";
   EXPECT_EQ(run(o).rc, 2);
+
+  // A thread count no chip has is refused before planning (it used to loop once per thread: issue 18).
+  o = seed();
+  o.profile = "generic-avx2";
+  o.threads = "100000000";
+  r = run(o);
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("--threads = 100000000 is out of range"), std::string::npos) << r.err;
 }
 
 TEST(PlanCommand, CpuProfileWithThreads) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <ostream>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -35,5 +36,8 @@ Problem make_problem(int64_t m, int64_t n, int64_t k, Layout layout = Layout::RR
 // An empty folder for the running test: the test temp dir / `prefix` + the test's name ('/' of parameterized names
 // made '_'), removed first if an earlier run left it. The caller removes it when done.
 std::filesystem::path fresh_test_dir(std::string_view prefix);
+
+// The whole file as bytes ("" when it cannot be read).
+std::string read_file(const std::filesystem::path& path);
 
 }  // namespace tileforge::testing

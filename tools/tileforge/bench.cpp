@@ -80,7 +80,7 @@ int run_bench(const BenchArgs& a) {
                                                          : table;
   int code = emit(verb, out, content);
   if (code != kExitOk) return code;
-  if (out && !a.output.quiet) std::fwrite(table.data(), 1, table.size(), stdout);
+  if (out && !a.output.quiet) write_stdout(table);
   return failed ? kExitFailure : kExitOk;
 }
 

@@ -1,9 +1,11 @@
-// `tileforge db`: list, show, export, import and prune the records of the tuning DB.
+// `tileforge db`: list, show, export, import, check and prune the records of the tuning DB.
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <system_error>
@@ -15,6 +17,7 @@
 #include "dispatch/dispatch.hpp"
 #include "db/exchange.hpp"
 #include "db/store.hpp"
+#include "hw/hw.hpp"
 #include "options.hpp"
 #include "plan/kernel_family.hpp"
 #include "plan/candidates.hpp"
@@ -57,6 +60,13 @@ struct PruneArgs {
   DbArgs db;
   std::string older_than, device;
   bool stale_versions = false;
+  bool invalid = false;
+  bool dry_run = false;
+};
+
+struct CheckArgs {
+  DbArgs db;
+  std::string format = "text";
 };
 
 struct Args {
@@ -65,7 +75,113 @@ struct Args {
   ExportArgs exp;
   ImportArgs imp;
   PruneArgs prune;
+  CheckArgs check;
 };
+
+// ---- what this build knows: the tuning DB's checks of names and parameters -------------------------------------
+
+// The device kind of a backend's fingerprints (db::Fingerprint::kind): "cpu" for the CPU backend, "gpu" for every
+// accelerator backend. A backend this build has families for but does not compile (cuda without the toolkit) is
+// judged by its name.
+std::string kind_of_backend(std::string_view backend) {
+  if (const Backend* b = find_backend(backend)) return b->device_kind() == "cpu" ? "cpu" : "gpu";
+  return backend == "cpu" ? "cpu" : "gpu";
+}
+
+// A compiled-in chip profile standing for a record's chip, to check its parameters on: for a GPU, the profile that
+// names it (match_names) with the same arch, since its limits (shared memory, registers) decide what is legal; for
+// a CPU, one of the same arch (the CPU families' spaces depend on the problem alone). nullptr when none: the
+// parameters are then checked only on the running device, by dispatch, before a record is used.
+const hw::HwProfile* profile_for(const db::Fingerprint& f) {
+  static const std::vector<hw::HwProfile> builtin = [] {
+    std::vector<hw::HwProfile> out;
+    for (const std::string& name : hw::builtin_profile_names())
+      if (auto p = hw::load_profile(name)) out.push_back(std::move(*p));
+    return out;
+  }();
+  for (const hw::HwProfile& p : builtin) {
+    if (p.kind != f.kind || p.arch != f.arch) continue;
+    if (f.kind == "cpu" || std::find(p.match_names.begin(), p.match_names.end(), f.name) != p.match_names.end()) {
+      return &p;
+    }
+  }
+  return nullptr;
+}
+
+// A problem of the record's signature: tight leading dimensions rounded up to its alignment class, so that the
+// family's space sees the vector widths the record was tuned with (a tight 66-wide f32 problem has class 8, a
+// record of class 16 came from a padded one).
+Problem problem_for(const db::Signature& s) {
+  Problem p = db::problem_of(s);
+  const Problem tight = p.normalized();
+  auto up = [](int64_t v, int64_t step) { return (v + step - 1) / step * step; };
+  const int64_t in_step = std::max<int64_t>(1, s.align / int64_t(size_of(s.input)));
+  const int64_t out_step = std::max<int64_t>(1, s.align / int64_t(size_of(s.output)));
+  p.lda = up(tight.lda, in_step);
+  p.ldb = up(tight.ldb, in_step);
+  p.ldc = up(tight.ldc, out_step);
+  return p;
+}
+
+// The family's space for a problem on a profile, kept: `db list` checks every record, many of one shape.
+ParamSpace space_for(const plan::KernelFamily& family, const Problem& p, const hw::HwProfile& profile, int cores) {
+  static std::mutex mu;
+  static std::map<std::string, ParamSpace> cache;
+  const std::string key = fmt::format("{}|{}|{}|{}", family.name(), p.describe(), profile.name, cores);
+  std::lock_guard lock(mu);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    it = cache.emplace(key, family.candidates(p, profile, family.plans_threads() ? std::max(1, cores) : 0).space)
+             .first;
+  }
+  return it->second;
+}
+
+// The checks the DB layer cannot make itself (it sits below the family registry): a backend and device kind this
+// build knows, a registered family of that backend that takes the problem, and, for the family's current version
+// on a chip with a compiled-in profile, parameters its space allows.
+std::optional<db::FieldError> check_against_build(const db::Record& r) {
+  std::set<std::string> backends;
+  for (const plan::KernelFamily* f : plan::families()) backends.insert(std::string(f->backend()));
+  if (!backends.count(r.backend)) {
+    return db::FieldError{"backend", fmt::format("'{}' is not a tileforge backend (allowed: {})", r.backend,
+                                                 fmt::join(backends, ", "))};
+  }
+  if (const std::string kind = kind_of_backend(r.backend); r.device.kind != kind) {
+    return db::FieldError{"device.kind", fmt::format("is {}; backend {} runs on {} devices", r.device.kind,
+                                                     r.backend, kind)};
+  }
+  const plan::KernelFamily* family = plan::find_family(r.family());
+  if (!family) {
+    return db::FieldError{"config.family", fmt::format("'{}' is not a kernel family of this build (allowed: {})",
+                                                       r.family(), fmt::join(plan::family_names(), ", "))};
+  }
+  if (family->backend() != r.backend) {
+    return db::FieldError{"config.family", fmt::format("{} runs on backend {}, not {}", r.family(),
+                                                       family->backend(), r.backend)};
+  }
+  // Parameters mean what the family's current version declares; a record of another version is stale (never
+  // dispatched; `db prune --stale-versions` removes it), not invalid.
+  if (r.family_version != family->version()) return std::nullopt;
+  const Problem p = problem_for(r.problem);
+  if (const plan::SupportGap gap = family->supports(p); !gap.empty()) {
+    return db::FieldError{"problem", fmt::format("{} does not take it: {}", r.family(), gap.why)};
+  }
+  const hw::HwProfile* profile = profile_for(r.device);
+  if (!profile) return std::nullopt;  // limits of a chip without a compiled-in profile: checked where it runs
+  if (Status legal = space_for(*family, p, *profile, r.device.cores).check(r.config); !legal) {
+    return db::FieldError{"config", fmt::format("{} (the {} space for {} on {})", legal.message(), r.family(),
+                                                r.problem.shape(), profile->name)};
+  }
+  return std::nullopt;
+}
+
+// NOTE: installed when the tool starts, before any verb opens a DB, so that tune's writes, imports and every read
+// (dispatch included) apply the same rules.
+const bool kRulesInstalled = [] {
+  db::set_record_rules(check_against_build);
+  return true;
+}();
 
 Expected<db::Location> location_from(const DbArgs& args) {
   auto request = db_request_from(args);
@@ -148,15 +264,31 @@ Expected<db::ListFilter> filter_from(const FilterArgs& f, const std::vector<db::
 struct Opened {
   std::optional<db::Store> store;
   std::vector<db::Record> all;
+  std::vector<db::InvalidRow> skipped;  // invalid rows, left out of `all`
 };
+
+// One warning line per invalid row a reading verb left out, and what to do about them.
+void warn_skipped(const db::Location& where, const std::vector<db::InvalidRow>& skipped) {
+  for (const db::InvalidRow& bad : skipped) {
+    std::fprintf(stderr, "tileforge: warning: tuning DB %s: skipped invalid %s\n", where.path.c_str(),
+                 bad.describe().c_str());
+  }
+  if (!skipped.empty()) {
+    std::fprintf(stderr,
+                 "tileforge: warning: %zu invalid record%s skipped (never dispatched); `tileforge db check` lists "
+                 "them, `tileforge db prune --invalid` removes them\n",
+                 skipped.size(), skipped.size() == 1 ? "" : "s");
+  }
+}
 
 Expected<Opened> open_for_reading(const db::Location& where) {
   Opened o;
   if (!file_exists(where.path)) return o;
   auto store = open_existing(where);
   if (!store) return store.status();
-  auto all = store->list();
+  auto all = store->list({}, &o.skipped);
   if (!all) return all.status();
+  warn_skipped(where, o.skipped);
   o.all = std::move(*all);
   o.store = std::move(*store);
   return o;
@@ -300,7 +432,8 @@ int run_show(const ShowArgs& a) {
   if (!file_exists(where->path)) return fail(verb, not_available(no_db_yet(*where)));
   auto store = open_existing(*where);
   if (!store) return fail(verb, store.status());
-  auto record = store->get(id);
+  std::optional<db::InvalidRow> invalid;
+  auto record = store->get(id, &invalid);
   if (!record) return fail(verb, record.status());
   if (!*record) {
     return fail(verb, invalid_argument(fmt::format("ID {}: no such record in {} (`tileforge db list` shows the ids)", id,
@@ -309,10 +442,16 @@ int run_show(const ShowArgs& a) {
   const db::Record& r = **record;
   std::string out;
   if (a.format == "json") {
-    out = record_json(r).dump(1) + "\n";
+    ojson j = record_json(r);
+    if (invalid) j["invalid"] = invalid->why;
+    out = j.dump(1) + "\n";
   } else {
     const auto current = dispatch::current_family_versions();
     out += fmt::format("record #{} in {}\n", r.id, where->path);
+    if (invalid) {
+      out += fmt::format("  INVALID     {} (never dispatched; `tileforge db prune --invalid` removes it)\n",
+                         invalid->why);
+    }
     out += fmt::format("  device      {} [{}]\n", r.device.describe(), r.device.hash());
     out += fmt::format("  backend     {}\n", r.backend);
     out += fmt::format("  family      {} v{} ({})\n", r.family(), r.family_version, version_note(r, current));
@@ -403,11 +542,66 @@ Expected<std::string> cutoff_from(const std::string& text) {
   return db::iso_time(now - seconds);
 }
 
+// The DB a prune works on and where it is, or the exit code when there is none (nothing to prune) or it cannot be
+// opened. A dry run only reads: it works on a DB this user may not write.
+struct PruneTarget {
+  db::Location where;
+  std::optional<db::Store> store;
+  int exit = 0;
+};
+PruneTarget prune_target(std::string_view verb, const PruneArgs& a) {
+  PruneTarget t;
+  auto where = location_from(a.db);
+  if (!where) {
+    t.exit = fail(verb, where.status());
+    return t;
+  }
+  t.where = *where;
+  std::optional<bench::OutputFile> none;
+  if (!file_exists(where->path)) {
+    t.exit = emit(verb, none, no_db_yet(*where) + "; nothing to prune\n");
+    return t;
+  }
+  auto store = a.dry_run ? open_existing(*where) : db::Store::open(where->path);
+  if (!store) {
+    t.exit = fail(verb, store.status());
+    return t;
+  }
+  t.store.emplace(std::move(*store));
+  return t;
+}
+
+// `db prune --invalid [--dry-run]`: every row validation refuses, listed as it goes.
+int run_prune_invalid(const PruneArgs& a) {
+  constexpr std::string_view verb = "db prune";
+  PruneTarget t = prune_target(verb, a);
+  if (!t.store) return t.exit;
+  const db::Location* where = &t.where;
+  std::optional<bench::OutputFile> none;
+  auto* store = &*t.store;
+  auto rows = store->prune_invalid(a.dry_run);
+  if (!rows) return fail(verb, rows.status());
+  std::string out;
+  for (const db::InvalidRow& bad : *rows) {
+    out += fmt::format("{} {}\n", a.dry_run ? "would prune" : "pruned", bad.describe());
+  }
+  out += fmt::format("{} {} invalid record{} from {}\n", a.dry_run ? "would prune" : "pruned", rows->size(),
+                     rows->size() == 1 ? "" : "s", where->path);
+  return emit(verb, none, out);
+}
+
 int run_prune(const PruneArgs& a) {
   constexpr std::string_view verb = "db prune";
+  if (a.invalid) {
+    if (!a.older_than.empty() || !a.device.empty() || a.stale_versions) {
+      return fail(verb, invalid_argument("--invalid removes every invalid record and takes no other criterion "
+                                         "(allowed with it: --dry-run, --db); nothing was deleted"));
+    }
+    return run_prune_invalid(a);
+  }
   if (a.older_than.empty() && a.device.empty() && !a.stale_versions) {
-    return fail(verb, invalid_argument("give at least one of --older-than, --device, --stale-versions (all given "
-                                       "must hold for a record to go); nothing was deleted"));
+    return fail(verb, invalid_argument("give at least one of --older-than, --device, --stale-versions, --invalid "
+                                       "(all given must hold for a record to go); nothing was deleted"));
   }
   db::PruneFilter filter;
   if (!a.older_than.empty()) {
@@ -422,12 +616,11 @@ int run_prune(const PruneArgs& a) {
     prefix = *p;
   }
   if (a.stale_versions) filter.current = dispatch::current_family_versions();
-  auto where = location_from(a.db);
-  if (!where) return fail(verb, where.status());
+  PruneTarget t = prune_target(verb, a);
+  if (!t.store) return t.exit;
+  const db::Location* where = &t.where;
   std::optional<bench::OutputFile> none;
-  if (!file_exists(where->path)) return emit(verb, none, no_db_yet(*where) + "; nothing to prune\n");
-  auto store = db::Store::open(where->path);
-  if (!store) return fail(verb, store.status());
+  auto* store = &*t.store;
   if (!prefix.empty()) {
     // A prefix must name exactly one fingerprint: pruning the wrong machine's records cannot be undone.
     auto devices = store->devices();
@@ -446,9 +639,56 @@ int run_prune(const PruneArgs& a) {
     }
     filter.device = matches.front();
   }
+  filter.dry_run = a.dry_run;
   auto removed = store->prune(filter);
   if (!removed) return fail(verb, removed.status());
-  return emit(verb, none, fmt::format("pruned {} record{} from {}\n", *removed, *removed == 1 ? "" : "s", where->path));
+  return emit(verb, none, fmt::format("{} {} record{} from {}\n", a.dry_run ? "would prune" : "pruned", *removed,
+                                      *removed == 1 ? "" : "s", where->path));
+}
+
+// ---- check -----------------------------------------------------------------------------------------------------
+
+int run_check(const CheckArgs& a) {
+  constexpr std::string_view verb = "db check";
+  if (a.format != "text" && a.format != "json") {
+    return fail(verb, invalid_argument(fmt::format("--format '{}' is not known (allowed: text, json)", a.format)));
+  }
+  auto where = location_from(a.db);
+  if (!where) return fail(verb, where.status());
+  std::optional<bench::OutputFile> none;
+  std::vector<db::InvalidRow> bad;
+  std::size_t valid = 0;
+  const bool exists = file_exists(where->path);
+  if (exists) {
+    auto store = open_existing(*where);
+    if (!store) return fail(verb, store.status());
+    auto records = store->list({}, &bad);
+    if (!records) return fail(verb, records.status());
+    valid = records->size();
+    std::sort(bad.begin(), bad.end(), [](const auto& x, const auto& y) { return x.id < y.id; });
+  }
+  std::string out;
+  if (a.format == "json") {
+    ojson doc;
+    doc["db"] = where->path;
+    doc["exists"] = exists;
+    doc["valid"] = valid;
+    doc["invalid"] = ojson::array();
+    for (const db::InvalidRow& b : bad) doc["invalid"].push_back({{"id", b.id}, {"key", b.key}, {"why", b.why}});
+    out = doc.dump(1) + "\n";
+  } else if (!exists) {
+    out = no_db_yet(*where) + "; nothing to check\n";
+  } else {
+    out = fmt::format("tuning DB {}: {} valid record{}, {} invalid\n", where->path, valid, valid == 1 ? "" : "s",
+                      bad.size());
+    for (const db::InvalidRow& b : bad) out += fmt::format("  {}\n", b.describe());
+    if (!bad.empty()) {
+      out += "invalid records are never dispatched and never block a new result; `tileforge db prune --invalid` "
+             "removes them\n";
+    }
+  }
+  if (int code = emit(verb, none, out); code != kExitOk) return code;
+  return bad.empty() ? kExitOk : kExitFailure;
 }
 
 void add_filter_options(CLI::App& app, FilterArgs& f) {
@@ -462,8 +702,8 @@ void add_filter_options(CLI::App& app, FilterArgs& f) {
 Command add_db_command(CLI::App& parent) {
   auto args = std::make_shared<Args>();
   CLI::App* app = parent.add_subcommand(
-      "db", "List, show, export, import and prune the tuning DB's records (the DB: --db PATH, else $TILEFORGE_DB, "
-            "else $XDG_CACHE_HOME/tileforge/tune.db or ~/.cache/tileforge/tune.db)");
+      "db", "List, show, export, import, check and prune the tuning DB's records (the DB: --db PATH, else "
+            "$TILEFORGE_DB, else $XDG_CACHE_HOME/tileforge/tune.db or ~/.cache/tileforge/tune.db)");
   // No require_subcommand: a bare `tileforge db` is answered below with the subcommands named.
   app->require_subcommand(0, 1);
 
@@ -482,7 +722,9 @@ Command add_db_command(CLI::App& parent) {
   add_db_options(*exp, args->exp.db, false);
   add_filter_options(*exp, args->exp.filter);
   exp->add_option("--format", args->exp.format, "json or triton (default: json)")->type_name("FORMAT");
-  exp->add_option("--out", args->exp.out, "write to FILE (atomically: whole or not at all); default: stdout")
+  exp->add_option("--out", args->exp.out,
+                  "write to FILE (atomically: whole or not at all; a device or FIFO in place, - for stdout; "
+                  "docs/RELIABILITY.md); default: stdout")
       ->type_name("FILE");
 
   CLI::App* imp = app->add_subcommand(
@@ -501,15 +743,24 @@ Command add_db_command(CLI::App& parent) {
       ->type_name("HASH");
   prune->add_flag("--stale-versions", args->prune.stale_versions,
                   "records of a kernel family version older than the one this build runs (never dispatched)");
+  prune->add_flag("--invalid", args->prune.invalid,
+                  "every record `db check` reports as invalid (alone: no other criterion)");
+  prune->add_flag("--dry-run", args->prune.dry_run, "say what would go; delete nothing");
 
-  return {app, [args, list, show, exp, imp, prune]() -> int {
+  CLI::App* check = app->add_subcommand(
+      "check", "Validate every record; list the invalid ones (exit 1 when there are any)");
+  add_db_options(*check, args->check.db, false);
+  check->add_option("--format", args->check.format, "text or json (default: text)")->type_name("FORMAT");
+
+  return {app, [args, list, show, exp, imp, prune, check]() -> int {
             if (list->parsed()) return run_list(args->list);
             if (show->parsed()) return run_show(args->show);
             if (exp->parsed()) return run_export(args->exp);
             if (imp->parsed()) return run_import(args->imp);
             if (prune->parsed()) return run_prune(args->prune);
-            return fail("db", invalid_argument("a subcommand is required (allowed: list, show, export, import, prune; "
-                                               "run 'tileforge db --help')"));
+            if (check->parsed()) return run_check(args->check);
+            return fail("db", invalid_argument("a subcommand is required (allowed: list, show, export, import, "
+                                               "check, prune; run 'tileforge db --help')"));
           }};
 }
 

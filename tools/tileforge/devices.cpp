@@ -85,7 +85,7 @@ int run_devices(const DevicesArgs& a) {
     doc["builtin_profiles"] = hw::builtin_profile_names();
     doc["builtin_suites"] = bench::builtin_suite_names();
     const std::string text = doc.dump(1) + "\n";
-    std::fwrite(text.data(), 1, text.size(), stdout);
+    write_stdout(text);
     return kExitOk;
   }
 
@@ -134,7 +134,7 @@ int run_devices(const DevicesArgs& a) {
   }
   line("profiles", fmt::format("{}", fmt::join(hw::builtin_profile_names(), ", ")));
   line("suites", fmt::format("{}", fmt::join(bench::builtin_suite_names(), ", ")));
-  std::fwrite(out.data(), 1, out.size(), stdout);
+  write_stdout(out);
   return kExitOk;
 }
 

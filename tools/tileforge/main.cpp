@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
-    return app.exit(e);  // --help, --version: printed on stdout, exit 0
+    return check_stdout(app.exit(e));  // --help, --version: printed on stdout, exit 0
   } catch (const CLI::ParseError& e) {
     // Usage errors: one line on stderr naming the argument, nothing on stdout, exit 2.
     std::fprintf(stderr, "tileforge: error: %s\n(run 'tileforge --help' or 'tileforge VERB --help')\n", e.what());
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   }
   try {
     for (const Command& c : commands) {
-      if (c.app->parsed()) return c.run();
+      if (c.app->parsed()) return check_stdout(c.run());
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tileforge: error: %s\n", e.what());

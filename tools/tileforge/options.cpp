@@ -3,16 +3,20 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <iostream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "bench/suite.hpp"
 #include "core/parse.hpp"
+#include "hw/hw.hpp"
 
 namespace tileforge::cli {
 namespace {
@@ -47,6 +51,19 @@ Expected<double> scalar(const std::string& text, const char* name) {
   return v;
 }
 
+// An option given an empty value (--dtype "", often an unset shell variable) would read as "not given" and fall back
+// to the default without a word: it is refused, by name, when the command line is parsed.
+void refuse_empty_values(CLI::App& app, std::initializer_list<const char*> names) {
+  static const CLI::Validator non_empty(
+      [](std::string& value) {
+        return value.empty() ? std::string("is empty (allowed: a value; or leave the option out for its default)")
+                             : std::string();
+      },
+      "", "non-empty");
+  for (const char* name : names)
+    if (CLI::Option* o = app.get_option_no_throw(name)) o->check(non_empty);
+}
+
 }  // namespace
 
 void add_problem_options(CLI::App& app, ProblemArgs& a, ProblemFlags which) {
@@ -79,6 +96,8 @@ void add_problem_options(CLI::App& app, ProblemArgs& a, ProblemFlags which) {
     app.add_option("--alpha", a.alpha, "alpha (default: 1)")->type_name("X");
     app.add_option("--beta", a.beta, "beta (default: 0)")->type_name("X");
   }
+  refuse_empty_values(app, {"--shape", "--suite", "--dtype", "--out-dtype", "--accum", "--layout", "--lda", "--ldb",
+                            "--ldc", "--batch", "--alpha", "--beta"});
 }
 
 void add_device_options(CLI::App& app, DeviceArgs& a) {
@@ -86,18 +105,21 @@ void add_device_options(CLI::App& app, DeviceArgs& a) {
   app.add_option("--profile", a.profile, "chip record for planning and peaks: a builtin name or a JSON file "
                                          "(default: the running device's)")
       ->type_name("NAME|FILE");
-  app.add_option("--threads", a.threads, "CPU threads (default: all cores)")->type_name("N");
+  app.add_option("--threads", a.threads, "CPU threads: 1 to the CPUs this process may run on (default: all cores)")
+      ->type_name("N");
+  refuse_empty_values(app, {"--device", "--profile", "--threads"});
 }
 
 void add_output_options(CLI::App& app, OutputArgs& a, const std::vector<std::string>& formats, bool with_out) {
   app.add_option("--format", a.format, fmt::format("output format: {} (default: table)", fmt::join(formats, ", ")))
       ->type_name("FORMAT");
   if (with_out) {
-    app.add_option("--out", a.out, "write the report to FILE (atomically: whole or not at all); the table still "
-                                   "goes to stdout")
+    app.add_option("--out", a.out, "write the report to FILE (atomically: whole or not at all; a device or FIFO "
+                                   "in place, - for stdout; docs/RELIABILITY.md); the table still goes to stdout")
         ->type_name("FILE");
   }
   app.add_flag("--quiet,-q", a.quiet, "no progress on stderr");
+  refuse_empty_values(app, {"--format", "--out"});
 }
 
 void add_run_options(CLI::App& app, RunArgs& a, bool with_timing) {
@@ -110,6 +132,7 @@ void add_run_options(CLI::App& app, RunArgs& a, bool with_timing) {
     app.add_option("--min-time", a.min_time, "timed seconds per backend, at least (default: 0.1)")->type_name("S");
     app.add_option("--max-time", a.max_time, "cap on timed seconds per backend (default: 10)")->type_name("S");
   }
+  refuse_empty_values(app, {"--set", "--seed", "--min-reps", "--min-time", "--max-time"});
   add_db_options(app, a.db, true);
 }
 
@@ -130,7 +153,11 @@ void add_db_options(CLI::App& app, DbArgs& a, bool with_no_db) {
 Expected<Device> open_device_from(const DeviceArgs& a) {
   int threads = 0;
   if (!a.threads.empty()) {
-    auto t = int_in_range(a.threads, "--threads", 0, 4096, "0 for all cores, or 1 to 4096");
+    // Threads run on this host's CPUs, whichever chip --profile plans for: more than it has only time-slice (and a
+    // count such as 100000000 would try to start them all).
+    const int cpus = std::min(hw::usable_cpu_count(), int(hw::bounds::threads.max));
+    auto t = int_in_range(a.threads, "--threads", 0, cpus,
+                          fmt::format("0 for all cores, or 1 to {}, the CPUs this process may run on", cpus));
     if (!t) return t.status();
     threads = int(*t);
   }
@@ -308,9 +335,34 @@ int emit(std::string_view verb, std::optional<bench::OutputFile>& out, const std
     if (Status s = out->commit(content); !s) return fail(verb, s);
     return kExitOk;
   }
-  std::fwrite(content.data(), 1, content.size(), stdout);
-  std::fflush(stdout);
+  write_stdout(content);
   return kExitOk;
+}
+
+namespace {
+int g_stdout_errno = 0;  // the cause of the first failed write to stdout
+}  // namespace
+
+void write_stdout(std::string_view text) {
+  if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() && g_stdout_errno == 0) {
+    g_stdout_errno = errno != 0 ? errno : EIO;
+  }
+  if (std::fflush(stdout) != 0 && g_stdout_errno == 0) g_stdout_errno = errno != 0 ? errno : EIO;
+}
+
+int check_stdout(int code) {
+  std::cout.flush();
+  int err = g_stdout_errno;
+  errno = 0;
+  if (std::fflush(stdout) != 0 && err == 0) err = errno != 0 ? errno : EIO;
+  if (err == 0 && !std::ferror(stdout) && std::cout.good()) return code;
+  // NOTE: without a cause, stdio lost it: an earlier buffered write failed, and a later flush had nothing to retry.
+  if (err != 0) {
+    std::fprintf(stderr, "tileforge: error: writing standard output: %s\n", std::strerror(err));
+  } else {
+    std::fprintf(stderr, "tileforge: error: writing standard output failed\n");
+  }
+  return code == kExitOk ? kExitFailure : code;
 }
 
 bool show_progress(const OutputArgs& a) { return !a.quiet && isatty(STDERR_FILENO); }

@@ -99,6 +99,13 @@ int fail(std::string_view verb, const Status& status);
 // Writes `content` to --out atomically (the file was created up front) or to stdout.
 int emit(std::string_view verb, std::optional<bench::OutputFile>& out, const std::string& content);
 
+// Writes `text` to stdout and flushes it; a failure is remembered (with its cause, which stdio does not keep) for
+// check_stdout, so that every verb's output goes through one check.
+void write_stdout(std::string_view text);
+// Run by main after the verb: flushes stdout and std::cout, and when anything could not be written (a full disk, a
+// closed file) says so on stderr and returns a failing exit status (the verb's own when it failed already).
+int check_stdout(int code);
+
 // Progress goes to stderr only when it is a terminal and --quiet was not given.
 bool show_progress(const OutputArgs& args);
 // On a GPU, compiles every plan's kernel on all host cores before anything runs (NVRTC time then overlaps instead

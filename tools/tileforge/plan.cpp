@@ -1,6 +1,7 @@
 // `tileforge plan`: the planner's analysis, choice, alternatives and rejections for a shape on any chip profile.
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 
@@ -34,7 +35,13 @@ Command add_plan_command(CLI::App& parent) {
   app->add_option("--format", o->format, "text, table or json (default text)");
   app->add_option("--top", o->top, "alternatives to show (default 5)");
   app->add_flag("--all-rejected", o->all_rejected, "list every rejected candidate, not a few per reason");
-  return {app, [o] { return plan::plan_command(*o, std::cout, std::cerr); }};
+  return {app, [o] {
+    // Collected, then written once: write_stdout keeps the cause of a failed write for main's check.
+    std::ostringstream out;
+    const int code = plan::plan_command(*o, out, std::cerr);
+    write_stdout(out.str());
+    return code;
+  }};
 }
 
 }  // namespace tileforge::cli

@@ -141,7 +141,7 @@ int run_tune(const TuneArgs& a) {
   if (out) {
     // As bench: with --out the report goes to the file and the table for people still goes to stdout.
     const std::string table = tune::to_table(results);
-    std::fwrite(table.data(), 1, table.size(), stdout);
+    write_stdout(table);
   }
   return failed ? kExitFailure : kExitOk;
 }

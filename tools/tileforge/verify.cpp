@@ -140,7 +140,7 @@ int run_verify(const VerifyArgs& a) {
   const std::string table = to_table(env, results);
   int code = emit(verb, out, a.output.format == "json" ? to_json(env, results) : table);
   if (code != kExitOk) return code;
-  if (out && !a.output.quiet) std::fwrite(table.data(), 1, table.size(), stdout);
+  if (out && !a.output.quiet) write_stdout(table);
   return all_pass ? kExitOk : kExitFailure;
 }
 

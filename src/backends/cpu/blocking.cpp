@@ -28,6 +28,13 @@ CacheGeometry cache_geometry(const hw::HwProfile& profile, int level) {
   g.size_bytes = c->size_bytes;
   if (c->ways > 0) g.ways = c->ways;
   if (c->line_bytes > 0) g.line_bytes = c->line_bytes;
+  // NOTE: parse_profile refuses such records (hw::find_implausible), but a profile detected or built in code is not
+  // parsed: a cache without one set (smaller than ways x line, e.g. 4 KiB with the default 8 ways of 1 KiB lines)
+  // would divide by zero below, and one beyond the bounds would overflow int64_t. It is treated as absent.
+  if (!hw::bounds::cache_size_bytes.admits(double(g.size_bytes)) || !hw::bounds::cache_ways.admits(g.ways) ||
+      !hw::bounds::cache_line_bytes.admits(g.line_bytes) || g.sets() < 1) {
+    g.size_bytes = 0;
+  }
   return g;
 }
 
@@ -65,8 +72,10 @@ BlockSizes choose_register_block(std::string_view family, const hw::HwProfile& p
 
 BlockSizes analytic_block_sizes(const hw::HwProfile& profile, std::string_view family, int threads) {
   BlockSizes b = choose_register_block(family, profile);
-  const int64_t mr = b.mr, nr = b.nr;
-  threads = std::max(threads, 1);
+  // At least 1: a family without micro-kernels leaves MR x NR at 0, which the formulas below divide by.
+  const int64_t mr = std::max(b.mr, 1), nr = std::max(b.nr, 1);
+  // At most the bound on cores: the threads' A blocks are summed below, and a larger count would overflow.
+  threads = std::clamp(threads, 1, int(hw::bounds::threads.max));
 
   // L1: ways for the streaming A micro-panel, C_Ar = floor((W - 1) / (1 + NR/MR)); one way stays for C.
   // KC = C_Ar * sets * line / (MR * S), so that each A micro-panel takes C_Ar ways and B the rest.
@@ -83,7 +92,7 @@ BlockSizes analytic_block_sizes(const hw::HwProfile& profile, std::string_view f
         b.kc * nr * kFloatBytes / 1024));
   } else {
     b.kc = 256;
-    b.reasons.push_back("KC = 256: the profile records no L1 data cache; BLIS's usual default");
+    b.reasons.push_back("KC = 256: the profile records no usable L1 data cache; BLIS's usual default");
   }
 
   // L2 (private per core): the MC x KC block of A takes the ways not needed by the KC x NR micro-panel of B
@@ -101,7 +110,7 @@ BlockSizes analytic_block_sizes(const hw::HwProfile& profile, std::string_view f
         b.mc, l2.size_bytes / 1024, l2.ways, c_bc, ways_a, ways_a, way_bytes, mc));
   } else {
     b.mc = round_down(96, mr);
-    b.reasons.push_back(fmt::format("MC = {}: the profile records no L2; a conservative default", b.mc));
+    b.reasons.push_back(fmt::format("MC = {}: the profile records no usable L2; a conservative default", b.mc));
   }
 
   // L3 (shared): the KC x NC panel of B, shared by all threads, takes the ways not held by the threads'
@@ -110,7 +119,7 @@ BlockSizes analytic_block_sizes(const hw::HwProfile& profile, std::string_view f
   const hw::CacheLevel* l3rec = profile.cache(3);
   if (l3.size_bytes > 0) {
     const int64_t way_bytes = l3.sets() * l3.line_bytes;
-    const int sharing = std::min<int>(threads, l3rec && l3rec->shared_by > 0 ? l3rec->shared_by : threads);
+    const int sharing = std::clamp<int>(l3rec && l3rec->shared_by > 0 ? l3rec->shared_by : threads, 1, threads);
     const int64_t c_ac = ceil_div(sharing * b.mc * b.kc * kFloatBytes, way_bytes);
     const int64_t ways_b = std::max<int64_t>(1, l3.ways - 1 - c_ac);
     const int64_t nc = ways_b * way_bytes / (b.kc * kFloatBytes);
