@@ -53,6 +53,8 @@ ojson measured_json(const Measured& m, const CaseResult& r, const Environment& e
   j["median_ms"] = finite(m.timing.median_ms);
   j["min_ms"] = finite(m.timing.min_ms);
   j["max_ms"] = finite(m.timing.max_ms);
+  j["q1_ms"] = finite(m.timing.q1_ms);
+  j["q3_ms"] = finite(m.timing.q3_ms);
   j["reps"] = m.timing.reps;
   j["spread_flag"] = m.timing.spread();
   j["tflops"] = finite(m.tflops);
@@ -85,6 +87,8 @@ ojson row_json(const CaseResult& r, const Environment& e) {
   j["median_ms"] = finite(own.timing.median_ms);
   j["min_ms"] = finite(own.timing.min_ms);
   j["max_ms"] = finite(own.timing.max_ms);
+  j["q1_ms"] = finite(own.timing.q1_ms);
+  j["q3_ms"] = finite(own.timing.q3_ms);
   j["reps"] = own.timing.reps;
   j["spread_flag"] = own.timing.spread();
   j["tflops"] = finite(own.tflops);
@@ -291,7 +295,7 @@ std::string to_table(const Report& report) {
   out += columns::format_columns(cells, right);
   out += "ratio = native time / our time (above 1: tileforge is faster); error = ||C - Cref||_F / ||Cref||_F "
          "against float64";
-  if (any_spread) out += "; ~ = spread: max/min over 1.10";
+  if (any_spread) out += "; ~ = spread: interquartile range over 0.30 of the median";
   out += "\n";
   if (bytes) {
     out += "GB/s = A and B read and C written once (read too when beta != 0) / median time; of bw = GB/s / the device "

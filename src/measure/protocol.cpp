@@ -15,6 +15,14 @@ Timing summarize(std::vector<double> samples) {
   t.min_ms = samples.front();
   t.max_ms = samples.back();
   t.median_ms = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+  auto quantile = [&](double q) {
+    const double at = q * double(n - 1);
+    const std::size_t lo = std::size_t(at);
+    const std::size_t hi = std::min(lo + 1, n - 1);
+    return samples[lo] + (at - double(lo)) * (samples[hi] - samples[lo]);
+  };
+  t.q1_ms = quantile(0.25);
+  t.q3_ms = quantile(0.75);
   return t;
 }
 

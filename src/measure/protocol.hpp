@@ -22,11 +22,20 @@ struct Contract {
   double reference_full_limit = 2.0e9;  // above this many multiply-adds the float64 reference samples rows of C
 };
 
+// The contract's spread rule: the interquartile range of the reps over their median. Robust where max/min is not
+// (one descheduled rep of a hundred moves max/min, not the quartiles); the limit is calibrated in
+// docs/BENCHMARKING.md (quiet runs of the CPU suite flag nothing, runs beside a compiler flag the disturbed rows).
+inline constexpr double kSpreadIqrLimit = 0.30;
+
 struct Timing {
   double median_ms = 0, min_ms = 0, max_ms = 0;
+  double q1_ms = 0, q3_ms = 0;  // first and third quartiles of the reps (linear interpolation between order statistics)
   int reps = 0;
-  // The contract's spread symptom: max/min above 1.10 (an unflushed cache, unpinned threads, a noisy neighbour).
-  bool spread() const { return min_ms > 0 && max_ms / min_ms > 1.10; }
+  // (q3 - q1) / median; 0 with no reps.
+  double iqr_share() const { return median_ms > 0 ? (q3_ms - q1_ms) / median_ms : 0.0; }
+  // The contract's spread symptom (an unflushed cache, unpinned threads, a noisy neighbour): iqr_share() above the
+  // limit.
+  bool spread() const { return iqr_share() > kSpreadIqrLimit; }
 };
 Timing summarize(std::vector<double> samples_ms);
 
