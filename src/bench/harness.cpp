@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <new>
 #include <stdexcept>
 #include <thread>
 
@@ -141,7 +142,30 @@ double precompile(const Device& device, const std::vector<CasePlan>& plans) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-CaseResult run_case(const Device& device, const CasePlan& plan, const Settings& settings, RepTimer& timer) {
+namespace {
+
+// Ours (when it can run), the native library and the peers that are not the native one: each gets its own C.
+int participants(const Device& device, const CasePlan& plan) {
+  const NativeChoice choice = native_for(plan.problem, device);
+  int n = plan.ours_unavailable.empty() && plan.ours ? 1 : 0;
+  if (choice.native) ++n;
+  for (Backend* peer : choice.peers) n += peer != choice.native ? 1 : 0;
+  return n;
+}
+
+// A case that does not run at all: neither ours nor native, with the reason in both places and in `refused`.
+CaseResult refused(const Device& device, const CasePlan& plan, const std::string& reason) {
+  CaseResult result;
+  result.plan = plan;
+  const Problem& p = result.plan.problem;
+  result.peak_tflops = device.profile.peak_tflops(p.precision.input, p.precision.accum).value_or(0.0);
+  result.ours_failure = reason;
+  result.native_missing = reason;
+  result.refused = fmt::format("{}: {}", p.describe(), reason);
+  return result;
+}
+
+CaseResult run_unchecked(const Device& device, const CasePlan& plan, const Settings& settings, RepTimer& timer) {
   CaseResult result;
   result.plan = plan;
   const Problem& p = result.plan.problem;
@@ -339,6 +363,45 @@ CaseResult run_case(const Device& device, const CasePlan& plan, const Settings& 
                         : "; no native call to fall back on"));
   }
   return result;
+}
+
+}  // namespace
+
+measure::MemoryNeed memory_need(const Device& device, const CasePlan& plan, const Settings& settings,
+                                const RepTimer& timer) {
+  measure::CaseLayout layout;
+  layout.participants = participants(device, plan);
+  // The CPU timer's operand memory is host memory; every other device's timer allocates on the device.
+  layout.device_operands = device.kind != "cpu";
+  layout.host_reference = !timer.verifies_on_device();
+  layout.reference_full_limit = settings.reference_full_limit;
+  return measure::case_memory(plan.problem, layout);
+}
+
+CaseResult run_case(const Device& device, const CasePlan& plan, const Settings& settings, RepTimer& timer) {
+  // Checked before the first allocation: a case too large for the host used to run for minutes and then be killed
+  // by the kernel's OOM killer (issue 18), or end the process with a bare std::bad_alloc.
+  const measure::MemoryNeed need = memory_need(device, plan, settings, timer);
+  std::optional<measure::MemoryLimit> host, dev;
+  if (settings.max_memory) {
+    host = dev = measure::MemoryLimit{*settings.max_memory, "--max-memory"};
+  } else {
+    host = measure::host_memory_available();
+  }
+  if (Status s = measure::check_memory(need, host, dev); !s) {
+    return refused(device, plan, fmt::format("refused before allocating: {}", s.message()));
+  }
+  try {
+    return run_unchecked(device, plan, settings, timer);
+  } catch (const std::bad_alloc&) {
+    // The estimate is a lower bound (backends' own workspace, packing buffers, other processes taking memory
+    // meanwhile), so an allocation can still fail: name it instead of ending the process.
+    return refused(device, plan,
+                   fmt::format("out of host memory (std::bad_alloc) although the estimate, {} of host memory, fit "
+                               "the {} available ({}) — reduce the problem",
+                               measure::format_bytes(need.host_bytes()),
+                               host ? measure::format_bytes(host->bytes) : "unknown", host ? host->source : "none"));
+  }
 }
 
 }  // namespace tileforge::bench

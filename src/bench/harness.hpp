@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "measure/memory_budget.hpp"
 #include "measure/protocol.hpp"
 #include "measure/timer.hpp"
 #include "core/expected.hpp"
@@ -24,6 +25,9 @@ struct Settings : measure::Contract {
   db::LocationRequest db;       // --db PATH / --no-db: the tuning DB dispatch reads (see dispatch/dispatch.hpp)
   bool use_planner = true;      // false: the backend's heuristic when the DB has no record
   bool measure = true;          // false: verify only (the `verify` verb)
+  // --max-memory: the bytes a case may allocate, on the host and on the device, in place of the host's MemAvailable
+  // (and of no device check); nullopt uses MemAvailable for the host.
+  std::optional<uint64_t> max_memory;
 };
 
 // The protocol's pieces the harness and its callers use by these names.
@@ -77,6 +81,7 @@ struct CaseResult {
   Status check;                   // ours against the threshold (ok when ours did not run)
   double peak_tflops = 0;         // the profile's peak for this precision and accumulator; 0 when unknown
   std::vector<std::string> warnings;
+  std::string refused;            // why the case ran nothing at all (its memory), when it did not: an error
 
   // The row's own numbers: ours, or the native call when this is a fallback row; nullptr when neither ran.
   const Measured* row() const;
@@ -87,8 +92,15 @@ struct CaseResult {
   std::optional<double> gbps(const Measured& m) const;  // the same traffic over m's median (the native call, a peer)
 };
 
+// What run_case allocates for this plan at its peak (measure/memory_budget.hpp): the operands and their placed
+// copies, one C per backend taking part (ours, the native library, peers), and the host's float64 reference.
+measure::MemoryNeed memory_need(const Device& device, const CasePlan& plan, const Settings& settings,
+                                const RepTimer& timer);
+
 // Runs one planned case on the device with the given timer. Never fails as a whole: failures of ours, the native
-// library or peers are recorded in the result (fallback, native_missing, warnings).
+// library or peers are recorded in the result (fallback, native_missing, warnings). A case whose memory_need is more
+// than the limit (Settings::max_memory, else the host's available memory) is refused before anything is allocated,
+// with neither ours nor native run; a std::bad_alloc that slips past the estimate is recorded the same way.
 CaseResult run_case(const Device& device, const CasePlan& plan, const Settings& settings, RepTimer& timer);
 
 // Prepares our kernel of every plan once, on all host cores at once, so that run-time compilation (NVRTC) of a

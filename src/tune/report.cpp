@@ -26,7 +26,7 @@ ojson config_json(const Config& c) {
 ojson timing_json(const measure::Timing& t) {
   if (t.reps == 0) return nullptr;
   return ojson{{"median_ms", finite(t.median_ms)}, {"min_ms", finite(t.min_ms)}, {"max_ms", finite(t.max_ms)},
-               {"reps", t.reps}, {"spread_flag", t.spread()}};
+               {"reps", t.reps}, {"iqr_share", finite(t.iqr_share())}, {"spread_flag", t.spread()}};
 }
 
 // "MR=6 NR=16 ...": the family is in the header.
@@ -100,6 +100,10 @@ std::string table_of(const TuneResult& r) {
     }
   } else {
     out += "winner: none (no candidate ran and passed verification)\n";
+  }
+  if (r.remeasured) {
+    out += fmt::format("guard: the first confirmation looked disturbed (the winner's {}); measured again: {}\n",
+                       r.first_noise, r.noisy.empty() ? "clean" : "still noisy, " + r.noisy);
   }
   out += fmt::format("time: total {:.1f} s = plan {:.2f} + compile {:.1f}{} + prepare {:.2f} + reference {:.1f} + screen "
                      "{:.1f} + confirm {:.1f}\n",
@@ -176,6 +180,10 @@ ojson json_of(const TuneResult& r) {
                   {"prepare", r.prepare_s}, {"reference", r.reference_s}, {"screen", r.screen_s},
                   {"confirm", r.confirm_s}};
   j["compile_threads"] = r.compile_threads;
+  // The guard on the winner (docs/TUNING.md, "Noisy winners"): null fields when the first confirmation was clean.
+  j["guard"] = {{"remeasured", r.remeasured},
+                {"first", r.first_noise.empty() ? ojson(nullptr) : ojson(r.first_noise)},
+                {"noisy", r.noisy.empty() ? ojson(nullptr) : ojson(r.noisy)}};
   j["db"] = {{"outcome", r.db_outcome}, {"path", r.db_path.empty() ? ojson(nullptr) : ojson(r.db_path)}};
   j["warnings"] = r.warnings;
   return j;

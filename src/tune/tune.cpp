@@ -84,6 +84,24 @@ double median_uncertainty(const CandidateResult& c) {
   return c.confirm.reps > 0 ? 1.57 * c.noise / std::sqrt(double(c.confirm.reps)) : c.noise;
 }
 
+std::string noisy_reason(const measure::Timing& t, double predicted_ms) {
+  if (t.reps == 0) return {};
+  std::vector<std::string> why;
+  if (t.spread()) {
+    why.push_back(fmt::format("reps spread {:.2f} of the median (limit {:.2f})", t.iqr_share(), measure::kSpreadIqrLimit));
+  }
+  if (t.min_ms > 0 && t.median_ms > kWinnerMedianOverMin * t.min_ms) {
+    why.push_back(fmt::format("median {} is {:.1f}x its fastest rep {} (limit {:g}x)", ms_text(t.median_ms),
+                              t.median_ms / t.min_ms, ms_text(t.min_ms), kWinnerMedianOverMin));
+  }
+  if (predicted_ms > 0 && t.median_ms > kWinnerMedianOverPredicted * predicted_ms &&
+      t.median_ms - predicted_ms > kWinnerPredictionFloorMs) {
+    why.push_back(fmt::format("median {} is {:.1f}x its prediction {} (limit {:g}x)", ms_text(t.median_ms),
+                              t.median_ms / predicted_ms, ms_text(predicted_ms), kWinnerMedianOverPredicted));
+  }
+  return fmt::format("{}", fmt::join(why, "; "));
+}
+
 double relative_iqr(std::vector<double> s) {
   if (s.size() < 2) return 0;
   std::sort(s.begin(), s.end());
@@ -512,11 +530,12 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
       leaders.push_back(pick);
     }
   }
-  if (!leaders.empty()) {
+  // One confirmation round of the leaders, interleaved under the contract; `label` tells the rounds apart.
+  auto confirm = [&](const std::string& label) {
     std::string names;
     for (std::size_t i : leaders) names += fmt::format("{}rank {}", names.empty() ? "" : ", ", cands[i].rank);
     say("confirm", 0, leaders.size(),
-        fmt::format("confirming {} leader{} under the contract ({}), interleaved", leaders.size(),
+        fmt::format("{} {} leader{} under the contract ({}), interleaved", label, leaders.size(),
                     leaders.size() == 1 ? "" : "s", names));
     std::vector<std::function<Status()>> calls;
     for (std::size_t i : leaders) calls.push_back([&, i] { return run_on(backend, *kernels[i]); });
@@ -526,6 +545,7 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
       const measure::Interleaved& run = timed[k - 1];
       if (!run.failure.ok()) {
         c.outcome = Outcome::run_failed;
+        c.confirmed = false;
         c.reason = fmt::format("run failed while confirming: {}", run.failure.message());
         say("confirm", k, leaders.size(), fmt::format("[confirm {}/{}] rank {} {}: {}", k, leaders.size(), c.rank,
                                                       c.config.describe(), c.reason));
@@ -539,11 +559,33 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
                       c.rank, c.config.describe(), ms_text(c.confirm.median_ms), ms_text(c.confirm.min_ms),
                       ms_text(c.confirm.max_ms), c.confirm.reps, 100 * c.noise));
     }
+  };
+  if (!leaders.empty()) confirm("confirming");
+  // The guard (noisy_reason): a winner whose reps disagree, whose median is far from its own fastest rep or from
+  // its prediction was measured in a disturbed moment. The whole round runs once more (the winner may change with
+  // it, since the others were disturbed too); a winner still noisy after that is reported but not recorded.
+  auto picked = pick_winner(cands, options.tie_floor);
+  if (picked) {
+    const CandidateResult& first = cands[picked->first];
+    result.first_noise = noisy_reason(first.confirm, first.predicted_ms);
+    if (!result.first_noise.empty()) {
+      result.remeasured = true;
+      say("confirm", 0, leaders.size(),
+          fmt::format("the winner, rank {}, looks disturbed: its {}; measuring again", first.rank, result.first_noise));
+      // Leaders that failed to run are not run again.
+      std::erase_if(leaders, [&](std::size_t i) { return cands[i].outcome != Outcome::screened; });
+      confirm("re-confirming");
+      picked = pick_winner(cands, options.tie_floor);
+      if (picked) {
+        const CandidateResult& second = cands[picked->first];
+        result.noisy = noisy_reason(second.confirm, second.predicted_ms);
+      }
+    }
   }
   result.confirm_s = since(tc);
 
   // ---- the winner, and how the planner's pick compares with it
-  if (auto w = pick_winner(cands, options.tie_floor)) {
+  if (const auto& w = picked) {
     result.winner = w->first;
     result.winner_reason = w->second;
     const CandidateResult& win = cands[w->first];
@@ -561,6 +603,16 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
   // ---- the DB: the winner under the running device's fingerprint
   if (!options.write_db) {
     result.db_outcome = "disabled";
+    if (!result.noisy.empty()) {
+      result.warnings.push_back(fmt::format("the winner's {} after a second measurement (it would not be recorded)",
+                                            result.noisy));
+    }
+  } else if (result.winner && !result.noisy.empty()) {
+    // Not an error: the tune did its job and says why it keeps the result out of the DB (exit status 0).
+    result.db_outcome = fmt::format("not stored: the winner's {} after a second measurement", result.noisy);
+    result.warnings.push_back(fmt::format("{} was not recorded: the winner's {} after a second measurement; tune "
+                                          "again on a quieter machine",
+                                          p.describe(), result.noisy));
   } else if (result.winner) {
     const CandidateResult& win = cands[*result.winner];
     db::Record r;

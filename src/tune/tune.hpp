@@ -113,7 +113,13 @@ struct TuneResult {
   unsigned compile_threads = 0;
   // The DB.
   std::string db_path;            // empty when not written
-  std::string db_outcome;         // "inserted", "replaced", "kept" (a faster record was there), "disabled", or the error
+  std::string db_outcome;         // "inserted", "replaced", "kept" (a faster record was there), "disabled",
+                                  // "not stored: WHY" (the winner stayed noisy, see noisy_reason), or the error
+  // The guard on the winner (docs/TUNING.md, "Noisy winners"): whether its confirmation was noisy and the leaders
+  // were measured a second time, and why the winner was still noisy after that (empty: clean, and recordable).
+  bool remeasured = false;
+  std::string first_noise;        // why the first confirmation was not trusted; empty when it was clean
+  std::string noisy;              // why the winner is not recorded; empty when clean
   std::string tool_version;
   uint64_t seed = 0;
   std::vector<std::string> warnings;
@@ -149,6 +155,25 @@ std::optional<std::pair<std::size_t, std::string>> pick_winner(const std::vector
 // How far a candidate's confirmed median may be off, relative: 1.57 x its reps' relative IQR / sqrt(reps), the
 // half-width of a median's ~95% interval (a box plot's notch). The tie rule compares medians with it.
 double median_uncertainty(const CandidateResult& c);
+
+// The guard on what the DB gets: a winner whose confirmation looks disturbed is measured once more and, if it is
+// still disturbed, not recorded (dispatch would run it everywhere on the strength of one bad moment). The bounds, and
+// why each, in one place:
+//  - its reps' interquartile range over their median above measure::kSpreadIqrLimit (0.30): the contract's own
+//    spread rule, calibrated in docs/BENCHMARKING.md (quiet CPU suites flag nothing, runs beside a compile do);
+//  - its median above kWinnerMedianOverMin (2) x its own fastest rep: a kernel does the same work every rep, so when
+//    half its reps take twice its best time, the machine, not the kernel, set the median;
+//  - its median above kWinnerMedianOverPredicted (4) x the cost model's prediction, and more than
+//    kWinnerPredictionFloorMs above it: on quiet machines the CPU and H200 medians are 0.3-2x their prediction
+//    (docs/TUNING.md), so 4x is a disturbance or a model fault worth a look; the floor is there because the model
+//    prices no call overhead (thread wake-up, a launch), which alone makes sub-10-microsecond calls 10-90x theirs.
+inline constexpr double kWinnerMedianOverMin = 2.0;
+inline constexpr double kWinnerMedianOverPredicted = 4.0;
+inline constexpr double kWinnerPredictionFloorMs = 0.05;
+
+// Why a confirmed timing is too noisy to record ("its reps spread 0.42 of the median (limit 0.30)"), every bound it
+// breaks, joined by "; "; empty when it is clean. predicted_ms <= 0 (no prediction) skips the prediction bound.
+std::string noisy_reason(const measure::Timing& timing, double predicted_ms);
 
 // Interquartile range / median of samples (0 for fewer than 2): the run-to-run noise the tie rule tolerates.
 double relative_iqr(std::vector<double> samples);

@@ -42,7 +42,7 @@ TEST_F(CliLimits, EmptyValuesAreRefusedByName) {
   const std::vector<std::string> bench_options = {
       "--suite",    "--dtype",   "--out-dtype", "--accum",  "--layout", "--lda",      "--ldb",      "--ldc",
       "--batch",    "--device",  "--profile",   "--threads", "--format", "--out",     "--set",      "--seed",
-      "--min-reps", "--min-time", "--max-time"};
+      "--min-reps", "--min-time", "--max-time", "--max-memory"};
   for (const std::string& option : bench_options) {
     std::vector<std::string> args = {"bench", option, ""};
     if (option != "--suite") args.insert(args.end(), {"--shape", "8x8x8"});

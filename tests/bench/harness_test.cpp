@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "bench/harness.hpp"
+#include "support/forwarding_backend.hpp"
 
 namespace tileforge::bench {
 namespace {
@@ -27,25 +28,18 @@ class FixedTimer final : public RepTimer {
 
 // Wraps our real backend, and can fail on prepare, fail after some runs, or write a wrong result; it records the
 // timer call count at each run so that interleaving can be checked.
-class WrappedOurs final : public Backend {
+class WrappedOurs final : public testing::ForwardingBackend {
  public:
-  explicit WrappedOurs(Backend* inner) : inner_(inner) {}
-  std::string_view name() const override { return inner_->name(); }
-  bool native() const override { return false; }
-  std::string_view device_kind() const override { return inner_->device_kind(); }
-  Support available() const override { return inner_->available(); }
-  Support supports(const Problem& p, const Device& d) const override { return inner_->supports(p, d); }
-  ParamSpace space(const Problem& p, const Device& d) const override { return inner_->space(p, d); }
-  Expected<Config> heuristic(const Problem& p, const Device& d) const override { return inner_->heuristic(p, d); }
+  explicit WrappedOurs(Backend* inner) : ForwardingBackend(inner) {}
   Expected<std::unique_ptr<Kernel>> prepare(const Problem& p, const Config& c, const Device& d) override {
     if (fail_prepare) return Status(Code::compile_failed, "deliberate prepare failure");
-    return inner_->prepare(p, c, d);
+    return inner()->prepare(p, c, d);
   }
   Status run(const Kernel& k, const Problem& p, const GemmArgs& args) override {
     ++runs;
     if (timer) seen.push_back(timer->calls);
     if (fail_after >= 0 && runs > fail_after) return Status(Code::launch_failed, "deliberate run failure");
-    Status s = inner_->run(k, p, args);
+    Status s = inner()->run(k, p, args);
     if (s && corrupt) std::memset(args.c, 0, std::size_t(p.m * p.ldc) * size_of(p.precision.output));
     return s;
   }
@@ -55,9 +49,6 @@ class WrappedOurs final : public Backend {
   int runs = 0;
   FixedTimer* timer = nullptr;
   std::vector<int> seen;
-
- private:
-  Backend* inner_;
 };
 
 class Harness : public ::testing::Test {
@@ -296,6 +287,69 @@ TEST_F(Harness, GbpsCountsEachOperandOnce) {
   const double bytes = (10.0 * 30 + 30.0 * 20 + 10.0 * 20) * 4;
   ASSERT_TRUE(r.gbps());
   EXPECT_NEAR(*r.gbps(), bytes / 1e-3 / 1e9, 1e-9);
+}
+
+// A CPU timer that counts the operand buffers it hands out, to show that a refused case allocates none.
+class CountingTimer final : public RepTimer {
+ public:
+  std::string_view cache_state() const override { return "warm"; }
+  int min_warmup_reps() const override { return 2; }
+  Expected<double> time(const std::function<Status()>& call) override { return cpu.time(call); }
+  Expected<std::unique_ptr<OperandBuffer>> allocate(std::size_t bytes) override {
+    ++allocations;
+    return RepTimer::allocate(bytes);
+  }
+  CpuTimer cpu;
+  int allocations = 0;
+};
+
+TEST_F(Harness, MemoryNeedCountsEveryBackendsC) {
+  auto plan = plan_case(device, problem(64, 32, 16), quick());
+  ASSERT_TRUE(plan);
+  CpuTimer timer;
+  const measure::MemoryNeed need = memory_need(device, *plan, quick(), timer);
+  // Ours, the native library and the peers that are not the native: as many as run_case starts on this build.
+  const NativeChoice choice = native_for(plan->problem, device);
+  int participants = plan->ours_unavailable.empty() ? 1 : 0;
+  if (choice.native) ++participants;
+  for (Backend* peer : choice.peers) participants += peer != choice.native ? 1 : 0;
+  // A 4096 B, B 2048 B, C 8192 B, each generated and copied; one C per backend; the reference 64*32*16 + 64*8.
+  EXPECT_EQ(need.host_bytes(), uint64_t(2 * (4096 + 2048 + 8192) + participants * 8192 + 33280));
+  EXPECT_EQ(need.device_bytes(), 0u);
+}
+
+TEST_F(Harness, CaseOverTheMemoryLimitIsRefusedBeforeAllocating) {
+  Problem p = problem(64, 64, 64);
+  p.lda = 100000000;  // A spans 63 rows of 1e8 elements: 25.2 GB
+  auto plan = plan_case(device, p, quick());
+  ASSERT_TRUE(plan);
+  Settings s = quick();
+  s.max_memory = 1000000000;
+  CountingTimer timer;
+  CaseResult r = run_case(device, *plan, s, timer);
+  EXPECT_EQ(timer.allocations, 0);
+  EXPECT_FALSE(r.ours);
+  EXPECT_FALSE(r.native);
+  EXPECT_EQ(r.row(), nullptr);
+  EXPECT_NE(r.refused.find("needs 50.4 GB of host memory (A 25.2 GB,"), std::string::npos) << r.refused;
+  EXPECT_NE(r.refused.find("more than the 1 GB available (--max-memory) — reduce the problem or raise --max-memory"),
+            std::string::npos)
+      << r.refused;
+  EXPECT_NE(r.ours_failure.find("refused before allocating"), std::string::npos);
+  EXPECT_EQ(r.native_missing, r.ours_failure);
+}
+
+TEST_F(Harness, CaseWithinTheMemoryLimitRuns) {
+  auto plan = plan_case(device, problem(16, 16, 16), quick());
+  ASSERT_TRUE(plan);
+  Settings s = quick();
+  s.max_memory = 1000000;  // 1 MB: more than a 16^3 case takes
+  CountingTimer timer;
+  CaseResult r = run_case(device, *plan, s, timer);
+  ASSERT_TRUE(r.ours) << r.ours_failure;
+  EXPECT_TRUE(r.check.ok());
+  EXPECT_TRUE(r.refused.empty());
+  EXPECT_GT(timer.allocations, 0);
 }
 
 }  // namespace

@@ -96,6 +96,8 @@ std::vector<BadInput> bad_inputs() {
       {"unknown format", {"--format", "xml"}, {"--format", "xml", "table"}},
       {"negative threads", {"--threads", "-3"}, {"--threads", "allowed"}},
       {"unknown option", {"--frobnicate"}, {"--frobnicate"}},
+      {"max memory not a size", {"--shape", "8x8x8", "--max-memory", "lots"}, {"--max-memory", "lots", "allowed"}},
+      {"max memory of zero", {"--shape", "8x8x8", "--max-memory", "0"}, {"--max-memory", "allowed"}},
   };
 }
 
@@ -161,6 +163,39 @@ TEST_F(Cli, BenchPrintsTheComparisonTable) {
   EXPECT_NE(r.out.find("ratio"), std::string::npos);
   for (const char* l : {"RR", "RC", "CR", "CC"}) EXPECT_NE(r.out.find(std::string("  ") + l), std::string::npos) << l;
   EXPECT_NE(r.out.find("planner"), std::string::npos);  // no tuning DB in tests: the planner chooses
+}
+
+// Issue 18: a case larger than the memory it may take is refused before anything is allocated (it used to be killed
+// for memory after a minute and a half), the run exits 1 and says what it needs; a small case still runs.
+TEST_F(Cli, CaseOverTheMemoryLimitIsRefusedBeforeAllocating) {
+  for (std::string verb : {"bench", "verify"}) {
+    std::vector<std::string> args = {verb, "--shape", "64x64x64", "--layout", "RR", "--lda", "100000000",
+                                     "--max-memory", "1G", "--quiet"};
+    if (verb == "bench") args.insert(args.end(), kQuick.begin(), kQuick.end());
+    const Result r = run_cli(args, dir);
+    EXPECT_EQ(r.exit_code, 1) << verb << ": " << r.err;
+    EXPECT_NE(r.err.find("tileforge " + verb + ": error: 64x64x64"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("needs 50.4 GB of host memory (A 25.2 GB, "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("more than the 1 GB available (--max-memory) — reduce the problem or raise --max-memory"),
+              std::string::npos)
+        << r.err;
+  }
+  // Without --max-memory the host's available memory is the limit: 252 PB of A is more than any host has.
+  std::vector<std::string> args = {"bench", "--shape", "64x64x64", "--lda", "1000000000000000"};
+  args.insert(args.end(), kQuick.begin(), kQuick.end());
+  const Result r = run_cli(args, dir);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("available (MemAvailable)"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, CaseWithinTheMemoryLimitRuns) {
+  std::vector<std::string> args = {"bench", "--shape", "16x16x16", "--max-memory", "100M"};
+  args.insert(args.end(), kQuick.begin(), kQuick.end());
+  Result r = run_cli(args, dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("GFLOP/s"), std::string::npos) << r.out;
+  r = run_cli({"verify", "--shape", "16x16x16", "--max-memory", "100M", "--quiet"}, dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
 TEST_F(Cli, BenchWritesCsvAtomicallyAndTheTableToStdout) {

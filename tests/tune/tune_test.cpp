@@ -12,6 +12,7 @@
 #include "hw/hw.hpp"
 #include "db/store.hpp"
 #include "plan/planner.hpp"
+#include "support/forwarding_backend.hpp"
 #include "dispatch/dispatch.hpp"
 #include "tune/report.hpp"
 #include "tune/tune.hpp"
@@ -38,23 +39,16 @@ class ScriptedTimer final : public measure::RepTimer {
 
 // Our CPU backend, which can refuse to prepare some configs, corrupt the output of others, and tells a scripted
 // timer which config ran.
-class TestBackend final : public Backend {
+class TestBackend final : public testing::ForwardingBackend {
  public:
-  TestBackend() : inner_(own_backend("cpu")) {}
-  std::string_view name() const override { return inner_->name(); }
-  bool native() const override { return false; }
-  std::string_view device_kind() const override { return inner_->device_kind(); }
-  Support available() const override { return inner_->available(); }
-  Support supports(const Problem& p, const Device& d) const override { return inner_->supports(p, d); }
-  ParamSpace space(const Problem& p, const Device& d) const override { return inner_->space(p, d); }
-  Expected<Config> heuristic(const Problem& p, const Device& d) const override { return inner_->heuristic(p, d); }
+  TestBackend() : ForwardingBackend(own_backend("cpu")) {}
   Expected<std::unique_ptr<Kernel>> prepare(const Problem& p, const Config& c, const Device& d) override {
     if (fail_prepare && fail_prepare(c)) return Status(Code::compile_failed, "deliberate compile failure");
-    return inner_->prepare(p, c, d);
+    return inner()->prepare(p, c, d);
   }
   Status run(const Kernel& k, const Problem& p, const GemmArgs& args) override {
     if (timer) timer->current = k.config();
-    Status s = inner_->run(k, p, args);
+    Status s = inner()->run(k, p, args);
     if (s && corrupt && corrupt(k.config())) {
       // One element off by 1%: far beyond any f32 rounding, as a wrong index or a lost k-step would be.
       float* c = static_cast<float*>(args.c);
@@ -64,9 +58,6 @@ class TestBackend final : public Backend {
   }
   std::function<bool(const Config&)> fail_prepare, corrupt;
   ScriptedTimer* timer = nullptr;
-
- private:
-  Backend* inner_;
 };
 
 class Tune : public ::testing::Test {
@@ -115,6 +106,9 @@ class Tune : public ::testing::Test {
 };
 
 TEST_F(Tune, WinnerIsLegalVerifiedAndRecordedAsTuned) {
+  // One thread: two threads on a shared 2-core machine make a disturbed confirmation (and then the guard keeps the
+  // winner out of the DB, which its own tests check); this test is about what a clean winner's record holds.
+  device.threads = 1;
   db::dbtest::ScratchDir dir;
   const std::string path = dir.file("tune.db");
   for (const Problem& p : {problem(96, 80, 64), problem(200, 150, 130)}) {
@@ -320,6 +314,187 @@ TEST(TieRule, NoiseWidensTheTieAndRankDecides) {
   EXPECT_FALSE(pick_winner({fast}, 0.01));
   EXPECT_DOUBLE_EQ(relative_iqr({1, 2, 3, 4, 5}), 2.0 / 3.0);
   EXPECT_DOUBLE_EQ(relative_iqr({2}), 0);
+}
+
+TEST(WinnerGuard, CleanSpreadFarFromMinAndFarFromPrediction) {
+  auto timing = [](double median, double min, double q1, double q3) {
+    measure::Timing t;
+    t.median_ms = median;
+    t.min_ms = min;
+    t.max_ms = 2 * q3;
+    t.q1_ms = q1;
+    t.q3_ms = q3;
+    t.reps = 30;
+    return t;
+  };
+  // Clean: quartiles 10% apart, median 1.1x the fastest rep and 1.25x the prediction.
+  EXPECT_EQ(noisy_reason(timing(1.0, 0.9, 0.95, 1.05), 0.8), "");
+  // At each bound exactly: still clean (the bounds are "above").
+  EXPECT_EQ(noisy_reason(timing(1.0, 0.5, 0.86, 1.15), 0.25), "");
+  // Spread: IQR 0.42 of the median.
+  std::string why = noisy_reason(timing(1.0, 0.9, 0.80, 1.22), 0.8);
+  EXPECT_NE(why.find("reps spread 0.42 of the median (limit 0.30)"), std::string::npos) << why;
+  EXPECT_EQ(why.find("fastest"), std::string::npos) << why;
+  // Far from its own fastest rep: 6.2 ms against 0.22 ms (issue 19's winner; its quartiles are close).
+  why = noisy_reason(timing(6.2, 0.22, 6.0, 6.3), 0);
+  EXPECT_NE(why.find("28.2x its fastest rep"), std::string::npos) << why;
+  EXPECT_NE(why.find("limit 2x"), std::string::npos) << why;
+  EXPECT_EQ(why.find("spread"), std::string::npos) << why;
+  // Far from its prediction: every rep 5x the model's time, and 0.8 ms beyond it.
+  why = noisy_reason(timing(1.0, 0.98, 0.99, 1.01), 0.2);
+  EXPECT_NE(why.find("5.0x its prediction"), std::string::npos) << why;
+  EXPECT_NE(why.find("limit 4x"), std::string::npos) << why;
+  // ... but not for a call so short that its fixed cost (which the model does not price) is the difference.
+  EXPECT_EQ(noisy_reason(timing(0.0006, 0.0005, 0.00058, 0.00062), 0.00003), "");
+  // No prediction: that bound is skipped. Every broken bound is named.
+  EXPECT_EQ(noisy_reason(timing(1.0, 0.98, 0.99, 1.01), 0), "");
+  why = noisy_reason(timing(6.2, 0.22, 4.0, 7.0), 0.19);
+  EXPECT_NE(why.find("spread"), std::string::npos) << why;
+  EXPECT_NE(why.find("fastest"), std::string::npos) << why;
+  EXPECT_NE(why.find("prediction"), std::string::npos) << why;
+  EXPECT_EQ(noisy_reason(measure::Timing{}, 1.0), "");  // not measured
+}
+
+// Disturbs the scripted times as a busy machine does: per config, reps cycle through 1, 1, 4 and 6 times their
+// base, so that the median lands near 2.5x the fastest rep and the quartiles far apart.
+class NoisyTimer final : public measure::RepTimer {
+ public:
+  explicit NoisyTimer(std::function<double(const Config&)> base) : base_(std::move(base)) {}
+  std::string_view cache_state() const override { return "warm"; }
+  int min_warmup_reps() const override { return 2; }
+  Expected<double> time(const std::function<Status()>& call) override {
+    if (Status s = call(); !s) return s;
+    const double base = base_(current);
+    if (!noisy) return base;
+    static constexpr double kCycle[] = {1, 1, 4, 6};
+    return base * kCycle[count_[current.describe()]++ % 4];
+  }
+  Config current;
+  bool noisy = true;
+
+ private:
+  std::function<double(const Config&)> base_;
+  std::map<std::string, int> count_;
+};
+
+// TestBackend tells a ScriptedTimer which config runs; this one tells a NoisyTimer.
+class NoisyBackend final : public testing::ForwardingBackend {
+ public:
+  explicit NoisyBackend(NoisyTimer& timer) : ForwardingBackend(own_backend("cpu")), timer_(timer) {}
+  Status run(const Kernel& k, const Problem& p, const GemmArgs& args) override {
+    timer_.current = k.config();
+    return inner()->run(k, p, args);
+  }
+
+ private:
+  NoisyTimer& timer_;
+};
+
+TEST_F(Tune, ANoisyWinnerIsMeasuredAgainAndNotStoredWhenItStaysNoisy) {
+  db::dbtest::ScratchDir dir;
+  const Problem p = problem(96, 80, 64);
+  auto rank = ranking(p);
+  // Small times: the contract's cap (quick(): 50 ms timed) must not cut the 20 reps short.
+  NoisyTimer timer([&](const Config& c) { return 0.01 * (1 + 0.01 * rank.at(c).first); });
+  NoisyBackend backend(timer);
+  TuneOptions o = quick();
+  o.contract.min_reps = 20;  // enough reps for the cycle to show in the quartiles
+  o.backend = &backend;
+  o.timer = &timer;
+  o.write_db = true;
+  o.db_path = dir.file("tune.db");
+  std::vector<std::string> lines;
+  auto r = tune(p, device, o, [&](const Progress& pr) { lines.push_back(pr.line); });
+  ASSERT_TRUE(r) << r.status().to_string();
+  ASSERT_TRUE(r->winner) << to_table({*r});  // it did its job: there is a winner, reported
+  EXPECT_TRUE(r->remeasured);
+  EXPECT_FALSE(r->first_noise.empty());
+  EXPECT_NE(r->noisy.find("reps spread"), std::string::npos) << r->noisy;
+  EXPECT_NE(r->noisy.find("(limit 0.30)"), std::string::npos) << r->noisy;
+  EXPECT_NE(r->noisy.find("fastest rep"), std::string::npos) << r->noisy;
+  EXPECT_TRUE(r->db_outcome.starts_with("not stored: the winner's reps spread")) << r->db_outcome;
+  EXPECT_NE(r->db_outcome.find("after a second measurement"), std::string::npos) << r->db_outcome;
+  ASSERT_FALSE(r->warnings.empty());
+  EXPECT_NE(r->warnings.back().find("not recorded"), std::string::npos) << r->warnings.back();
+  // The confirmation ran twice, and progress said why.
+  std::size_t rounds = 0;
+  bool said = false;
+  for (const auto& l : lines) {
+    rounds += l.find("confirming") != std::string::npos;
+    said = said || l.find("looks disturbed") != std::string::npos;
+  }
+  EXPECT_EQ(rounds, 2u);
+  EXPECT_TRUE(said);
+  // The report says it; the DB holds nothing.
+  const std::string table = to_table({*r});
+  EXPECT_NE(table.find("db: not stored: the winner's reps spread"), std::string::npos) << table;
+  EXPECT_NE(table.find("guard: "), std::string::npos) << table;
+  auto j = nlohmann::json::parse(to_json({*r}));
+  const auto& res = j["results"][0];
+  EXPECT_TRUE(res["guard"]["remeasured"].get<bool>());
+  EXPECT_FALSE(res["guard"]["noisy"].is_null());
+  EXPECT_TRUE(res["db"]["outcome"].get<std::string>().starts_with("not stored")) << res["db"].dump();
+  auto store = db::Store::open(o.db_path);
+  ASSERT_TRUE(store) << store.status().to_string();
+  auto records = store->list();
+  ASSERT_TRUE(records);
+  EXPECT_TRUE(records->empty());
+  // So dispatch keeps to the planner for it.
+  dispatch::DispatchOptions d;
+  d.db.path = o.db_path;
+  auto choice = dispatch::choose_config(r->problem, device, *own_backend("cpu"), d);
+  ASSERT_TRUE(choice) << choice.status().to_string();
+  EXPECT_NE(choice->source, "db-exact") << choice->reason;
+}
+
+TEST_F(Tune, ANoisyFirstConfirmationMeasuredAgainQuietlyIsStored) {
+  db::dbtest::ScratchDir dir;
+  const Problem p = problem(96, 80, 64);
+  auto rank = ranking(p);
+  NoisyTimer timer([&](const Config& c) { return rank.at(c).second; });  // quiet: exactly as predicted
+  NoisyBackend backend(timer);
+  TuneOptions o = quick();
+  o.contract.min_reps = 20;
+  o.backend = &backend;
+  o.timer = &timer;
+  o.write_db = true;
+  o.db_path = dir.file("tune.db");
+  // The neighbour goes away once the tuner has seen the disturbance.
+  auto r = tune(p, device, o, [&](const Progress& pr) {
+    if (pr.line.find("looks disturbed") != std::string::npos) timer.noisy = false;
+  });
+  ASSERT_TRUE(r) << r.status().to_string();
+  ASSERT_TRUE(r->winner);
+  EXPECT_TRUE(r->remeasured);
+  EXPECT_FALSE(r->first_noise.empty());
+  EXPECT_EQ(r->noisy, "");
+  EXPECT_EQ(r->db_outcome, "inserted") << r->db_outcome;
+  EXPECT_NE(to_table({*r}).find("measured again: clean"), std::string::npos) << to_table({*r});
+  const CandidateResult& w = *r->best();
+  EXPECT_DOUBLE_EQ(w.confirm.median_ms, w.predicted_ms);  // the second, quiet measurement is what is recorded
+}
+
+TEST_F(Tune, AWinnerFarFromItsPredictionIsNotStored) {
+  db::dbtest::ScratchDir dir;
+  const Problem p = problem(96, 80, 64);
+  auto rank = ranking(p);
+  // Every rep alike (no spread, median = fastest), but 10x the model's time: a steady disturbance (or a model
+  // fault), at 0.1 ms well beyond any call overhead.
+  NoisyTimer timer([&](const Config& c) { return 10 * rank.at(c).second; });
+  timer.noisy = false;
+  NoisyBackend backend(timer);
+  TuneOptions o = quick();
+  o.backend = &backend;
+  o.timer = &timer;
+  o.write_db = true;
+  o.db_path = dir.file("tune.db");
+  auto r = tune(p, device, o);
+  ASSERT_TRUE(r) << r.status().to_string();
+  ASSERT_TRUE(r->winner);
+  ASSERT_GT(r->best()->predicted_ms * 9, kWinnerPredictionFloorMs);
+  EXPECT_TRUE(r->remeasured);
+  EXPECT_NE(r->db_outcome.find("10.0x its prediction"), std::string::npos) << r->db_outcome;
+  EXPECT_EQ(r->db_outcome.find("spread"), std::string::npos) << r->db_outcome;
 }
 
 TEST_F(Tune, EarlyStopWhenTheModelSaysTheRestCannotWin) {

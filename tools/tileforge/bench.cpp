@@ -55,6 +55,7 @@ int run_bench(const BenchArgs& a) {
     }
     bench::CaseResult r = bench::run_case(*device, plans[i], *settings, **timer);
     for (const auto& w : r.warnings) std::fprintf(stderr, "tileforge bench: warning: %s\n", w.c_str());
+    if (!r.refused.empty()) std::fprintf(stderr, "tileforge bench: error: %s\n", r.refused.c_str());
     // A wrong result, or a case where neither ours nor a vendor call ran, fails the run (after reporting it).
     if ((r.ours && !r.check) || !r.row()) failed = true;
     report.rows.push_back(std::move(r));
@@ -93,7 +94,7 @@ Command add_bench_command(CLI::App& parent) {
                "after verifying each; prints ratio = native time / our time");
   add_problem_options(*app, args->problem, ProblemFlags::bench);
   add_device_options(*app, args->device);
-  add_run_options(*app, args->run, true);
+  add_run_options(*app, args->run, true, true);
   add_output_options(*app, args->output, kFormats, true);
   return {app, [args] { return run_bench(*args); }};
 }

@@ -122,7 +122,7 @@ void add_output_options(CLI::App& app, OutputArgs& a, const std::vector<std::str
   refuse_empty_values(app, {"--format", "--out"});
 }
 
-void add_run_options(CLI::App& app, RunArgs& a, bool with_timing) {
+void add_run_options(CLI::App& app, RunArgs& a, bool with_timing, bool with_memory) {
   app.add_option("--set", a.sets, "pin a parameter of our kernel, NAME=VALUE (repeatable)")
       ->type_name("NAME=VALUE")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -132,7 +132,13 @@ void add_run_options(CLI::App& app, RunArgs& a, bool with_timing) {
     app.add_option("--min-time", a.min_time, "timed seconds per backend, at least (default: 0.1)")->type_name("S");
     app.add_option("--max-time", a.max_time, "cap on timed seconds per backend (default: 10)")->type_name("S");
   }
-  refuse_empty_values(app, {"--set", "--seed", "--min-reps", "--min-time", "--max-time"});
+  if (with_memory) {
+    app.add_option("--max-memory", a.max_memory,
+                   "memory a case may take, on the host and on a GPU, e.g. 20G (default: the host's MemAvailable); a "
+                   "larger case is refused before anything is allocated")
+        ->type_name("BYTES|NG");
+  }
+  refuse_empty_values(app, {"--set", "--seed", "--min-reps", "--min-time", "--max-time", "--max-memory"});
   add_db_options(app, a.db, true);
 }
 
@@ -291,6 +297,11 @@ Expected<bench::Settings> settings_from(const RunArgs& a) {
     auto v = seconds(a.max_time, "--max-time", false);
     if (!v) return v.status();
     s.max_time_s = *v;
+  }
+  if (!a.max_memory.empty()) {
+    auto v = measure::parse_memory_size(a.max_memory, "--max-memory");
+    if (!v) return v.status();
+    s.max_memory = *v;
   }
   auto db = db_request_from(a.db);
   if (!db) return db.status();

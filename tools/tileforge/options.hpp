@@ -66,6 +66,7 @@ struct DbArgs {
 struct RunArgs {
   std::vector<std::string> sets;
   std::string seed, min_reps, min_time, max_time;
+  std::string max_memory;  // --max-memory BYTES|NG
   DbArgs db;
 };
 
@@ -73,7 +74,8 @@ enum class ProblemFlags { bench, verify };
 void add_problem_options(CLI::App& app, ProblemArgs& args, ProblemFlags which);
 void add_device_options(CLI::App& app, DeviceArgs& args);
 void add_output_options(CLI::App& app, OutputArgs& args, const std::vector<std::string>& formats, bool with_out);
-void add_run_options(CLI::App& app, RunArgs& args, bool with_timing);
+// with_memory: --max-memory, for the verbs whose cases run through bench::run_case (bench, verify).
+void add_run_options(CLI::App& app, RunArgs& args, bool with_timing, bool with_memory = false);
 // --db PATH, and --no-db where the verb can run without a DB (the two exclude each other).
 void add_db_options(CLI::App& app, DbArgs& args, bool with_no_db);
 
@@ -83,7 +85,7 @@ Expected<Device> open_device_from(const DeviceArgs& args);
 // suite's precision and layout unless overridden, every Problem validated. `verb` prefixes messages.
 Expected<std::vector<Problem>> problems_from(const ProblemArgs& args, const Device& device);
 
-// --set, --seed, the timing options and the tuning DB.
+// --set, --seed, the timing options, --max-memory and the tuning DB.
 Expected<bench::Settings> settings_from(const RunArgs& args);
 // --db / --no-db as the DB library takes them; an empty --db is refused.
 Expected<db::LocationRequest> db_request_from(const DbArgs& args);

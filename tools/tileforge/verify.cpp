@@ -134,6 +134,7 @@ int run_verify(const VerifyArgs& a) {
       std::fprintf(stderr, "verifying %s ...\n", plan.problem.describe().c_str());
     }
     bench::CaseResult r = bench::run_case(*device, plan, *settings, **timer);
+    if (!r.refused.empty()) std::fprintf(stderr, "tileforge verify: error: %s\n", r.refused.c_str());
     all_pass = all_pass && r.ours.has_value() && r.check.ok();
     results.push_back(std::move(r));
   }
@@ -153,7 +154,7 @@ Command add_verify_command(CLI::App& parent) {
                 "exits 1 when ours exceeds its error threshold");
   add_problem_options(*app, args->problem, ProblemFlags::verify);
   add_device_options(*app, args->device);
-  add_run_options(*app, args->run, false);
+  add_run_options(*app, args->run, false, true);
   add_output_options(*app, args->output, kFormats, true);
   return {app, [args] { return run_verify(*args); }};
 }
