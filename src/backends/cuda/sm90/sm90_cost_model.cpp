@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "backends/cuda/kernels/sm90/schedule.cuh"
 #include "backends/cuda/sm90/sm90_cost_constants.hpp"
 #include "backends/cuda/sm90/sm90_family.hpp"
 #include "core/int_math.hpp"
@@ -215,10 +216,10 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   if (share.partials_written > 0) {
     const double part = double(std::min(bm, q.m)) * double(std::min(bn, q.n)) * 4.0;
     const double bytes = double(share.partials_written + share.partials_read) * part;
-    // The summing CTA loads a slice in groups of float4 per thread (gemm.cuh: 16, or 4 beside 128 accumulators),
-    // one L2 round trip per group and slice.
+    // The summing CTA loads a slice in groups of float4 per thread (the kernel's own fixup_group), one L2 round
+    // trip per group and slice.
     const int64_t m_iters = std::max<int64_t>(1, bm / std::max<int64_t>(1, consumers) / 64);
-    const int64_t vg = std::min<int64_t>(bn / 8, m_iters * bn / 2 >= 128 ? 4 : 16);
+    const int64_t vg = tf::sm90::fixup_group(int(m_iters), int(bn));
     const int64_t round_trips = share.partials_read * m_iters * cdiv(bn / 8, std::max<int64_t>(1, vg));
     const double fix_s = bytes / (l2_bw_sm * kFixupL2Share) + double(share.partials_written) * kFixupSeconds +
                          double(round_trips) * kFixupReadSeconds;

@@ -611,10 +611,7 @@ __device__ __forceinline__ void gemm(const Params& p) {
       // loads of a group of a slice are issued before any is used: one L2 round trip per group and slice. (The
       // first version tested each 8-column block before its load and added it at once, which serialized the
       // loads: 13 us for two partial tiles of 64x128, bench/results/h200/2026-12-01-splitk/probe.)
-      // float4 per group: 64 registers beside up to 64 accumulators; 16 beside 128 of them (with 8, ptxas spills
-      // 24 bytes in the 128x256 stream-K instance under setmaxnreg's 232).
-      constexpr int VG_MAX = M_ITERS * BN / 2 >= 128 ? 4 : 16;
-      constexpr int VG = BN / 8 < VG_MAX ? BN / 8 : VG_MAX;
+      constexpr int VG = fixup_group(M_ITERS, BN);
 #pragma unroll
       for (int mi = 0; mi < M_ITERS; ++mi) {
         if (!rows_in(mi)) continue;

@@ -11,6 +11,15 @@
 
 namespace tf::sm90 {
 
+// The fix-up's read-back loads a slice in groups of this many float4 per thread, all of a group in flight at once:
+// 16 (64 registers) beside up to 64 accumulators, 4 beside 128 of them (with 8, ptxas spills 24 bytes in the
+// 128x256 stream-K instance under setmaxnreg's 232); never more than the BLOCK_N / 8 a thread holds per m64 block.
+// The kernel sizes its loads by it, the cost model counts the read-back's round trips by it.
+TF_SM90_HD constexpr int fixup_group(int m_iters, int block_n) {
+  const int limit = m_iters * block_n / 2 >= 128 ? 4 : 16;
+  return block_n / 8 < limit ? block_n / 8 : limit;
+}
+
 // One piece of a cluster's work: cluster tile `tile`, k-blocks [kb0, kb1); `nseg` > 1 when the tile's K is shared
 // with other clusters, this being slice `seg` of them (slices in k order), `first` the schedule's index of slice 0.
 struct Work {

@@ -25,59 +25,51 @@ struct Piece {
   long long slot;  // -1: a whole tile
 };
 
-template <int kSplitK, bool kStreamK>
-std::vector<Piece> walk(const Sm90Schedule& s) {
-  std::vector<Piece> out;
-  for (int c = 0; c < int(s.clusters); ++c) {
-    tf::sm90::Schedule<kSplitK, kStreamK> sched(int(s.cluster_tiles), int(s.k_blocks), c, int(s.clusters),
-                                                int(s.sk_tiles));
-    tf::sm90::Work w;
-    while (sched.step(w)) {
-      Piece p{c, w, -1};
-      if (w.nseg > 1) {
-        p.slot = sched.slot(w, w.seg);
-        // The summing CTA finds every slice's slot from its own Work.
-        for (int j = 0; j < w.nseg; ++j) EXPECT_GE(sched.slot(w, j), 0);
-      }
-      out.push_back(p);
-    }
+// Calls f.template operator()<SPLIT_K, STREAM_K>() with the schedule's own values as template arguments (the
+// kernel's are compile-time; the test covers the SPLIT_K values of the family's space).
+template <class F>
+auto with_schedule(const Sm90Schedule& s, F&& f) {
+  if (s.stream_k) return f.template operator()<1, true>();
+  switch (s.split_k) {
+    case 2: return f.template operator()<2, false>();
+    case 3: return f.template operator()<3, false>();
+    case 4: return f.template operator()<4, false>();
+    case 6: return f.template operator()<6, false>();
+    case 8: return f.template operator()<8, false>();
+    case 16: return f.template operator()<16, false>();
   }
-  return out;
+  EXPECT_EQ(s.split_k, 1) << "SPLIT_K " << s.split_k << " is not walked by this test";
+  return f.template operator()<1, false>();
 }
 
 std::vector<Piece> walk_any(const Sm90Schedule& s) {
-  if (s.stream_k) return walk<1, true>(s);
-  switch (s.split_k) {
-    case 1: return walk<1, false>(s);
-    case 2: return walk<2, false>(s);
-    case 3: return walk<3, false>(s);
-    case 4: return walk<4, false>(s);
-    case 6: return walk<6, false>(s);
-    case 8: return walk<8, false>(s);
-    case 16: return walk<16, false>(s);
-  }
-  ADD_FAILURE() << "SPLIT_K " << s.split_k << " is not walked by this test";
-  return {};
+  return with_schedule(s, [&]<int kSplitK, bool kStreamK>() {
+    std::vector<Piece> out;
+    for (int c = 0; c < int(s.clusters); ++c) {
+      tf::sm90::Schedule<kSplitK, kStreamK> sched(int(s.cluster_tiles), int(s.k_blocks), c, int(s.clusters),
+                                                  int(s.sk_tiles));
+      tf::sm90::Work w;
+      while (sched.step(w)) {
+        Piece p{c, w, -1};
+        if (w.nseg > 1) {
+          p.slot = sched.slot(w, w.seg);
+          // The summing CTA finds every slice's slot from its own Work.
+          for (int j = 0; j < w.nseg; ++j) EXPECT_GE(sched.slot(w, j), 0);
+        }
+        out.push_back(p);
+      }
+    }
+    return out;
+  });
 }
 
 // The slot the summing CTA computes for slice j of a tile, from the Work of any of its slices.
-template <int kSplitK, bool kStreamK>
-long long slot_of(const Sm90Schedule& s, const Piece& p, int j) {
-  tf::sm90::Schedule<kSplitK, kStreamK> sched(int(s.cluster_tiles), int(s.k_blocks), p.cluster, int(s.clusters),
-                                              int(s.sk_tiles));
-  return sched.slot(p.work, j);
-}
 long long slot_any(const Sm90Schedule& s, const Piece& p, int j) {
-  if (s.stream_k) return slot_of<1, true>(s, p, j);
-  switch (s.split_k) {
-    case 2: return slot_of<2, false>(s, p, j);
-    case 3: return slot_of<3, false>(s, p, j);
-    case 4: return slot_of<4, false>(s, p, j);
-    case 6: return slot_of<6, false>(s, p, j);
-    case 8: return slot_of<8, false>(s, p, j);
-    case 16: return slot_of<16, false>(s, p, j);
-  }
-  return -1;
+  return with_schedule(s, [&]<int kSplitK, bool kStreamK>() -> long long {
+    tf::sm90::Schedule<kSplitK, kStreamK> sched(int(s.cluster_tiles), int(s.k_blocks), p.cluster, int(s.clusters),
+                                                int(s.sk_tiles));
+    return sched.slot(p.work, j);
+  });
 }
 
 void check(const Problem& problem, const Config& config, int64_t max_clusters) {
