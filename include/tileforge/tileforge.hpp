@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,11 +22,15 @@ namespace tileforge {
 
 enum class DType { f32, f16, bf16 };
 
-// Row (R) or column (C) major storage of A then B. C is always row-major.
+// Row (R) or column (C) major storage of A then B. C's storage order is Problem::c_order.
 enum class Layout { RR, RC, CR, CC };
+
+// Storage order of one matrix: C's in Problem (BLAS and cuBLAS callers keep C column-major).
+enum class Order { row_major, col_major };
 
 std::string_view to_string(DType);
 std::string_view to_string(Layout);
+std::string_view to_string(Order);  // "row-major", "col-major"
 std::size_t size_of(DType);
 bool a_row_major(Layout);
 bool b_row_major(Layout);
@@ -83,6 +89,9 @@ struct Problem {
   int64_t batch = 1;
   Precision precision;
   Layout layout = Layout::RR;
+  // C column-major is run as the transposed problem C^T = B^T A^T with row-major C^T: the same kernels, A and B
+  // swapped (gemm() and prepare() do it; DB records and plans are those of the transposed shape).
+  Order c_order = Order::row_major;
   int64_t lda = 0, ldb = 0, ldc = 0;
   int64_t stride_a = 0, stride_b = 0, stride_c = 0;
   double alpha = 1.0, beta = 0.0;
@@ -100,7 +109,7 @@ struct Problem {
   double flops() const { return 2.0 * double(m) * double(n) * double(k) * double(batch); }
   // Checks sizes, leading dimensions, strides, overflow and the precision policy.
   Status validate() const;
-  std::string describe() const;  // "4096x4096x4096 f16->f16 acc f32 RR ld 4096/4096/4096"
+  std::string describe() const;  // "4096x4096x4096 f16->f16 acc f32 RR ld 4096/4096/4096" (+ " C col-major")
 };
 
 // ---- a kernel choice ----------------------------------------------------------------------------
@@ -119,7 +128,9 @@ struct Config {
 // ---- calling it ---------------------------------------------------------------------------------
 
 struct Options {
-  std::string device = "auto";  // cpu | cuda[:N] | auto
+  // cpu | cuda[:N] | auto. auto: the GPU that holds A when A is a CUDA device pointer (the driver says so), else the
+  // CPU. cuda[:N] needs device pointers on that GPU (checked: a host pointer is refused, not crashed on).
+  std::string device = "auto";
   std::string profile;          // chip record for planning; empty = the running device's
   std::vector<std::pair<std::string, int64_t>> set;  // pinned parameters (--set NAME=VALUE)
   int threads = 0;              // CPU threads; 0 = all cores
@@ -127,13 +138,56 @@ struct Options {
   // $XDG_CACHE_HOME/tileforge/tune.db or ~/.cache/tileforge/tune.db. Without a record the planner chooses.
   std::string db;
   bool no_db = false;           // ignore every tuning DB: the planner chooses (pins still apply)
+  // CUDA: the stream the kernel is launched on, a cudaStream_t or CUstream passed as void* (no CUDA header is
+  // needed to compile against tileforge); nullptr: the legacy default stream. Unused on the CPU.
+  void* stream = nullptr;
+  // CUDA: device scratch for split-K / stream-K partial sums, used in stream order; at least
+  // GemmPlan::workspace_bytes(). Null: the kernel keeps its own, one per stream, allocated on first use.
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
 };
 
-// Runs one GEMM with tileforge's own kernels on host pointers (CPU). A, B, C hold `batch` matrices as the
-// Problem describes; C is written in place. Returns a Status naming the bad argument on invalid input.
+// Runs one GEMM with tileforge's own kernels. A, B, C hold `batch` matrices as the Problem describes (host pointers
+// on the CPU, device pointers on a GPU: see Options::device); C is written in place. On a GPU the call returns once
+// the kernel is enqueued on options.stream. Returns a Status naming the bad argument on invalid input.
 // The config comes from the tuning DB (this shape on this machine, its shape bucket, or the same architecture
 // elsewhere), else from the planner, with `set` pinned on top; it is chosen once per shape and setting per process.
+// Nothing is measured inside the call: without stored host measurements the CPU is planned on its nominal peak
+// (`tileforge devices` measures and stores them). Nothing is written but the CUDA kernel cache.
 Status gemm(const Problem& problem, const void* a, const void* b, void* c, const Options& options = {});
+
+// A GEMM prepared once, as a cuBLASLt matmul descriptor or a oneDNN primitive is: the device opened, the config
+// chosen (DB, planner, pins), the kernel compiled or selected. run() then goes straight to the kernel. Copies share
+// one prepared kernel; run() may be called from many threads at once (on a GPU, each with its own stream).
+class GemmPlan {
+ public:
+  GemmPlan();  // an empty plan: status() is invalid_argument and run() refuses
+  explicit operator bool() const { return status_.ok(); }
+  const Status& status() const { return status_; }  // why prepare() failed
+  const Problem& problem() const;                    // as described to prepare()
+  const Config& config() const;                      // the kernel that runs (of the row-major C problem it runs as)
+  std::string device() const;                        // "cpu", "cuda:0"
+  const std::string& source() const;                 // "db-exact", "db-bucket", "db-arch", "planner", "pinned", ...
+  const std::string& reason() const;                 // one line: why this config
+  const std::vector<std::string>& notes() const;     // what the caller should know (a nominal peak, a fallback)
+  // Device scratch a run needs when the caller supplies it (0: none, or the kernel's own suffices).
+  std::size_t workspace_bytes() const;
+  // Runs the prepared GEMM on a, b, c with the problem's alpha and beta. stream/workspace as in Options (null
+  // stream: the one given to prepare()). Pointers are checked for null, overlap and, on a GPU, device residence.
+  Status run(const void* a, const void* b, void* c, void* stream = nullptr, void* workspace = nullptr,
+             std::size_t workspace_bytes = 0) const;
+
+  struct State;  // the prepared kernel and what it runs on (library-internal)
+
+ private:
+  friend GemmPlan prepare(const Problem& problem, const Options& options);
+  std::shared_ptr<const State> state_;
+  Status status_;
+};
+
+// Prepares `problem` for repeated runs with `options` (device, profile, pins, DB; threads on the CPU). A failure is
+// in the returned plan's status(). (Named prepare, not plan: tileforge::plan is the planner's namespace.)
+GemmPlan prepare(const Problem& problem, const Options& options = {});
 
 // The tool's version string ("0.1.0").
 std::string_view version();

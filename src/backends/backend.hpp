@@ -1,6 +1,7 @@
 // The backend interface every chip family and every vendor library implements, and their parameter spaces.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -81,17 +82,24 @@ class Kernel {
   explicit Kernel(Config config) : config_(std::move(config)) {}
   virtual ~Kernel() = default;
   const Config& config() const { return config_; }
+  // Device scratch a run of `problem` needs (split-K / stream-K partial sums); 0 for kernels that need none.
+  virtual std::size_t workspace_bytes(const Problem& problem) const { return 0; }
 
  private:
   Config config_;
 };
 
-// The caller's buffers: host pointers on the CPU, device pointers on GPUs.
+// The caller's buffers: host pointers on the CPU, device pointers on GPUs. Backends receive C row-major
+// (Problem::c_order == row_major): the API runs a column-major C as the transposed problem.
 struct GemmArgs {
   const void* a = nullptr;
   const void* b = nullptr;
   void* c = nullptr;
   void* stream = nullptr;  // GPU stream; unused on the CPU
+  // The caller's device scratch, used in stream order instead of the kernel's own per-stream workspace; null: the
+  // kernel's own. At least Kernel::workspace_bytes(problem) when given.
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
 };
 
 class Backend {
@@ -128,7 +136,9 @@ NativeChoice native_for(const Problem& problem, const Device& device);
 
 // Opens the device named by `spec` ("cpu", "cuda", "cuda:N", "auto": the best device present) and attaches the
 // planning profile: `profile` (a builtin name or a JSON file) or, when empty, the running device's own.
-// Unknown specs are refused with the allowed values; "cuda" without a GPU says "no CUDA device".
-Expected<Device> open_device(std::string_view spec, std::string_view profile = {}, int threads = 0);
+// Unknown specs are refused with the allowed values; "cuda" without a GPU says "no CUDA device". `peaks`: whether the
+// host CPU's peak and bandwidth are measured (the tool) or taken stored or nominal (library calls: hw.hpp).
+Expected<Device> open_device(std::string_view spec, std::string_view profile = {}, int threads = 0,
+                             hw::HostPeaks peaks = hw::HostPeaks::measure);
 
 }  // namespace tileforge

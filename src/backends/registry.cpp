@@ -39,7 +39,7 @@ std::vector<std::unique_ptr<Backend>> make_all() {
 int effective_threads(const Device& device) {
   if (device.threads > 0) return device.threads;
   // The cores of the CPU that runs the threads, whichever chip record plans them (--profile).
-  if (device.kind == "cpu") return std::max(1, hw::host_cpu_profile().cores);
+  if (device.kind == "cpu") return std::max(1, hw::usable_cpu_count());
   return 0;
 }
 
@@ -143,28 +143,28 @@ Expected<Device> open_cuda(int ordinal, int threads) {
 }
 #endif
 
-Expected<Device> open_cpu(int threads) {
+Expected<Device> open_cpu(int threads, hw::HostPeaks peaks) {
   Device d;
   d.kind = "cpu";
   d.name = "cpu";
   d.threads = threads;
-  d.profile = hw::host_cpu_profile();
+  d.profile = hw::host_cpu_profile(peaks);
   return d;
 }
 
 }  // namespace
 
-Expected<Device> open_device(std::string_view spec, std::string_view profile, int threads) {
+Expected<Device> open_device(std::string_view spec, std::string_view profile, int threads, hw::HostPeaks peaks) {
   if (threads < 0) return invalid_argument(fmt::format("--threads {} is negative (allowed: 0 for all cores, or >= 1)", threads));
   Expected<Device> d = invalid_argument("");
   if (spec == "cpu") {
-    d = open_cpu(threads);
+    d = open_cpu(threads, peaks);
   } else if (spec == "auto") {
 #if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
     Backend* cuda = own_backend("cuda");
-    d = (cuda && cuda->available()) ? open_cuda(0, threads) : open_cpu(threads);
+    d = (cuda && cuda->available()) ? open_cuda(0, threads) : open_cpu(threads, peaks);
 #else
-    d = open_cpu(threads);
+    d = open_cpu(threads, peaks);
 #endif
   } else if (spec == "cuda" || spec.starts_with("cuda:")) {
     int ordinal = 0;

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "core/c_order.hpp"
 #include "tileforge/tileforge.hpp"
 
 namespace tileforge {
@@ -26,7 +27,7 @@ bool mul_overflows(int64_t a, int64_t b, int64_t* out) { return __builtin_mul_ov
 
 int64_t Problem::min_lda() const { return at_least_one(a_row_major(layout) ? k : m); }
 int64_t Problem::min_ldb() const { return at_least_one(b_row_major(layout) ? n : k); }
-int64_t Problem::min_ldc() const { return at_least_one(n); }
+int64_t Problem::min_ldc() const { return at_least_one(c_order == Order::col_major ? m : n); }
 
 Problem Problem::normalized() const {
   Problem p = *this;
@@ -41,7 +42,7 @@ Problem Problem::normalized() const {
 
 int64_t Problem::span_a() const { return span(m, k, a_row_major(layout), lda ? lda : min_lda()); }
 int64_t Problem::span_b() const { return span(k, n, b_row_major(layout), ldb ? ldb : min_ldb()); }
-int64_t Problem::span_c() const { return span(m, n, true, ldc ? ldc : min_ldc()); }
+int64_t Problem::span_c() const { return span(m, n, c_order != Order::col_major, ldc ? ldc : min_ldc()); }
 
 Status Problem::validate() const {
   // Enums can arrive as any integer (Layout(7), a cast from a C caller's int): one outside its range would be
@@ -54,6 +55,10 @@ Status Problem::validate() const {
   }
   if (layout != Layout::RR && layout != Layout::RC && layout != Layout::CR && layout != Layout::CC) {
     return invalid_argument(fmt::format("layout = Layout({}) is not a layout (allowed: RR, RC, CR, CC)", int(layout)));
+  }
+  if (c_order != Order::row_major && c_order != Order::col_major) {
+    return invalid_argument(
+        fmt::format("c_order = Order({}) is not an order (allowed: row_major, col_major)", int(c_order)));
   }
   auto dim = [](const char* name, int64_t v) -> Status {
     if (v < 0) return invalid_argument(fmt::format("{} = {} is negative (allowed: {} >= 0)", name, v, name));
@@ -80,21 +85,30 @@ Status Problem::validate() const {
                                         to_string(pr.input)));
   }
 
-  auto ld = [](const char* name, int64_t v, int64_t min, std::string_view why) -> Status {
+  // The reasons are formatted only on failure: validate() runs on every gemm() call.
+  auto ld = [](const char* name, int64_t v, int64_t min, auto why) -> Status {
     if (v == 0) return {};
     if (v < min) {
       return invalid_argument(
-          fmt::format("{} = {} is smaller than {} (allowed: {} >= {}, or 0 for tight)", name, v, why, name, min));
+          fmt::format("{} = {} is smaller than {} (allowed: {} >= {}, or 0 for tight)", name, v, why(), name, min));
     }
     return {};
   };
-  auto a_why = a_row_major(layout) ? fmt::format("the row length K = {} of row-major A", k)
-                                   : fmt::format("the column length M = {} of column-major A", m);
-  auto b_why = b_row_major(layout) ? fmt::format("the row length N = {} of row-major B", n)
-                                   : fmt::format("the column length K = {} of column-major B", k);
+  auto a_why = [&] {
+    return a_row_major(layout) ? fmt::format("the row length K = {} of row-major A", k)
+                               : fmt::format("the column length M = {} of column-major A", m);
+  };
+  auto b_why = [&] {
+    return b_row_major(layout) ? fmt::format("the row length N = {} of row-major B", n)
+                               : fmt::format("the column length K = {} of column-major B", k);
+  };
+  auto c_why = [&] {
+    return c_order == Order::col_major ? fmt::format("the column length M = {} of column-major C", m)
+                                       : fmt::format("the row length N = {} of C", n);
+  };
   if (Status s = ld("lda", lda, min_lda(), a_why); !s) return s;
   if (Status s = ld("ldb", ldb, min_ldb(), b_why); !s) return s;
-  if (Status s = ld("ldc", ldc, min_ldc(), fmt::format("the row length N = {} of C", n)); !s) return s;
+  if (Status s = ld("ldc", ldc, min_ldc(), c_why); !s) return s;
 
   // Every element index of every batch entry must fit int64_t, with room for byte offsets.
   const int64_t limit = INT64_MAX / 8;
@@ -134,12 +148,28 @@ Status Problem::validate() const {
   return {};
 }
 
+Problem row_major_c(const Problem& p) {
+  if (p.c_order == Order::row_major) return p;
+  Problem t = p;
+  t.c_order = Order::row_major;
+  t.m = p.n;
+  t.n = p.m;
+  const bool a_row = !b_row_major(p.layout), b_row = !a_row_major(p.layout);
+  t.layout = a_row ? (b_row ? Layout::RR : Layout::RC) : (b_row ? Layout::CR : Layout::CC);
+  t.lda = p.ldb;
+  t.ldb = p.lda;
+  t.stride_a = p.stride_b;
+  t.stride_b = p.stride_a;
+  return t;
+}
+
 std::string Problem::describe() const {
   Problem p = normalized();
   std::string s = fmt::format("{}x{}x{}", m, n, k);
   if (batch > 1) s += fmt::format(" batch {}", batch);
   s += fmt::format(" {}->{} acc {} {} ld {}/{}/{}", to_string(precision.input), to_string(precision.output),
                    to_string(precision.accum), to_string(layout), p.lda, p.ldb, p.ldc);
+  if (c_order == Order::col_major) s += " C col-major";
   return s;
 }
 

@@ -27,6 +27,14 @@ std::string_view to_string(Layout l) {
   return "?";
 }
 
+std::string_view to_string(Order o) {
+  switch (o) {
+    case Order::row_major: return "row-major";
+    case Order::col_major: return "col-major";
+  }
+  return "?";
+}
+
 std::size_t size_of(DType t) { return t == DType::f32 ? 4 : 2; }
 bool a_row_major(Layout l) { return l == Layout::RR || l == Layout::RC; }
 bool b_row_major(Layout l) { return l == Layout::RR || l == Layout::CR; }

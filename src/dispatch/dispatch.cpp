@@ -152,27 +152,6 @@ std::string problem_key(const Problem& p) {
                      p.beta != 0.0 ? 1 : 0);
 }
 
-Expected<Config> remembered_choice(const Problem& problem, const Device& device, Backend& ours,
-                                   const DispatchOptions& options) {
-  if (Status s = problem.validate(); !s) return s;
-  const Problem p = problem.normalized();
-  auto location = db::resolve_location(options.db);
-  std::string key = fmt::format("{}:{} {} t{} {} | {} | {} {}", device.kind, device.ordinal, device.profile.name,
-                                effective_threads(device), location ? location->describe() : "no location",
-                                problem_key(p), ours.name(), options.use_planner ? "planner" : "heuristic");
-  for (const auto& [name, value] : options.pins) key += fmt::format(" {}={}", name, value);
-  static std::mutex mutex;
-  static std::map<std::string, Config> configs;
-  {
-    std::lock_guard lock(mutex);
-    if (auto it = configs.find(key); it != configs.end()) return it->second;
-  }
-  auto choice = choose_config(p, device, ours, options);
-  if (!choice) return choice.status();
-  std::lock_guard lock(mutex);
-  return configs.emplace(key, choice->config).first->second;
-}
-
 // ---- fingerprint and versions ---------------------------------------------------------------------------------
 
 db::Fingerprint running_fingerprint(const Device& device) {

@@ -48,14 +48,8 @@ Expected<Choice> choose_config(const Problem& problem, const Device& device, Bac
                                const DispatchOptions& options = {});
 
 // Every field of a normalized problem a choice depends on, in one line (alpha left out; beta only as "reads C or
-// not"): the key of the plan cache and of the choice cache.
+// not"): the key of the plan cache.
 std::string problem_key(const Problem& problem);
-
-// choose_config's config, remembered per process by device, profile, threads, DB location, problem key and pins:
-// a caller that runs one shape in a loop (the API's gemm()) chooses once. A record tuned later by another process
-// is used from the next process on.
-Expected<Config> remembered_choice(const Problem& problem, const Device& device, Backend& ours,
-                                   const DispatchOptions& options = {});
 
 // The fingerprint records of this device are stored and looked up under: the device's profile, with, on CUDA, the
 // driver's and NVRTC's versions ("13.0"), and on the CPU the compiler that built the kernels ("GNU 12.2.0").

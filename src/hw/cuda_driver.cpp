@@ -115,6 +115,7 @@ Expected<DriverApi> load_driver(const std::string& path) {
   TF_RESOLVE(cuMemcpyDtoDAsync, 3020);
   TF_RESOLVE(cuMemsetD8, 3020);
   TF_RESOLVE(cuMemsetD32, 3020);
+  TF_RESOLVE(cuMemsetD32Async, 3020);
   TF_RESOLVE(cuStreamCreate, 2000);
   TF_RESOLVE(cuStreamDestroy, 4000);
   TF_RESOLVE(cuStreamSynchronize, 2000);
@@ -336,6 +337,27 @@ Status check_device_pointer(const void* ptr, std::string_view what) {
   if (type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED)
     return invalid_argument(fmt::format("{} = {} is not device memory (memory type {})", what, ptr, type));
   return Status::Ok();
+}
+
+Expected<int> device_of_pointer(const void* ptr) {
+  auto d = driver();
+  if (!d) return d.status();
+  const auto address = reinterpret_cast<CUdeviceptr>(ptr);
+  unsigned int type = 0;
+  CUresult r = (*d)->cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
+  if (r == CUDA_ERROR_INVALID_CONTEXT) {
+    // Asked before any context of this process was current: the first device's primary context answers for all
+    // (unified addressing), and the backend makes it current anyway.
+    if (auto ctx = activate(0); !ctx) return ctx.status();
+    r = (*d)->cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
+  }
+  if (r == CUDA_ERROR_INVALID_VALUE) return -1;  // host memory CUDA does not know
+  if (r != CUDA_SUCCESS) return check(r, "cuPointerGetAttribute(MEMORY_TYPE)", Code::invalid_argument);
+  if (type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED) return -1;  // page-locked host memory
+  int ordinal = -1;
+  r = (*d)->cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, address);
+  if (r != CUDA_SUCCESS) return check(r, "cuPointerGetAttribute(DEVICE_ORDINAL)", Code::invalid_argument);
+  return ordinal;
 }
 
 Status launch(CUfunction function, const LaunchDims& dims, void** params, std::string_view what) {

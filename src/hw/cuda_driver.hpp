@@ -54,6 +54,7 @@ struct DriverApi {
   PFN_cuMemcpyDtoDAsync_v3020 cuMemcpyDtoDAsync = nullptr;  // stream-ordered: what the bandwidth measurement times
   PFN_cuMemsetD8_v3020 cuMemsetD8 = nullptr;
   PFN_cuMemsetD32_v3020 cuMemsetD32 = nullptr;
+  PFN_cuMemsetD32Async_v3020 cuMemsetD32Async = nullptr;  // zeroes a caller's workspace counters in stream order
   PFN_cuStreamCreate_v2000 cuStreamCreate = nullptr;
   PFN_cuStreamDestroy_v4000 cuStreamDestroy = nullptr;
   PFN_cuStreamSynchronize_v2000 cuStreamSynchronize = nullptr;
@@ -164,6 +165,9 @@ class Event {
 // Ok when `ptr` is device (or managed) memory the current context can address; otherwise invalid_argument
 // naming `what`: "A = 0x7ffd... is not device memory (host memory not registered with CUDA)".
 Status check_device_pointer(const void* ptr, std::string_view what);
+// The ordinal of the GPU whose memory `ptr` points into (device or managed memory), -1 for host memory (pageable or
+// page-locked); not_available without a driver. What Options::device "auto" decides by.
+Expected<int> device_of_pointer(const void* ptr);
 
 // Grid, block, dynamic shared memory, stream and optional thread-block cluster of one launch.
 struct LaunchDims {

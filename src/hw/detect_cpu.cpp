@@ -402,7 +402,54 @@ int64_t bandwidth_buffer_bytes(const std::vector<CacheLevel>& caches, int cpus) 
   return std::max<int64_t>(bytes, int64_t(8) << 20);
 }
 
-HwProfile build_host_profile() {
+// The FP32 FMA peak for every precision the CPU backend runs. NOTE: it converts f16 and bf16 operands to f32 while
+// packing and multiplies in f32, so the FP32 FMA rate is the ceiling of those precisions too (AVX512_BF16 / AMX would
+// be faster, but are not used yet).
+void set_fma_peaks(HwProfile& p, double gflops, const std::string& source) {
+  p.peaks.push_back(PeakRate{DType::f32, DType::f32, gflops / 1e3, source});
+  for (DType t : {DType::f16, DType::bf16}) {
+    p.peaks.push_back(PeakRate{t, DType::f32, gflops / 1e3,
+                               fmt::format("same as f32: inputs are converted to f32 while packing ({})", source)});
+  }
+}
+
+// Library calls never measure (a GEMM call must not spend 0.1-0.5 s timing the host, nor write into $HOME): they
+// plan with what an earlier measuring process stored for this host, else with the nominal numbers of the CPU's
+// records (FMA pipes x lanes x 2 x clock x cores; the compiled-in generic record's bandwidth per core), said so.
+void apply_stored_or_nominal_peaks(HwProfile& p, const std::string& host_key) {
+  const std::string how_to_measure = "`tileforge devices` measures this host and stores its numbers";
+  if (auto kept = stored_host_measurements(host_key)) {
+    const std::string note = fmt::format("stored: highest of {} measuring processes on this host since {} ({}); "
+                                         "not measured by this process (library calls never measure)",
+                                         kept->processes, kept->since, kept->file);
+    set_fma_peaks(p, kept->fma_gflops, note);
+    p.mem_bandwidth_gbps = kept->bandwidth_gbps;
+    p.sources["mem_bandwidth_gbps"] = note;
+    p.measured = true;
+    return;
+  }
+  p.measured = false;
+  auto generic = load_profile(nearest_cpu_profile_name());
+  const double clock = p.boost_clock_ghz > 0 ? p.boost_clock_ghz : (generic ? generic->boost_clock_ghz : 0);
+  const int pipes = p.fma_pipes > 0 ? p.fma_pipes : (generic ? generic->fma_pipes : 1);
+  const double lanes = double(p.vector_bits) / 32.0;
+  const double gflops = double(std::max(1, p.cores)) * pipes * lanes * 2.0 * clock;
+  set_fma_peaks(p, gflops,
+                fmt::format("nominal: {} cores x {} FMA pipes x {} f32 lanes x 2 x {} GHz ({}); no measurement stored "
+                            "for this host and library calls never measure; {}",
+                            p.cores, pipes, lanes, clock,
+                            p.boost_clock_ghz > 0 ? "sysfs max clock" : fmt::format("{}'s clock", nearest_cpu_profile_name()),
+                            how_to_measure));
+  if (generic && generic->cores > 0) {
+    p.mem_bandwidth_gbps =
+        std::min(generic->mem_bandwidth_gbps, generic->mem_bandwidth_gbps / generic->cores * std::max(1, p.cores));
+    p.sources["mem_bandwidth_gbps"] =
+        fmt::format("nominal: {}'s {} GB/s over its {} cores, for {} cores; {}", generic->name,
+                    generic->mem_bandwidth_gbps, generic->cores, p.cores, how_to_measure);
+  }
+}
+
+HwProfile build_host_profile(HostPeaks how) {
   const CpuIsa& isa = cpu_isa();
   HwProfile p;
   p.name = std::string(host_cpu_profile_name());
@@ -498,6 +545,11 @@ HwProfile build_host_profile() {
   }
 
   const FmaIsa fma_isa = best_fma_isa();
+  const std::string host_key = fmt::format("{} | {} cpus | {}", p.display_name, p.cores, to_string(fma_isa));
+  if (how == HostPeaks::stored_or_nominal) {
+    apply_stored_or_nominal_peaks(p, host_key);
+    return p;
+  }
   // Three short trials, the best kept: a trial that another process interrupts reads low, never high.
   constexpr double kTrialSeconds = 0.02;
   double gflops = 0;
@@ -518,8 +570,7 @@ HwProfile build_host_profile() {
   }
   // The highest numbers any process measured on this host: a process that starts while the machine is busy
   // measures low, and planning should not follow each start-up's noise (host_measurements.hpp).
-  const HostMeasurements kept = remember_host_measurements(
-      fmt::format("{} | {} cpus | {}", p.display_name, p.cores, to_string(fma_isa)), gflops, bandwidth, today);
+  const HostMeasurements kept = remember_host_measurements(host_key, gflops, bandwidth, today);
   const std::string kept_note =
       kept.file.empty() ? std::string("this process")
                         : fmt::format("highest of {} processes on this host since {} ({})", kept.processes, kept.since,
@@ -528,13 +579,7 @@ HwProfile build_host_profile() {
   p.mem_bandwidth_gbps = kept.bandwidth_gbps;
   const std::string fma_source = fmt::format("measured: {} FMA loop, {} threads, best of 3 x {} s, {}; {}",
                                              to_string(fma_isa), p.cores, kTrialSeconds, today, kept_note);
-  p.peaks.push_back(PeakRate{DType::f32, DType::f32, gflops / 1e3, fma_source});
-  // NOTE: the CPU backend converts f16 and bf16 operands to f32 while packing and multiplies in f32, so the FP32
-  // FMA rate is the ceiling of those precisions too (AVX512_BF16 / AMX would be faster, but are not used yet).
-  for (DType t : {DType::f16, DType::bf16}) {
-    p.peaks.push_back(PeakRate{t, DType::f32, gflops / 1e3,
-                               fmt::format("same as f32: inputs are converted to f32 while packing ({})", fma_source)});
-  }
+  set_fma_peaks(p, gflops, fma_source);
 
   p.sources["mem_bandwidth_gbps"] =
       p.mem_bandwidth_gbps > 0
@@ -721,9 +766,13 @@ double measure_read_bandwidth_gbps(int threads, int64_t bytes) {
   return best;
 }
 
-const HwProfile& host_cpu_profile() {
-  static const HwProfile profile = build_host_profile();
-  return profile;
+const HwProfile& host_cpu_profile(HostPeaks how) {
+  if (how == HostPeaks::stored_or_nominal) {
+    static const HwProfile library = build_host_profile(HostPeaks::stored_or_nominal);
+    return library;
+  }
+  static const HwProfile measured = build_host_profile(HostPeaks::measure);
+  return measured;
 }
 
 std::string nearest_cpu_profile_name() {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -27,6 +28,36 @@ double plausible(double v, const Bound& b, const std::string& what) {
   std::fprintf(stderr, "tileforge: warning: %s %s; dropped, not kept\n", what.c_str(),
                b.refusal(fmt::format("{}", v)).c_str());
   return 0;
+}
+
+// The cache file's document: {"version": 1, "hosts": {...}}, or an empty object when it is missing, unreadable or
+// malformed (a crash mid-write on another filesystem, a hand edit), which is then replaced, never trusted.
+nlohmann::json read_cache(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return nlohmann::json::object();
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, false);
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("hosts") || !doc["hosts"].is_object()) {
+    return nlohmann::json::object();
+  }
+  return doc;
+}
+
+// One host's stored numbers, each outside its bound dropped (processes: how many processes stored them).
+HostMeasurements stored_entry(const nlohmann::json& entry, const std::string& path, const std::string& host_key) {
+  auto stored = [&](const Bound& b) {
+    const std::string name(b.field);
+    if (!entry.contains(name) || !entry[name].is_number()) return 0.0;
+    return plausible(entry[name].get<double>(), b, fmt::format("host cache {}: hosts[\"{}\"].{}", path, host_key, name));
+  };
+  HostMeasurements m;
+  m.fma_gflops = stored(bounds::host_fma_gflops);
+  m.bandwidth_gbps = stored(bounds::host_bandwidth_gbps);
+  m.processes = int(stored(bounds::host_processes));
+  if (entry.contains("since") && entry["since"].is_string()) m.since = entry["since"].get<std::string>();
+  m.file = path;
+  return m;
 }
 
 }  // namespace
@@ -55,32 +86,15 @@ HostMeasurements remember_host_measurements(const std::string& host_key, double 
   auto where = output_path(path, "TILEFORGE_HOST_CACHE");
   if (!where || where->kind != OutputKind::replace) return m;
 
-  nlohmann::json doc = nlohmann::json::object();
-  {
-    std::ifstream in(path);
-    if (in) {
-      std::stringstream text;
-      text << in.rdbuf();
-      // A malformed file (a crash mid-write on another filesystem, a hand edit) is replaced, never trusted.
-      doc = nlohmann::json::parse(text.str(), nullptr, false);
-      if (doc.is_discarded() || !doc.is_object() || !doc.contains("hosts") || !doc["hosts"].is_object()) {
-        doc = nlohmann::json::object();
-      }
-    }
-  }
+  nlohmann::json doc = read_cache(path);
   if (!doc.contains("hosts")) doc = {{"version", 1}, {"hosts", nlohmann::json::object()}};
   nlohmann::json& entry = doc["hosts"][host_key];
-  auto stored = [&](const Bound& b) {
-    const std::string name(b.field);
-    if (!entry.is_object() || !entry.contains(name) || !entry[name].is_number()) return 0.0;
-    return plausible(entry[name].get<double>(), b,
-                     fmt::format("host cache {}: hosts[\"{}\"].{}", path, host_key, name));
-  };
   if (entry.is_object()) {
-    m.fma_gflops = std::max(m.fma_gflops, stored(bounds::host_fma_gflops));
-    m.bandwidth_gbps = std::max(m.bandwidth_gbps, stored(bounds::host_bandwidth_gbps));
-    m.processes = int(stored(bounds::host_processes)) + 1;
-    if (entry.contains("since") && entry["since"].is_string()) m.since = entry["since"].get<std::string>();
+    const HostMeasurements kept = stored_entry(entry, path, host_key);
+    m.fma_gflops = std::max(m.fma_gflops, kept.fma_gflops);
+    m.bandwidth_gbps = std::max(m.bandwidth_gbps, kept.bandwidth_gbps);
+    m.processes = kept.processes + 1;
+    m.since = kept.since;
   }
   if (m.since.empty()) m.since = today;
   entry = {{"fma_gflops", m.fma_gflops},
@@ -94,6 +108,20 @@ HostMeasurements remember_host_measurements(const std::string& host_key, double 
   fs::create_directories(fs::path(path).parent_path(), ec);
   if (!replace_file(path, doc.dump(2) + "\n", "TILEFORGE_HOST_CACHE")) return m;
   m.file = path;
+  return m;
+}
+
+std::optional<HostMeasurements> stored_host_measurements(const std::string& host_key) {
+  const std::string path = host_measurements_file();
+  std::error_code ec;
+  // A FIFO or a device would block or mislead the read: only a regular file (or a link to one) is a cache.
+  if (path.empty() || !fs::is_regular_file(path, ec)) return std::nullopt;
+  const nlohmann::json doc = read_cache(path);
+  if (!doc.contains("hosts") || !doc["hosts"].contains(host_key) || !doc["hosts"][host_key].is_object()) {
+    return std::nullopt;
+  }
+  HostMeasurements m = stored_entry(doc["hosts"][host_key], path, host_key);
+  if (m.fma_gflops <= 0) return std::nullopt;  // a peak is what planning needs; without one the record's nominal
   return m;
 }
 

@@ -1,6 +1,7 @@
 // Host measurements kept across processes: the FMA peak and memory bandwidth a busy machine measures low, never high.
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace tileforge::hw {
@@ -26,5 +27,9 @@ std::string host_measurements_file();
 // written leaves this process's own numbers in use. `today` is stored as the first date.
 HostMeasurements remember_host_measurements(const std::string& host_key, double fma_gflops, double bandwidth_gbps,
                                             const std::string& today);
+
+// What is stored for `host_key`, read only (nothing is written): for library calls, which never measure. nullopt
+// when no file, no entry for this host, or no plausible FMA peak is stored.
+std::optional<HostMeasurements> stored_host_measurements(const std::string& host_key);
 
 }  // namespace tileforge::hw

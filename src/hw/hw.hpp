@@ -54,7 +54,9 @@ const CpuIsa& cpu_isa();  // detected once
 // usable core count, and the FP32 peak measured by a short FMA loop on all cores (virtual machines expose no
 // clock), recorded with measured = true and its source. The FMA loop (~60 ms) and a read of a buffer larger than
 // the last-level cache (memory bandwidth, ~0.1-0.2 s) run once per process, on first use; thread-safe.
-const HwProfile& host_cpu_profile();
+// HostPeaks::stored_or_nominal measures nothing and writes nothing (library calls): the peak and bandwidth stored
+// by an earlier measuring process on this host, else the nominal ones of the CPU's records, with measured = false.
+const HwProfile& host_cpu_profile(HostPeaks how = HostPeaks::measure);
 // The compiled-in generic profile closest to the host ("generic-avx512" or "generic-avx2").
 std::string nearest_cpu_profile_name();
 

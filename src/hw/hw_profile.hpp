@@ -14,6 +14,10 @@
 
 namespace tileforge::hw {
 
+// How the host CPU's record gets its FMA peak and bandwidth (hw.hpp's host_cpu_profile): measured by this process
+// (the tool), or stored by an earlier measuring process, else nominal (library calls, which measure nothing).
+enum class HostPeaks { measure, stored_or_nominal };
+
 struct CacheLevel {
   int level = 0;                  // 1, 2, 3
   std::string kind = "data";      // "data" or "unified" (L1 instruction caches are not recorded)

@@ -60,7 +60,7 @@ ErrorReport compare(const Problem& problem, const void* c_out, const Reference& 
       for (int64_t j = 0; j < p.n; ++j) {
         const std::size_t at = std::size_t((b * covered + ri) * p.n + j);
         const double want = ref.value[at];
-        const double got = load(c_out, t, b * p.stride_c + row * p.ldc + j);
+        const double got = load(c_out, t, b * p.stride_c + c_index(p, row, j));
         ++r.checked;
         if (std::isnan(want)) {
           // IEEE propagation: a NaN product or NaN input must come out as NaN.

@@ -158,7 +158,7 @@ void run_item(const Job& job, BlockFn block, int64_t batch, int64_t r0, int64_t 
       double v = products ? p.alpha * sum : 0.0;
       double w = products ? std::fabs(p.alpha) * abs_sum : 0.0;
       if (p.beta != 0) {  // beta == 0: C is not read (it may hold NaN)
-        const double c = load(job.c, out_t, batch * p.stride_c + i * p.ldc + j);
+        const double c = load(job.c, out_t, batch * p.stride_c + c_index(p, i, j));
         v += p.beta * c;
         w += std::fabs(p.beta) * std::fabs(c);
       }

@@ -9,6 +9,11 @@
 
 namespace tileforge::verify {
 
+// Where element (i, j) of one C matrix is, in elements from its start, in C's storage order.
+inline int64_t c_index(const Problem& p, int64_t i, int64_t j) {
+  return p.c_order == Order::col_major ? j * p.ldc + i : i * p.ldc + j;
+}
+
 // Fills `count` elements of type `t` with values uniform in [-1, 1) (never all zero), from `seed`.
 void fill_random(void* data, DType t, int64_t count, uint64_t seed);
 // Fills with a value that is NaN in every dtype, so that an element a kernel fails to write shows up.

@@ -72,7 +72,7 @@ TEST(GemmValidation, AnOverlapIsRefusedThroughTheCApiToo) {
   ASSERT_EQ(tfCreate(&h), TF_STATUS_SUCCESS);
   std::vector<float> buffer(64 * 2, 1.0f);
   const float alpha = 1, beta = 0;
-  EXPECT_EQ(tfGemmEx(h, TF_ROW_MAJOR, TF_ROW_MAJOR, 8, 8, 8, &alpha, buffer.data(), TF_R_32F, 8, buffer.data() + 64,
+  EXPECT_EQ(tfGemmEx(h, TF_ROW_MAJOR, TF_ROW_MAJOR, TF_ROW_MAJOR, 8, 8, 8, &alpha, buffer.data(), TF_R_32F, 8, buffer.data() + 64,
                      TF_R_32F, 8, &beta, buffer.data(), TF_R_32F, 8, TF_COMPUTE_32F),
             TF_STATUS_INVALID_ARGUMENT);
   const std::string message = tfGetLastErrorMessage(h);

@@ -96,16 +96,19 @@ class OperandCopy {
  public:
   explicit OperandCopy(int ordinal) : ordinal_(ordinal) {}
 
-  Expected<std::pair<void*, void*>> buffers(std::size_t a_bytes, std::size_t b_bytes) const {
+  // The copies launched on `stream`: one pair per stream, so that calls on other streams, which may run at the same
+  // time, never write the buffers this stream's kernel reads.
+  Expected<std::pair<void*, void*>> buffers(CUstream stream, std::size_t a_bytes, std::size_t b_bytes) const {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (auto [buf, bytes] : {std::pair{&a_, a_bytes}, std::pair{&b_, b_bytes}}) {
+    auto& [a, b] = buffers_[stream];
+    for (auto [buf, bytes] : {std::pair{&a, a_bytes}, std::pair{&b, b_bytes}}) {
       if (buf->size() < bytes) {
         auto fresh = DeviceBuffer::allocate(bytes);
         if (!fresh) return fresh.status();
         *buf = std::move(*fresh);
       }
     }
-    return std::pair<void*, void*>{a_.data(), b_.data()};
+    return std::pair<void*, void*>{a.data(), b.data()};
   }
 
   Expected<void*> copier() const {
@@ -121,7 +124,7 @@ class OperandCopy {
  private:
   int ordinal_;
   mutable std::mutex mutex_;
-  mutable DeviceBuffer a_, b_;
+  mutable std::map<CUstream, std::pair<DeviceBuffer, DeviceBuffer>> buffers_;
   mutable void* copier_ = nullptr;
 };
 
@@ -209,7 +212,8 @@ Expected<std::pair<const void*, const void*>> copy_operands(const OperandCopy& c
   const StoredShape sa = stored_a(p), sb = stored_b(p);
   const int64_t lda = round_up(sa.cols, kCopyRowAlign), ldb = round_up(sb.cols, kCopyRowAlign);
   const int64_t stride_a = lda * sa.rows, stride_b = ldb * sb.rows;
-  auto bufs = copy.buffers(std::size_t(stride_a * p.batch * 2), std::size_t(stride_b * p.batch * 2));
+  auto bufs = copy.buffers(static_cast<CUstream>(args.stream), std::size_t(stride_a * p.batch * 2),
+                           std::size_t(stride_b * p.batch * 2));
   if (!bufs) return bufs.status();
   auto copier = copy.copier();
   if (!copier) return copier.status();
@@ -392,7 +396,8 @@ class Sm90Kernel final : public Kernel {
     const Sm90Schedule sched = sm90_schedule(p, config(), max_clusters_);
     params_.sk_tiles = int(sched.sk_tiles);
     if (sched.workspace_bytes > 0) {
-      auto ws = workspace(static_cast<CUstream>(args.stream), sched.workspace_bytes);
+      auto ws = args.workspace ? callers_workspace(args, sched) : workspace(static_cast<CUstream>(args.stream),
+                                                                             sched.workspace_bytes);
       if (!ws) return ws.status();
       params_.counters = static_cast<int*>(*ws);
       params_.partials = reinterpret_cast<float*>(static_cast<char*>(*ws) + sched.counter_bytes);
@@ -409,6 +414,10 @@ class Sm90Kernel final : public Kernel {
     if (cs > 1) dims.cluster[0] = unsigned(cs);
     dims.stream = static_cast<CUstream>(args.stream);
     return launch(loaded_.function, dims, kernel_args, source_.entry);
+  }
+
+  std::size_t workspace_bytes(const Problem& p) const override {
+    return std::size_t(sm90_schedule(p, config(), max_clusters_).workspace_bytes);
   }
 
   const Sm90Source& source() const { return source_; }
@@ -440,6 +449,31 @@ class Sm90Kernel final : public Kernel {
     if (Status s = check((*d)->cuCtxSynchronize(), "cuCtxSynchronize (workspace)"); !s) return s;
     buf = std::move(*fresh);
     return buf.data();
+  }
+
+  // The caller's workspace: large enough, 16-byte aligned (the partials are read as float4), and its counters
+  // zeroed in stream order before the launch, since the caller may have used the memory for anything since.
+  Expected<void*> callers_workspace(const GemmArgs& args, const Sm90Schedule& sched) const {
+    if (args.workspace_bytes < std::size_t(sched.workspace_bytes)) {
+      return invalid_argument(fmt::format(
+          "workspace_bytes = {} is smaller than the {} bytes {} needs here (allowed: >= {}, or no workspace, and the "
+          "kernel keeps its own per stream)",
+          args.workspace_bytes, sched.workspace_bytes, config().describe(), sched.workspace_bytes));
+    }
+    if (reinterpret_cast<uintptr_t>(args.workspace) % 16 != 0) {
+      return invalid_argument(fmt::format("workspace = {} is not 16-byte aligned (allowed: an address that is; "
+                                          "cudaMalloc's are 256-byte aligned)",
+                                          args.workspace));
+    }
+    auto d = driver();
+    if (!d) return d.status();
+    if (Status s = check((*d)->cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(args.workspace), 0,
+                                                std::size_t(sched.counter_bytes) / 4, static_cast<CUstream>(args.stream)),
+                         "cuMemsetD32Async (the caller's workspace counters)");
+        !s) {
+      return s;
+    }
+    return args.workspace;
   }
 
   bool same_shape(const Problem& p) const {

@@ -11,7 +11,7 @@ int main(void) {
   tfHandle_t h;
   const float alpha = 2.0f, beta = 0.0f;
   if (tfCreate(&h) != TF_STATUS_SUCCESS) return 1;
-  tfStatus_t s = tfGemmEx(h, TF_ROW_MAJOR, TF_ROW_MAJOR, 3, 2, 4, &alpha, a, TF_R_32F, 4, b, TF_R_32F, 2, &beta, c,
+  tfStatus_t s = tfGemmEx(h, TF_ROW_MAJOR, TF_ROW_MAJOR, TF_ROW_MAJOR, 3, 2, 4, &alpha, a, TF_R_32F, 4, b, TF_R_32F, 2, &beta, c,
                           TF_R_32F, 2, TF_COMPUTE_32F);
   if (s != TF_STATUS_SUCCESS) {
     fprintf(stderr, "%s: %s\n", tfGetStatusString(s), tfGetLastErrorMessage(h));
