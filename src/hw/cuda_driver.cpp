@@ -97,6 +97,7 @@ Expected<DriverApi> load_driver(const std::string& path) {
   TF_RESOLVE(cuDeviceGetAttribute, 2000);
   TF_RESOLVE(cuDeviceTotalMem, 3020);
   TF_RESOLVE(cuDevicePrimaryCtxRetain, 7000);
+  TF_RESOLVE(cuDevicePrimaryCtxGetState, 7000);
   TF_RESOLVE(cuDevicePrimaryCtxRelease, 11000);
   TF_RESOLVE(cuCtxSetCurrent, 4000);
   TF_RESOLVE(cuCtxGetCurrent, 4000);
@@ -346,10 +347,22 @@ Expected<int> device_of_pointer(const void* ptr) {
   unsigned int type = 0;
   CUresult r = (*d)->cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
   if (r == CUDA_ERROR_INVALID_CONTEXT) {
-    // Asked before any context of this process was current: the first device's primary context answers for all
-    // (unified addressing), and the backend makes it current anyway.
-    if (auto ctx = activate(0); !ctx) return ctx.status();
-    r = (*d)->cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
+    // No context is current on this thread. Device memory exists only where some GPU's primary context is active
+    // (the runtime's cudaMalloc made it, perhaps on another thread): make such a one current and ask again. With
+    // none active the memory is the host's, and no context is created for a caller that only uses the CPU.
+    r = CUDA_ERROR_INVALID_VALUE;
+    for (int ordinal = 0; ordinal < device_count(); ++ordinal) {
+      CUdevice dev = 0;
+      unsigned int flags = 0;
+      int active = 0;
+      if ((*d)->cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS ||
+          (*d)->cuDevicePrimaryCtxGetState(dev, &flags, &active) != CUDA_SUCCESS || !active) {
+        continue;
+      }
+      if (auto ctx = activate(ordinal); !ctx) return ctx.status();
+      r = (*d)->cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
+      break;
+    }
   }
   if (r == CUDA_ERROR_INVALID_VALUE) return -1;  // host memory CUDA does not know
   if (r != CUDA_SUCCESS) return check(r, "cuPointerGetAttribute(MEMORY_TYPE)", Code::invalid_argument);

@@ -36,6 +36,7 @@ struct DriverApi {
   PFN_cuDeviceGetAttribute_v2000 cuDeviceGetAttribute = nullptr;
   PFN_cuDeviceTotalMem_v3020 cuDeviceTotalMem = nullptr;
   PFN_cuDevicePrimaryCtxRetain_v7000 cuDevicePrimaryCtxRetain = nullptr;
+  PFN_cuDevicePrimaryCtxGetState_v7000 cuDevicePrimaryCtxGetState = nullptr;
   PFN_cuDevicePrimaryCtxRelease_v11000 cuDevicePrimaryCtxRelease = nullptr;
   PFN_cuCtxSetCurrent_v4000 cuCtxSetCurrent = nullptr;
   PFN_cuCtxGetCurrent_v4000 cuCtxGetCurrent = nullptr;
