@@ -184,8 +184,10 @@ Environment collect_environment(const Device& device, std::string_view cache_sta
   return env;
 }
 
-std::string to_json(const Report& report) {
-  const Environment& e = report.environment;
+namespace {
+
+// The report's environment object (the schema's, plus the device bandwidth measured in the run).
+ojson env_json(const Environment& e) {
   ojson env;
   env["tool_version"] = e.tool_version;
   env["date"] = e.date;
@@ -228,14 +230,31 @@ std::string to_json(const Report& report) {
     env["device_bandwidth"] = nullptr;
   }
   if (!e.bandwidth_missing.empty()) env["device_bandwidth_missing"] = e.bandwidth_missing;
+  return env;
+}
+
+}  // namespace
+
+std::string to_json(const Report& report) {
+  const Environment& e = report.environment;
   ojson doc;
-  doc["environment"] = env;
+  doc["environment"] = env_json(e);
   doc["rows"] = ojson::array();
   for (const CaseResult& r : report.rows) doc["rows"].push_back(row_json(r, e));
   return doc.dump(1) + "\n";
 }
 
-std::string to_table(const Report& report) {
+std::string partial_header_line(const Environment& environment) {
+  ojson line;
+  line["environment"] = env_json(environment);
+  return line.dump() + "\n";
+}
+
+std::string partial_row_line(const CaseResult& row, const Environment& environment) {
+  return row_json(row, environment).dump() + "\n";
+}
+
+std::string to_table(const Report& report, bool markdown) {
   const Environment& e = report.environment;
   const bool cpu = e.device_kind == "cpu";
   const double scale = cpu ? 1e3 : 1.0;  // TFLOP/s -> GFLOP/s on the CPU, where numbers are in the hundreds
@@ -292,7 +311,7 @@ std::string to_table(const Report& report) {
   if (bytes) right.insert(right.begin() + 4, {true, true});
   std::string out = fmt::format("tileforge {} bench | device {} | host {} | profile {} | {} threads | caches {} | seed {} | {}\n",
                                 e.tool_version, e.device, e.host, e.profile, e.threads, e.cache_state, e.seed, e.date);
-  out += columns::format_columns(cells, right);
+  out += markdown ? "\n" + columns::format_markdown(cells, right) + "\n" : columns::format_columns(cells, right);
   out += "ratio = native time / our time (above 1: tileforge is faster); error = ||C - Cref||_F / ||Cref||_F "
          "against float64";
   if (any_spread) out += "; ~ = spread: interquartile range over 0.30 of the median";

@@ -48,8 +48,14 @@ struct Report {
 };
 
 std::string to_json(const Report& report);    // the bench schema, indented
-std::string to_table(const Report& report);   // for people: GFLOP/s on the CPU, TFLOP/s and GB/s on GPUs
+// For people: GFLOP/s on the CPU, TFLOP/s and GB/s on GPUs; `markdown`: the rows as a Markdown table.
+std::string to_table(const Report& report, bool markdown = false);
 std::string to_csv(const Report& report);     // one line per row, header first
+// JSON Lines of a run in progress (bench --out FILE writes FILE.partial as rows finish): the environment as
+// {"environment": {...}} first, then each row as the JSON report holds it (bandwidth_fraction null on GPUs, where
+// the device bandwidth is measured after the rows).
+std::string partial_header_line(const Environment& environment);
+std::string partial_row_line(const CaseResult& row, const Environment& environment);
 
 // Now, as ISO 8601 UTC ("2026-11-29T09:12:00Z").
 std::string iso_date_now();

@@ -48,7 +48,7 @@ std::string rate(const TuneResult& r, double tflops) {
   return r.backend == "cpu" ? fmt::format("{:.1f} GFLOP/s", tflops * 1e3) : fmt::format("{:.2f} TFLOP/s", tflops);
 }
 
-std::string table_of(const TuneResult& r) {
+std::string table_of(const TuneResult& r, bool markdown) {
   std::string out = fmt::format("tileforge {} tune | {} | device {} | profile {} | backend {} family {} | seed {}\n",
                                 r.tool_version, r.problem.describe(), r.device, r.profile, r.backend, r.family, r.seed);
   out += fmt::format("candidates: {} of {} legal configs ({}); measured {} of the space ({:.1f}%)\n", r.candidates.size(),
@@ -73,7 +73,8 @@ std::string table_of(const TuneResult& r) {
                      c.confirm.reps ? fmt::format("{:.1f}%", 100 * c.noise) : "-",
                      c.error ? fmt::format("{:.1e}", c.error->rel_error) : "-", outcome});
   }
-  out += columns::format_columns(cells, {true, false, true, true, true, true, true, true, true, true, false});
+  const std::vector<bool> right = {true, false, true, true, true, true, true, true, true, true, false};
+  out += markdown ? "\n" + columns::format_markdown(cells, right) + "\n" : columns::format_columns(cells, right);
   if (!r.heuristic_name.empty()) {
     out += fmt::format("  * {}'s own pick, ranked below the top {} by the cost model: measured as a second opinion\n",
                        r.heuristic_name, r.candidates.size() - 1);
@@ -191,11 +192,11 @@ ojson json_of(const TuneResult& r) {
 
 }  // namespace
 
-std::string to_table(const std::vector<TuneResult>& results) {
+std::string to_table(const std::vector<TuneResult>& results, bool markdown) {
   std::string out;
   for (std::size_t i = 0; i < results.size(); ++i) {
     if (i) out += "\n";
-    out += table_of(results[i]);
+    out += table_of(results[i], markdown);
   }
   return out;
 }

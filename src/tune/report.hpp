@@ -9,7 +9,7 @@
 
 namespace tileforge::tune {
 
-std::string to_table(const std::vector<TuneResult>& results);
+std::string to_table(const std::vector<TuneResult>& results, bool markdown = false);  // markdown: Markdown tables
 // {"tool": "tileforge", "tool_version": ..., "results": [ ... one object per tuned problem ... ]}
 std::string to_json(const std::vector<TuneResult>& results);
 

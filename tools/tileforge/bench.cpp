@@ -1,9 +1,12 @@
 // `tileforge bench`: ours against the native library and peers on a suite or on given shapes.
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 
 #include <fmt/format.h>
 
 #include "bench/report.hpp"
+#include "core/output_path.hpp"
 #include "options.hpp"
 
 namespace tileforge::cli {
@@ -16,7 +19,46 @@ struct BenchArgs {
   RunArgs run;
 };
 
-const std::vector<std::string> kFormats = {"table", "json", "csv"};
+const std::vector<std::string> kFormats = {"table", "json", "csv", "markdown"};
+
+// FILE.partial beside a regular --out FILE: each finished row appended as a JSON line, so that an interrupted run
+// keeps what it measured; removed once FILE is written whole. None for stdout, devices and FIFOs.
+class PartialRows {
+ public:
+  PartialRows(const std::optional<bench::OutputFile>& out, const bench::Environment& environment) {
+    if (!out) return;
+    auto where = output_path(out->path(), "--out");
+    if (!where || where->kind != OutputKind::replace) return;
+    path_ = where->target + ".partial";
+    auto partial = output_path(path_, "--out's .partial file");
+    if (!partial || partial->kind != OutputKind::replace) {
+      path_.clear();
+      return;
+    }
+    file_.open(path_, std::ios::trunc);
+    if (!file_) {
+      std::fprintf(stderr, "tileforge bench: warning: %s cannot be written; rows are kept only in memory\n",
+                   path_.c_str());
+      path_.clear();
+      return;
+    }
+    file_ << bench::partial_header_line(environment) << std::flush;
+  }
+  void add(const bench::CaseResult& row, const bench::Environment& environment) {
+    if (!path_.empty()) file_ << bench::partial_row_line(row, environment) << std::flush;
+  }
+  // The whole report is written: the partial file has served its purpose.
+  void finish() {
+    if (path_.empty()) return;
+    file_.close();
+    std::error_code ec;
+    std::filesystem::remove(path_, ec);
+  }
+
+ private:
+  std::string path_;
+  std::ofstream file_;
+};
 
 int run_bench(const BenchArgs& a) {
   constexpr std::string_view verb = "bench";
@@ -45,6 +87,7 @@ int run_bench(const BenchArgs& a) {
   bench::Report report;
   report.environment = bench::collect_environment(*device, (*timer)->cache_state(), settings->seed);
   const bool progress = show_progress(a.output);
+  PartialRows partial(out, report.environment);
   bool failed = false;
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const Problem& p = plans[i].problem;
@@ -58,6 +101,7 @@ int run_bench(const BenchArgs& a) {
     if (!r.refused.empty()) std::fprintf(stderr, "tileforge bench: error: %s\n", r.refused.c_str());
     // A wrong result, or a case where neither ours nor a vendor call ran, fails the run (after reporting it).
     if ((r.ours && !r.check) || !r.row()) failed = true;
+    partial.add(r, report.environment);
     report.rows.push_back(std::move(r));
   }
   // The device's memory bandwidth, once per GPU run, under the same timer and contract, so that each row's GB/s is
@@ -76,11 +120,13 @@ int run_bench(const BenchArgs& a) {
   }
 
   const std::string table = bench::to_table(report);
-  const std::string content = a.output.format == "json" ? bench::to_json(report)
-                              : a.output.format == "csv" ? bench::to_csv(report)
-                                                         : table;
+  const std::string content = a.output.format == "json"       ? bench::to_json(report)
+                              : a.output.format == "csv"      ? bench::to_csv(report)
+                              : a.output.format == "markdown" ? bench::to_table(report, true)
+                                                              : table;
   int code = emit(verb, out, content);
   if (code != kExitOk) return code;
+  partial.finish();
   if (out && !a.output.quiet) write_stdout(table);
   return failed ? kExitFailure : kExitOk;
 }

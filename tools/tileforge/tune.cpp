@@ -15,7 +15,7 @@
 namespace tileforge::cli {
 namespace {
 
-const std::vector<std::string> kFormats = {"table", "json"};
+const std::vector<std::string> kFormats = {"table", "json", "markdown"};
 
 struct TuneArgs {
   ProblemArgs problem;
@@ -136,7 +136,8 @@ int run_tune(const TuneArgs& a) {
     if (!r->winner || r->db_outcome.starts_with("error")) failed = true;
     results.push_back(std::move(*r));
   }
-  const std::string text = a.output.format == "json" ? tune::to_json(results) : tune::to_table(results);
+  const std::string text = a.output.format == "json" ? tune::to_json(results)
+                                                      : tune::to_table(results, a.output.format == "markdown");
   if (int rc = emit(verb, out, text); rc != kExitOk) return rc;
   if (out) {
     // As bench: with --out the report goes to the file and the table for people still goes to stdout.
