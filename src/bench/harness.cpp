@@ -147,7 +147,7 @@ namespace {
 // Ours (when it can run), the native library and the peers that are not the native one: each gets its own C.
 int participants(const Device& device, const CasePlan& plan) {
   const NativeChoice choice = native_for(plan.problem, device);
-  int n = plan.ours_unavailable.empty() && plan.ours ? 1 : 0;
+  int n = plan.ours_unavailable.empty() && plan.ours ? 1 + int(plan.variants.size()) : 0;
   if (choice.native) ++n;
   for (Backend* peer : choice.peers) n += peer != choice.native ? 1 : 0;
   return n;
@@ -260,6 +260,23 @@ CaseResult run_unchecked(const Device& device, const CasePlan& plan, const Setti
     }
   }
 
+  // Our variants (the ladder's candidates), each with its own C.
+  std::vector<std::pair<Entry*, std::size_t>> variant_entries;  // entry, index in result.variants
+  for (const Config& variant : plan.variants) {
+    if (!plan.ours || !plan.ours_unavailable.empty()) {
+      result.variants.push_back(not_available(plan.ours_unavailable.empty() ? "no backend of ours" : plan.ours_unavailable));
+      continue;
+    }
+    Entry& e = entries.emplace_back();
+    auto m = start(plan.ours, variant, e);
+    if (m) {
+      variant_entries.emplace_back(&e, result.variants.size());
+    } else {
+      entries.pop_back();
+    }
+    result.variants.push_back(std::move(m));
+  }
+
   // Native and peers.
   NativeChoice choice = native_for(p, device);
   if (!choice.native) {
@@ -300,6 +317,13 @@ CaseResult run_unchecked(const Device& device, const CasePlan& plan, const Setti
     if (!result.check) {
       result.warnings.push_back(fmt::format("ours ({}) fails verification on {}: {}", plan.config.describe(),
                                             p.describe(), result.check.message()));
+    }
+  }
+
+  for (auto& v : result.variants) {
+    if (!v) continue;
+    if (Status s = verify::check(p, v->error, native_error); !s) {
+      v = Status(s.code(), fmt::format("{} fails verification: {}", v->config.describe(), s.message()));
     }
   }
 
@@ -351,6 +375,15 @@ CaseResult run_unchecked(const Device& device, const CasePlan& plan, const Setti
       kept.push_back(std::move(result.peers[index]));
     }
     result.peers = std::move(kept);
+    for (auto [e, index] : variant_entries) {
+      Expected<Measured>& v = result.variants[index];
+      if (!v) continue;  // failed verification: reported as such, its times not used
+      if (e->failed) {
+        v = Status(Code::launch_failed, fmt::format("{}: {}", v->config.describe(), e->failure));
+      } else {
+        finish(e, *v);
+      }
+    }
   }
 
   if (!result.ours) {

@@ -58,6 +58,9 @@ struct CasePlan {
   std::string config_source;
   std::string config_reason;
   std::string ours_unavailable; // non-empty when ours cannot run this case (the row then falls back)
+  // More configs of our backend measured in the same interleaved rounds and on the same operands as `config`, each
+  // verified against the same reference (the ladder's candidates; empty for bench).
+  std::vector<Config> variants;
 };
 
 // Validates the problem and resolves our config through dispatch (pins, tuning DB, planner, heuristic).
@@ -77,6 +80,8 @@ struct CaseResult {
   std::optional<Measured> native;
   std::string native_missing;     // why there is no native result (none exists, not loadable, or it failed)
   std::vector<Measured> peers;
+  // CasePlan::variants in order: each measured, or the reason it could not run or failed verification.
+  std::vector<Expected<Measured>> variants;
   std::optional<double> threshold;  // the error ceiling ours is held to (verify::threshold with the native's error)
   Status check;                   // ours against the threshold (ok when ours did not run)
   double peak_tflops = 0;         // the profile's peak for this precision and accumulator; 0 when unknown
