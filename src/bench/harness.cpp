@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "dispatch/dispatch.hpp"
+#include "plan/kernel_family.hpp"
 
 namespace tileforge::bench {
 namespace {
@@ -386,6 +387,7 @@ CaseResult run_unchecked(const Device& device, const CasePlan& plan, const Setti
     }
   }
 
+  if (result.ours && result.ours->timing.reps > 0) result.verdict = verdict_for(device, p, *result.ours);
   if (!result.ours) {
     // A vendor call may stand in for a failed kernel, but the row then says so and never counts as ours.
     result.fallback = result.native.has_value();
@@ -399,6 +401,26 @@ CaseResult run_unchecked(const Device& device, const CasePlan& plan, const Setti
 }
 
 }  // namespace
+
+std::optional<Verdict> verdict_for(const Device& device, const Problem& problem, const Measured& m) {
+  const plan::KernelFamily* family = plan::find_family(m.config.family);
+  if (!family || m.timing.median_ms <= 0) return std::nullopt;
+  const auto scratch = family->make_scratch();
+  const plan::Cost cost =
+      family->cost(problem, device.profile, m.config, device.kind == "cpu" ? effective_threads(device) : 0, scratch.get());
+  if (!cost.valid || cost.bound.empty()) return std::nullopt;
+  Verdict v;
+  v.bound = cost.bound;
+  double seconds = cost.bound == "compute" ? cost.compute_s : cost.bound == "latency" ? cost.latency_s : 0;
+  for (const plan::LevelTime& level : cost.levels) {
+    if (level.level == cost.bound) seconds = level.seconds;
+  }
+  if (seconds <= 0) return std::nullopt;
+  v.limit_ms = seconds * 1e3;
+  v.fraction = v.limit_ms / m.timing.median_ms;
+  v.below = v.fraction < kVerdictFlag;
+  return v;
+}
 
 measure::MemoryNeed memory_need(const Device& device, const CasePlan& plan, const Settings& settings,
                                 const RepTimer& timer) {

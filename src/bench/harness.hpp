@@ -72,6 +72,19 @@ Expected<CasePlan> plan_case(const Device& device, const Problem& problem, const
 Expected<std::vector<CasePlan>> plan_cases(const Device& device, const std::vector<Problem>& problems,
                                            const Settings& settings);
 
+// The bottleneck verdict of a measured row (issue 17): the cost model's binding limit for the config that ran, and
+// how much of that limit the measurement reached: the time the binding term alone would take over the measured time.
+struct Verdict {
+  std::string bound;          // "compute", a memory level ("HBM", "DRAM", "L2", ...), or "latency"
+  double limit_ms = 0;        // the binding term's time alone
+  double fraction = 0;        // limit_ms / measured median: 1 = at the limit
+  bool below = false;         // fraction < kVerdictFlag: the first question the article asks
+};
+inline constexpr double kVerdictFlag = 0.70;
+
+// The verdict for `m` (a config of ours, timed) on `device`; nullopt when the family cannot price it.
+std::optional<Verdict> verdict_for(const Device& device, const Problem& problem, const Measured& m);
+
 struct CaseResult {
   CasePlan plan;
   std::optional<Measured> ours;   // our kernel; empty when it failed (see ours_failure)
@@ -82,6 +95,7 @@ struct CaseResult {
   std::vector<Measured> peers;
   // CasePlan::variants in order: each measured, or the reason it could not run or failed verification.
   std::vector<Expected<Measured>> variants;
+  std::optional<Verdict> verdict;  // ours' bottleneck verdict (none for a fallback row or an unpriced config)
   std::optional<double> threshold;  // the error ceiling ours is held to (verify::threshold with the native's error)
   Status check;                   // ours against the threshold (ok when ours did not run)
   double peak_tflops = 0;         // the profile's peak for this precision and accumulator; 0 when unknown

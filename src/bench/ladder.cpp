@@ -164,6 +164,7 @@ LadderRow measure_step(const Device& device, const CasePlan& base, const Config&
     return row;
   }
   row.ours = *winner;
+  row.verdict = verdict_for(device, base.problem, *winner);
   row.config = winner->config;
   row.predicted_ms = predict(row.config);
   row.change = row.config == current
@@ -287,7 +288,10 @@ Expected<Ladder> run_ladder(const Device& device, const Problem& problem, const 
                                                 : (!r.variants.empty() && r.variants[0] && r.variants[0]->timing.reps
                                                        ? &*r.variants[0]
                                                        : nullptr);
-    if (dispatch) row.ours = *dispatch;
+    if (dispatch) {
+      row.ours = *dispatch;
+      row.verdict = verdict_for(device, p, *dispatch);
+    }
     if (ladder_best && dispatch && dispatch->timing.median_ms > 0) {
       ladder.dispatch_gap = ladder_best->timing.median_ms / dispatch->timing.median_ms - 1;
       row.change = variants.empty()
@@ -315,6 +319,7 @@ Expected<Ladder> run_ladder(const Device& device, const Problem& problem, const 
       row.native = r.native;
       row.native_missing = r.native_missing;
       if (r.ours && r.ours->timing.reps) row.ours = *r.ours;
+      row.verdict = r.verdict;
       row.measured = row.ours ? 1 : 0;
       row.change = fmt::format("accumulate in f16 (errors: ours {}, native {})",
                                r.ours ? fmt::format("{:.1e}", r.ours->error.rel_error) : "-",
@@ -331,7 +336,7 @@ std::string ladder_table(const Ladder& ladder, bool markdown) {
   const char* unit = cpu ? "GFLOP/s" : "TFLOP/s";
   std::vector<std::vector<std::string>> cells;
   cells.push_back({"step", "change", fmt::format("ours {}", unit), "of peak", fmt::format("native {}", unit), "ratio",
-                   "error", "timed", "predicted ms", "config"});
+                   "error", "verdict", "timed", "predicted ms", "config"});
   for (const LadderRow& r : ladder.rows) {
     const auto ratio = r.ratio();
     cells.push_back({r.step, r.change, r.ours ? rate_text(r.ours->tflops, cpu) : "-",
@@ -340,10 +345,11 @@ std::string ladder_table(const Ladder& ladder, bool markdown) {
                                                                       rate_text(r.native->tflops, cpu))
                                                         : "none",
                      ratio ? fmt::format("{:.2f}", *ratio) : "-",
-                     r.ours ? fmt::format("{:.1e}", r.ours->error.rel_error) : "-", fmt::format("{}", r.measured),
+                     r.ours ? fmt::format("{:.1e}", r.ours->error.rel_error) : "-", verdict_text(r.verdict),
+                     fmt::format("{}", r.measured),
                      r.predicted_ms > 0 ? fmt::format("{:.4g}", r.predicted_ms) : "-", r.config.describe()});
   }
-  const std::vector<bool> right = {false, false, true, true, true, true, true, true, true, false};
+  const std::vector<bool> right = {false, false, true, true, true, true, true, false, true, true, false};
   const Environment& e = ladder.environment;
   std::string out = fmt::format("tileforge {} ladder | {} | device {} | host {} | profile {} | {} threads | {}\n",
                                 e.tool_version, ladder.problem.describe(), e.device, e.host, e.profile, e.threads, e.date);
@@ -375,6 +381,10 @@ std::string ladder_json(const Ladder& ladder) {
     row["peak_fraction"] =
         r.ours && r.peak_tflops > 0 ? ordered_json(r.ours->tflops / r.peak_tflops) : ordered_json(nullptr);
     row["rel_error"] = r.ours ? ordered_json(r.ours->error.rel_error) : ordered_json(nullptr);
+    row["verdict"] = r.verdict ? ordered_json{{"bound", r.verdict->bound},
+                                              {"limit_fraction", r.verdict->fraction},
+                                              {"below_70", r.verdict->below}}
+                               : ordered_json(nullptr);
     if (r.native) {
       row["native"] = {{"backend", r.native->backend},
                        {"median_ms", r.native->timing.median_ms},

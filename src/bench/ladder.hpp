@@ -22,6 +22,7 @@ struct LadderRow {
   double predicted_ms = 0;  // the cost model's time for `config` (0: not in the planner's ranking)
   double peak_tflops = 0;
   std::vector<std::string> notes;
+  std::optional<Verdict> verdict;  // the bottleneck verdict of `ours` (harness.hpp)
   std::optional<double> ratio() const;  // native median / ours
 };
 

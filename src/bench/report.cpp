@@ -113,6 +113,15 @@ ojson row_json(const CaseResult& r, const Environment& e) {
   if (r.threshold) j["threshold"] = *r.threshold;
   else j["threshold"] = nullptr;
   j["verified"] = r.ours.has_value() && r.check.ok();
+  // Beyond the schema's required fields: the cost model's binding limit for our config and how much of it was reached.
+  if (r.verdict) {
+    j["verdict"] = {{"bound", r.verdict->bound},
+                    {"limit_ms", finite(r.verdict->limit_ms)},
+                    {"limit_fraction", finite(r.verdict->fraction)},
+                    {"below_70", r.verdict->below}};
+  } else {
+    j["verdict"] = nullptr;
+  }
   if (!r.ours_failure.empty()) j["ours_failure"] = r.ours_failure;
   j["warnings"] = r.warnings;
   return j;
@@ -141,6 +150,11 @@ std::string csv_field(std::string s) {
 }
 
 }  // namespace
+
+std::string verdict_text(const std::optional<Verdict>& v) {
+  if (!v) return "-";
+  return fmt::format("{} {:.0f}%{}", v->bound, 100 * v->fraction, v->below ? " !" : "");
+}
 
 std::string iso_date_now() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -268,7 +282,7 @@ std::string to_table(const Report& report, bool markdown) {
   const bool bytes = !cpu;
   std::vector<std::vector<std::string>> cells;
   cells.push_back({"shape", "layout", "dtype", fmt::format("ours {}", unit), fmt::format("native {}", unit), "ratio",
-                   "peers", "error", "config", "source", "flags"});
+                   "peers", "error", "verdict", "config", "source", "flags"});
   if (bytes) cells.back().insert(cells.back().begin() + 4, {"ours GB/s", "of bw"});
   bool any_spread = false;
   for (const CaseResult& r : report.rows) {
@@ -297,7 +311,7 @@ std::string to_table(const Report& report, bool markdown) {
     const auto ratio = r.ratio();
     cells.push_back({shape_text(p), layout, dtype_text(p), ours, native, ratio ? fmt::format("{:.2f}", *ratio) : "-",
                      peers.empty() ? "-" : fmt::format("{}", fmt::join(peers, ", ")),
-                     m ? fmt::format("{:.1e}", m->error.rel_error) : "-",
+                     m ? fmt::format("{:.1e}", m->error.rel_error) : "-", verdict_text(r.verdict),
                      m ? m->config.describe() : r.plan.config.describe(), r.plan.config_source,
                      fmt::format("{}", fmt::join(flags, " "))});
     if (bytes) {
@@ -307,7 +321,7 @@ std::string to_table(const Report& report, bool markdown) {
                                                      share ? fmt::format("{:.1f}%", 100 * *share) : "-"});
     }
   }
-  std::vector<bool> right = {false, false, false, true, true, true, false, true, false, false, false};
+  std::vector<bool> right = {false, false, false, true, true, true, false, true, false, false, false, false};
   if (bytes) right.insert(right.begin() + 4, {true, true});
   std::string out = fmt::format("tileforge {} bench | device {} | host {} | profile {} | {} threads | caches {} | seed {} | {}\n",
                                 e.tool_version, e.device, e.host, e.profile, e.threads, e.cache_state, e.seed, e.date);
@@ -315,6 +329,7 @@ std::string to_table(const Report& report, bool markdown) {
   out += "ratio = native time / our time (above 1: tileforge is faster); error = ||C - Cref||_F / ||Cref||_F "
          "against float64";
   if (any_spread) out += "; ~ = spread: interquartile range over 0.30 of the median";
+  out += "; verdict = the cost model's binding limit for our config and the share of it reached (! below 70%)";
   out += "\n";
   if (bytes) {
     out += "GB/s = A and B read and C written once (read too when beta != 0) / median time; of bw = GB/s / the device "

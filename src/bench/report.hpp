@@ -51,6 +51,8 @@ std::string to_json(const Report& report);    // the bench schema, indented
 // For people: GFLOP/s on the CPU, TFLOP/s and GB/s on GPUs; `markdown`: the rows as a Markdown table.
 std::string to_table(const Report& report, bool markdown = false);
 std::string to_csv(const Report& report);     // one line per row, header first
+// "compute 82%", "HBM 45% !" (below kVerdictFlag), or "-".
+std::string verdict_text(const std::optional<Verdict>& verdict);
 // JSON Lines of a run in progress (bench --out FILE writes FILE.partial as rows finish): the environment as
 // {"environment": {...}} first, then each row as the JSON report holds it (bandwidth_fraction null on GPUs, where
 // the device bandwidth is measured after the rows).

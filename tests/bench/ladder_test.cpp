@@ -91,5 +91,30 @@ TEST(Ladder, OnTheCpuEachStepChangesOnlyItsLayerAndEveryRowIsVerified) {
   EXPECT_EQ(run_ladder(*device, p, s, timer, o).status().code(), Code::invalid_argument);
 }
 
+// The verdict is the binding term's time over the measured one: half the speed of the limit reads 50%, flagged.
+TEST(Verdict, IsTheShareOfTheBindingLimitReached) {
+  auto device = open_device("cpu", {}, 1);
+  ASSERT_TRUE(device);
+  const Problem p = testing::make_problem(512, 512, 512).normalized();
+  auto config = own_backend("cpu")->heuristic(p, *device);
+  ASSERT_TRUE(config);
+  Measured m;
+  m.config = *config;
+  m.timing.median_ms = 1000;  // far slower than any limit
+  auto slow = verdict_for(*device, p, m);
+  ASSERT_TRUE(slow);
+  EXPECT_FALSE(slow->bound.empty());
+  EXPECT_GT(slow->limit_ms, 0);
+  m.timing.median_ms = slow->limit_ms * 2;
+  auto half = verdict_for(*device, p, m);
+  ASSERT_TRUE(half);
+  EXPECT_NEAR(half->fraction, 0.5, 1e-9);
+  EXPECT_TRUE(half->below);
+  m.timing.median_ms = slow->limit_ms / 0.8;
+  EXPECT_FALSE(verdict_for(*device, p, m)->below);
+  m.config.family = "no-such-family";
+  EXPECT_FALSE(verdict_for(*device, p, m));
+}
+
 }  // namespace
 }  // namespace tileforge::bench
