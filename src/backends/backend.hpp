@@ -84,6 +84,9 @@ class Kernel {
   const Config& config() const { return config_; }
   // Device scratch a run of `problem` needs (split-K / stream-K partial sums); 0 for kernels that need none.
   virtual std::size_t workspace_bytes(const Problem& problem) const { return 0; }
+  // What a vendor library chose to run, in its own words ("brg:avx512_core" for oneDNN, OpenBLAS's core kernels,
+  // cuBLASLt's algorithm): shown beside our config (issue 17); "" when the library does not say.
+  virtual std::string implementation() const { return {}; }
 
  private:
   Config config_;

@@ -234,6 +234,7 @@ CaseResult run_unchecked(const Device& device, const CasePlan& plan, const Setti
     Measured m;
     m.backend = std::string(backend->name());
     m.config = e.kernel->config();
+    m.implementation = e.kernel->implementation();
     m.error = *error;
     return m;
   };

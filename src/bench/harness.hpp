@@ -44,6 +44,7 @@ using measure::Timing;
 struct Measured {
   std::string backend;          // "cpu", "openblas", "onednn", ...
   Config config;                // what ran (family plus parameters; vendor libraries report their own name)
+  std::string implementation;   // a vendor library's own name for what it ran (Kernel::implementation), or ""
   Timing timing;                // empty when only verified
   double tflops = 0;
   verify::ErrorReport error;

@@ -62,7 +62,7 @@ ojson measured_json(const Measured& m, const CaseResult& r, const Environment& e
   j["bandwidth_fraction"] = optional_number(bandwidth_share(r.gbps(m), e));
   j["rel_error"] = finite(m.error.rel_error);
   j["max_scaled_error"] = finite(m.error.max_scaled_error);
-  j["kernel"] = m.config.describe();
+  j["kernel"] = m.implementation.empty() ? m.config.describe() : m.implementation;
   return j;
 }
 
@@ -282,7 +282,7 @@ std::string to_table(const Report& report, bool markdown) {
   const bool bytes = !cpu;
   std::vector<std::vector<std::string>> cells;
   cells.push_back({"shape", "layout", "dtype", fmt::format("ours {}", unit), fmt::format("native {}", unit), "ratio",
-                   "peers", "error", "verdict", "config", "source", "flags"});
+                   "peers", "error", "verdict", "config", "native kernel", "source", "flags"});
   if (bytes) cells.back().insert(cells.back().begin() + 4, {"ours GB/s", "of bw"});
   bool any_spread = false;
   for (const CaseResult& r : report.rows) {
@@ -312,7 +312,9 @@ std::string to_table(const Report& report, bool markdown) {
     cells.push_back({shape_text(p), layout, dtype_text(p), ours, native, ratio ? fmt::format("{:.2f}", *ratio) : "-",
                      peers.empty() ? "-" : fmt::format("{}", fmt::join(peers, ", ")),
                      m ? fmt::format("{:.1e}", m->error.rel_error) : "-", verdict_text(r.verdict),
-                     m ? m->config.describe() : r.plan.config.describe(), r.plan.config_source,
+                     m ? m->config.describe() : r.plan.config.describe(),
+                     r.native && !r.native->implementation.empty() ? r.native->implementation : "-",
+                     r.plan.config_source,
                      fmt::format("{}", fmt::join(flags, " "))});
     if (bytes) {
       const auto gbps = r.gbps();
@@ -321,7 +323,7 @@ std::string to_table(const Report& report, bool markdown) {
                                                      share ? fmt::format("{:.1f}%", 100 * *share) : "-"});
     }
   }
-  std::vector<bool> right = {false, false, false, true, true, true, false, true, false, false, false, false};
+  std::vector<bool> right = {false, false, false, true, true, true, false, true, false, false, false, false, false};
   if (bytes) right.insert(right.begin() + 4, {true, true});
   std::string out = fmt::format("tileforge {} bench | device {} | host {} | profile {} | {} threads | caches {} | seed {} | {}\n",
                                 e.tool_version, e.device, e.host, e.profile, e.threads, e.cache_state, e.seed, e.date);

@@ -144,6 +144,10 @@ class VendorKernel final : public Kernel {
   mutable cublasLtMatmulDesc_t desc = nullptr;
   mutable cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
   mutable cuda::DeviceBuffer workspace, scratch;
+  std::string implementation() const override {
+    std::lock_guard lock(mutex);
+    return chosen ? "cuBLASLt " + algo_note : std::string();
+  }
   ~VendorKernel() override {
     const auto& api = cublas_api();
     if (!api.ok()) return;

@@ -267,6 +267,7 @@ class OneDnnKernel final : public Kernel {
   Matmul& matmul() const { return *matmul_; }
   bool has_matmul() const { return matmul_ != nullptr; }
   void set_matmul(std::unique_ptr<Matmul> m) { matmul_ = std::move(m); }
+  std::string implementation() const override { return matmul_ ? "oneDNN matmul " + matmul_->impl : std::string(); }
 
  private:
   Problem problem_;

@@ -87,11 +87,19 @@ class OpenBlasKernel final : public Kernel {
       : Kernel(std::move(config)), problem_(problem.normalized()), threads_(threads) {}
   const Problem& problem() const { return problem_; }
   int threads() const { return threads_; }
+  std::string implementation() const override;
 
  private:
   Problem problem_;
   int threads_;
 };
+
+std::string OpenBlasKernel::implementation() const {
+  // OpenBLAS picks its kernels by CPU core at load time (DYNAMIC_ARCH): the core name says which set runs.
+  const char* core = api().get_corename ? api().get_corename() : nullptr;
+  return fmt::format("OpenBLAS {}gemm, {} kernels", problem_.precision.input == DType::f32 ? "s" : "sb",
+                     core ? core : "unknown core");
+}
 
 class OpenBlasBackend final : public Backend {
  public:

@@ -51,6 +51,16 @@ TEST_F(OneDnnBackendTest, NoProductsAreServedInEveryType) {
 
 TEST_F(OneDnnBackendTest, InterfaceContract) { vendor_test::interface_contract(*backend_); }
 
+// The implementation oneDNN chose is named (issue 17: the vendor's own choice beside ours).
+TEST_F(OneDnnBackendTest, NamesTheImplementationItChose) {
+  const Problem p = vendor_test::shaped(64, 48, 32, Layout::RR, DType::f32, DType::f32);
+  auto kernel = backend_->prepare(p, Config{"onednn", {}}, vendor_test::cpu_device());
+  ASSERT_TRUE(kernel) << kernel.status().to_string();
+  const std::string impl = (*kernel)->implementation();
+  EXPECT_TRUE(impl.starts_with("oneDNN matmul ")) << impl;
+  EXPECT_GT(impl.size(), std::string("oneDNN matmul ").size()) << impl;
+}
+
 TEST_F(OneDnnBackendTest, MissingPathIsRefusedWithOneDnnsReason) {
   if (has_path(DType::bf16, DType::f32)) GTEST_SKIP() << "SKIPPED: this CPU has a oneDNN BF16 path";
   EXPECT_NE(reason_.find("unimplemented"), std::string::npos) << reason_;

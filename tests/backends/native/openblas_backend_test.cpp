@@ -22,6 +22,14 @@ class OpenBlasBackendTest : public ::testing::Test {
 
 TEST_F(OpenBlasBackendTest, InterfaceContract) { vendor_test::interface_contract(*backend_); }
 
+// OpenBLAS's kernel set, chosen by core at load time, is named (issue 17: the vendor's own choice beside ours).
+TEST_F(OpenBlasBackendTest, NamesTheKernelsItRuns) {
+  const Problem p = vendor_test::shaped(64, 48, 32, Layout::RR, DType::f32, DType::f32);
+  auto kernel = backend_->prepare(p, Config{"openblas", {}}, vendor_test::cpu_device());
+  ASSERT_TRUE(kernel) << kernel.status().to_string();
+  EXPECT_TRUE((*kernel)->implementation().starts_with("OpenBLAS sgemm, ")) << (*kernel)->implementation();
+}
+
 TEST_F(OpenBlasBackendTest, HalfPrecisionIsRefusedWithAReason) {
   const Device dev = vendor_test::cpu_device();
   const Problem f16 = vendor_test::shaped(8, 8, 8, Layout::RR, DType::f16, DType::f16);
