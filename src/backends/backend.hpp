@@ -45,6 +45,9 @@ struct ParamDecl {
   std::string doc;
 };
 
+// A parameter's legal values for messages: "6, 12, 14", or "8 to 4096 in steps of 8" for long evenly spaced runs.
+std::string values_text(const std::vector<int64_t>& values);
+
 // The four layers of a decision (DESIGN.md): where each parameter and each constraint of a family belongs.
 enum class Layer : int { hardware_mapping = 0, data_scheduling = 1, compute_pipeline = 2, parameter_adaptation = 3 };
 inline constexpr std::string_view kLayerNames[] = {"hardware mapping", "data scheduling", "compute pipeline",

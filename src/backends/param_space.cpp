@@ -25,10 +25,32 @@ std::string names_of(const std::vector<ParamDecl>& params) {
 Status check_value(const ParamSpace& space, const ParamDecl& decl, int64_t value) {
   if (std::find(decl.values.begin(), decl.values.end(), value) != decl.values.end()) return {};
   return invalid_argument(fmt::format("{} = {} is not legal for family {} (allowed: {})", decl.name, value,
-                                      space.family, fmt::join(decl.values, ", ")));
+                                      space.family, values_text(decl.values)));
 }
 
 }  // namespace
+
+std::string values_text(const std::vector<int64_t>& values) {
+  // Runs of 5 or more values in one step read as "8 to 4096 in steps of 8": a CPU family's KC has 512 legal values.
+  constexpr std::size_t kRun = 5;
+  std::vector<std::string> parts;
+  std::size_t i = 0;
+  while (i < values.size()) {
+    std::size_t j = i + 1;
+    if (j < values.size()) {
+      const int64_t step = values[j] - values[i];
+      while (j + 1 < values.size() && step > 0 && values[j + 1] - values[j] == step) ++j;
+      if (step > 0 && j - i + 1 >= kRun) {
+        parts.push_back(fmt::format("{} to {} in steps of {}", values[i], values[j], step));
+        i = j + 1;
+        continue;
+      }
+    }
+    parts.push_back(fmt::format("{}", values[i]));
+    ++i;
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
 
 Status ParamSpace::check(const Config& config) const {
   if (config.family != family) {

@@ -40,5 +40,20 @@ TEST(ParamSpace, PinsAndRefusals) {
   EXPECT_FALSE(toy().check(Config{"other", {{"A", 1}, {"B", 2}}}).ok());
 }
 
+// Long evenly spaced lists are named as ranges in messages; short or uneven ones value by value.
+TEST(ParamSpaceValues, LongRunsReadAsRanges) {
+  std::vector<int64_t> kc;
+  for (int64_t v = 8; v <= 4096; v += 8) kc.push_back(v);
+  EXPECT_EQ(values_text(kc), "8 to 4096 in steps of 8");
+  EXPECT_EQ(values_text({6, 12, 14}), "6, 12, 14");
+  EXPECT_EQ(values_text({1, 2, 3, 4, 5, 7, 64, 128}), "1 to 5 in steps of 1, 7, 64, 128");
+  EXPECT_EQ(values_text({}), "");
+  ParamSpace space{"toy", {{"KC", kc, "data scheduling", ""}}, {}};
+  auto pinned = space.pin(Config{"toy", {{"KC", 8}}}, {{"KC", 12}});
+  ASSERT_FALSE(pinned);
+  EXPECT_NE(pinned.status().message().find("allowed: 8 to 4096 in steps of 8"), std::string::npos)
+      << pinned.status().message();
+}
+
 }  // namespace
 }  // namespace tileforge
