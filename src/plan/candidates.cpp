@@ -5,11 +5,9 @@
 #include <cmath>
 #include <map>
 #include <numeric>
-#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-
 
 namespace tileforge::plan {
 namespace {
@@ -21,7 +19,8 @@ std::string join_pins(const Pins& pins) {
   return fmt::format("{}", fmt::join(s, " "));
 }
 
-// Walks the Cartesian product of `grid`, calling fn with one Config updated in place.
+// Walks the Cartesian product of `grid`, calling fn with one Config updated in place and its values in declaration
+// order (read from the config, so that a rejected one is recorded without a lookup per name).
 template <class Fn>
 void for_each_product(const std::string& family, const std::vector<ParamDecl>& decls,
                       const std::vector<std::vector<int64_t>>& grid, Fn&& fn) {
@@ -32,8 +31,10 @@ void for_each_product(const std::string& family, const std::vector<ParamDecl>& d
   std::vector<int64_t*> slot;
   for (const auto& d : decls) slot.push_back(&c.params[d.name]);
   std::vector<std::size_t> index(decls.size(), 0);
+  std::vector<int64_t> values(decls.size());
   while (true) {
-    fn(c);
+    for (std::size_t j = 0; j < decls.size(); ++j) values[j] = *slot[j];
+    fn(c, values.data());
     std::size_t i = 0;
     for (; i < decls.size(); ++i) {
       if (++index[i] < grid[i].size()) {
@@ -47,64 +48,91 @@ void for_each_product(const std::string& family, const std::vector<ParamDecl>& d
   }
 }
 
-}  // namespace
-
-FamilySpace full_product(ParamSpace space, std::optional<Config> reference, std::string reference_name,
-                         std::string reference_reason) {
-  FamilySpace f;
-  f.space = std::move(space);
-  std::size_t n = 1;
-  for (const ParamDecl& d : f.space.params) {
-    f.grid.push_back(d.values);
-    n *= d.values.size();
+// A rejected config's reason, its text stored once.
+void add_reason(RejectedSet& r, const std::string& why, Layer layer) {
+  auto it = std::find(r.reasons.begin(), r.reasons.end(), why);
+  if (it == r.reasons.end()) {
+    r.reasons.push_back(why);
+    r.reason_layers.push_back(layer);
+    it = r.reasons.end() - 1;
   }
-  f.reference = std::move(reference);
-  f.reference_name = std::move(reference_name);
-  f.reference_reasons.push_back(std::move(reference_reason));
-  f.coverage = fmt::format("the full space: every combination of its {} parameters ({} combinations)",
-                           f.space.params.size(), n);
-  return f;
+  r.reason.push_back(uint32_t(it - r.reasons.begin()));
 }
 
-Config RejectedSet::config(std::size_t i) const {
-  Config c{family, {}};
-  for (std::size_t j = 0; j < names.size(); ++j) c.params[names[j]] = values[i * names.size() + j];
-  return c;
-}
-
-void RejectedSet::add(const Config& config, const std::string& why, Layer layer) {
-  for (const std::string& n : names) values.push_back(config.params.at(n));
-  auto it = std::find(reasons.begin(), reasons.end(), why);
-  if (it == reasons.end()) {
-    reasons.push_back(why);
-    reason_layers.push_back(layer);
-    it = reasons.end() - 1;
+// How to tell whether a value is declared: in O(1) when the declaration is an arithmetic progression (the CPU
+// families declare thousands of multiples for KC, MC and NC, and enumeration checks every listed config), by a
+// binary search when it ascends, else by a scan.
+class DeclaredValues {
+ public:
+  explicit DeclaredValues(const std::vector<int64_t>& values) : values_(values) {
+    arithmetic_ = values.size() >= 2 && values[1] > values[0];
+    for (std::size_t i = 2; arithmetic_ && i < values.size(); ++i)
+      arithmetic_ = values[i] - values[i - 1] == values[1] - values[0];
+    sorted_ = arithmetic_ || std::is_sorted(values.begin(), values.end());
   }
-  reason.push_back(uint32_t(it - reasons.begin()));
-}
-
-Layer layer_named(std::string_view name) {
-  for (int i = 0; i < 4; ++i)
-    if (kLayerNames[i] == name) return Layer(i);
-  return Layer::data_scheduling;
-}
-
-std::optional<Violation> first_violation(const ParamSpace& space, const Config& config) {
-  for (const ParamDecl& d : space.params) {
-    auto v = config.get(d.name);
-    if (!v) return Violation{fmt::format("config lacks parameter {}", d.name), layer_named(d.layer)};
-    if (std::find(d.values.begin(), d.values.end(), *v) == d.values.end()) {
-      return Violation{fmt::format("{} = {} is not a declared value of family {}", d.name, *v, space.family),
-                       layer_named(d.layer)};
+  bool has(int64_t v) const {
+    if (arithmetic_) {
+      const int64_t first = values_.front(), step = values_[1] - values_[0];
+      return v >= first && v <= values_.back() && (v - first) % step == 0;
     }
+    if (sorted_) return std::binary_search(values_.begin(), values_.end(), v);
+    return std::find(values_.begin(), values_.end(), v) != values_.end();
   }
-  for (const Constraint& c : space.constraints)
-    if (!c.holds(config)) return Violation{c.text, c.layer};
-  return std::nullopt;
+
+ private:
+  const std::vector<int64_t>& values_;
+  bool sorted_ = false, arithmetic_ = false;
+};
+
+// The values of `names` in a config, in that order; std::out_of_range (map::at's) when one is missing. A config that
+// holds exactly those names is read in one walk over its map rather than one lookup per name.
+class ValueReader {
+ public:
+  explicit ValueReader(const std::vector<std::string>& names) : names_(names), by_name_(names.size()) {
+    std::iota(by_name_.begin(), by_name_.end(), std::size_t(0));
+    std::sort(by_name_.begin(), by_name_.end(), [&](std::size_t a, std::size_t b) { return names[a] < names[b]; });
+  }
+  void read(const Config& c, int64_t* out) const {
+    if (c.params.size() == names_.size()) {
+      auto it = c.params.begin();
+      std::size_t k = 0;
+      for (; k < by_name_.size() && it->first == names_[by_name_[k]]; ++k, ++it) out[by_name_[k]] = it->second;
+      if (k == by_name_.size()) return;
+    }
+    for (std::size_t j = 0; j < names_.size(); ++j) out[j] = c.params.at(names_[j]);
+  }
+
+ private:
+  const std::vector<std::string>& names_;
+  std::vector<std::size_t> by_name_;  // indices into names_, in the map's (name) order
+};
+
+// The indices of the listed configs without repeats, each at its first occurrence, in order, given their `keys`
+// (`w` values each, flat): an index sorted by key rather than a set of vectors, so no allocation per config.
+std::vector<std::size_t> distinct_configs(const std::vector<int64_t>& keys, std::size_t n, std::size_t w) {
+  auto key = [&](std::size_t i) { return keys.begin() + std::ptrdiff_t(i * w); };
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), std::size_t(0));
+  // Equal keys end up adjacent, the first occurrence first (ties go by index).
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const auto [ma, mb] = std::mismatch(key(a), key(a) + std::ptrdiff_t(w), key(b));
+    if (ma != key(a) + std::ptrdiff_t(w)) return *ma < *mb;
+    return a < b;
+  });
+  std::vector<char> keep(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    keep[order[i]] = i == 0 || !std::equal(key(order[i]), key(order[i]) + std::ptrdiff_t(w), key(order[i - 1]));
+  }
+  std::vector<std::size_t> out;
+  out.reserve(n);
+  for (std::size_t i = 0; i < n; ++i)
+    if (keep[i]) out.push_back(i);
+  return out;
 }
 
-Expected<Enumeration> enumerate_candidates(const FamilySpace& family, const Pins& pins,
-                                           std::string_view profile_name) {
+// enumerate_candidates; `consumable`, when given, is family.list itself, whose legal configs may be moved out.
+Expected<Enumeration> enumerate(const FamilySpace& family, std::vector<Config>* consumable, const Pins& pins,
+                                std::string_view profile_name) {
   const ParamSpace& space = family.space;
   std::vector<std::string> names;
   for (const ParamDecl& d : space.params) names.push_back(d.name);
@@ -128,38 +156,24 @@ Expected<Enumeration> enumerate_candidates(const FamilySpace& family, const Pins
   e.rejected.family = space.family;
   e.rejected.names = names;
   const bool list_mode = !family.list.empty();
-  auto visit = [&](const Config& c) {
-    ++e.combinations;
-    if (list_mode) {
-      // A listed config may hold a value outside the declaration: check everything.
-      if (auto why = first_violation(space, c)) {
-        e.rejected.add(c, why->text, why->layer);
-      } else {
-        e.legal.push_back(c);
-      }
-      return;
-    }
-    // Product values come from the declarations: only the constraints can fail.
-    for (const Constraint& k : space.constraints) {
-      if (!k.holds(c)) {
-        e.rejected.add(c, k.text, k.layer);
-        return;
-      }
-    }
-    e.legal.push_back(c);
-  };
 
   // The combinations the pins leave, either as a product or as a list.
   std::vector<std::vector<int64_t>> grid = family.grid;
-  std::vector<Config> list;
+  std::vector<Config> pinned;  // the listed configs with the pins applied (copied only when there are pins)
+  const std::vector<Config>& listed = pins.empty() ? family.list : pinned;
+  std::vector<Config>* movable = pins.empty() ? consumable : &pinned;  // where legal configs may be moved from
+  std::vector<std::size_t> list;  // indices into `listed`
+  std::vector<int64_t> keys;      // the values of `names` of each listed config, flat
   if (list_mode) {
-    std::set<std::vector<int64_t>> seen;
-    for (Config c : family.list) {
-      for (const auto& [name, value] : pins) c.params[name] = value;
-      std::vector<int64_t> key;
-      for (const auto& n : names) key.push_back(c.params.at(n));
-      if (seen.insert(key).second) list.push_back(std::move(c));
+    if (!pins.empty()) {
+      pinned = family.list;
+      for (Config& c : pinned)
+        for (const auto& [name, value] : pins) c.params[name] = value;
     }
+    const ValueReader reader(names);
+    keys.resize(listed.size() * names.size());
+    for (std::size_t i = 0; i < listed.size(); ++i) reader.read(listed[i], keys.data() + i * names.size());
+    list = distinct_configs(keys, listed.size(), names.size());
   } else {
     for (const auto& [name, value] : pins) {
       for (std::size_t i = 0; i < names.size(); ++i)
@@ -168,19 +182,62 @@ Expected<Enumeration> enumerate_candidates(const FamilySpace& family, const Pins
   }
   auto for_each = [&](auto&& fn) {
     if (list_mode) {
-      for (const Config& c : list) fn(c);
+      for (std::size_t i : list) fn(listed[i], keys.data() + i * names.size());
     } else {
       for_each_product(space.family, space.params, grid, fn);
     }
   };
-  for_each(visit);
+
+  if (list_mode) {
+    // A listed config may hold a value outside the declaration: check everything (as first_violation does; every
+    // declared parameter is present, or reading the keys failed).
+    std::vector<DeclaredValues> declared;
+    declared.reserve(space.params.size());
+    for (const ParamDecl& d : space.params) declared.emplace_back(d.values);
+    e.legal.reserve(list.size());
+    for (std::size_t i : list) {
+      ++e.combinations;
+      const int64_t* values = keys.data() + i * names.size();
+      std::optional<Violation> why;
+      for (std::size_t j = 0; j < space.params.size() && !why; ++j) {
+        const ParamDecl& d = space.params[j];
+        if (!declared[j].has(values[j])) {
+          why = Violation{fmt::format("{} = {} is not a declared value of family {}", d.name, values[j], space.family),
+                          layer_named(d.layer)};
+        }
+      }
+      for (std::size_t k = 0; k < space.constraints.size() && !why; ++k) {
+        const Constraint& c = space.constraints[k];
+        if (!c.holds(listed[i])) why = Violation{c.text, c.layer};
+      }
+      if (why) {
+        e.rejected.add(values, why->text, why->layer);
+      } else if (movable) {
+        e.legal.push_back(std::move((*movable)[i]));
+      } else {
+        e.legal.push_back(listed[i]);
+      }
+    }
+  } else {
+    for_each([&](const Config& c, const int64_t* values) {
+      ++e.combinations;
+      // Product values come from the declarations: only the constraints can fail.
+      for (const Constraint& k : space.constraints) {
+        if (!k.holds(c)) {
+          e.rejected.add(values, k.text, k.layer);
+          return;
+        }
+      }
+      e.legal.push_back(c);
+    });
+  }
 
   if (e.legal.empty() && !pins.empty()) {
     // Which constraints rule the pinned combinations out: one that every combination violates, or those the
     // nearest combinations (fewest violations) violate.
     std::map<std::string, std::size_t> every, nearest;
     std::size_t total = 0, fewest = SIZE_MAX;
-    for_each([&](const Config& c) {
+    for_each([&](const Config& c, const int64_t*) {
       ++total;
       std::vector<std::size_t> v;
       for (std::size_t i = 0; i < space.constraints.size(); ++i)
@@ -210,6 +267,71 @@ Expected<Enumeration> enumerate_candidates(const FamilySpace& family, const Pins
                                         profile_name, why));
   }
   return e;
+}
+
+}  // namespace
+
+FamilySpace full_product(ParamSpace space, std::optional<Config> reference, std::string reference_name,
+                         std::string reference_reason) {
+  FamilySpace f;
+  f.space = std::move(space);
+  std::size_t n = 1;
+  for (const ParamDecl& d : f.space.params) {
+    f.grid.push_back(d.values);
+    n *= d.values.size();
+  }
+  f.reference = std::move(reference);
+  f.reference_name = std::move(reference_name);
+  f.reference_reasons.push_back(std::move(reference_reason));
+  f.coverage = fmt::format("the full space: every combination of its {} parameters ({} combinations)",
+                           f.space.params.size(), n);
+  return f;
+}
+
+Config RejectedSet::config(std::size_t i) const {
+  Config c{family, {}};
+  for (std::size_t j = 0; j < names.size(); ++j) c.params[names[j]] = values[i * names.size() + j];
+  return c;
+}
+
+void RejectedSet::add(const Config& config, const std::string& why, Layer layer) {
+  for (const std::string& n : names) values.push_back(config.params.at(n));
+  add_reason(*this, why, layer);
+}
+
+void RejectedSet::add(const int64_t* config_values, const std::string& why, Layer layer) {
+  values.insert(values.end(), config_values, config_values + names.size());
+  add_reason(*this, why, layer);
+}
+
+Layer layer_named(std::string_view name) {
+  for (int i = 0; i < 4; ++i)
+    if (kLayerNames[i] == name) return Layer(i);
+  return Layer::data_scheduling;
+}
+
+std::optional<Violation> first_violation(const ParamSpace& space, const Config& config) {
+  for (const ParamDecl& d : space.params) {
+    auto v = config.get(d.name);
+    if (!v) return Violation{fmt::format("config lacks parameter {}", d.name), layer_named(d.layer)};
+    if (std::find(d.values.begin(), d.values.end(), *v) == d.values.end()) {
+      return Violation{fmt::format("{} = {} is not a declared value of family {}", d.name, *v, space.family),
+                       layer_named(d.layer)};
+    }
+  }
+  for (const Constraint& c : space.constraints)
+    if (!c.holds(config)) return Violation{c.text, c.layer};
+  return std::nullopt;
+}
+
+Expected<Enumeration> enumerate_candidates(const FamilySpace& family, const Pins& pins,
+                                           std::string_view profile_name) {
+  return enumerate(family, nullptr, pins, profile_name);
+}
+
+Expected<Enumeration> enumerate_candidates_moving(FamilySpace& family, const Pins& pins,
+                                                  std::string_view profile_name) {
+  return enumerate(family, &family.list, pins, profile_name);
 }
 
 }  // namespace tileforge::plan

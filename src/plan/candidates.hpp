@@ -49,6 +49,8 @@ struct RejectedSet {
   std::size_t size() const { return reason.size(); }
   Config config(std::size_t i) const;
   void add(const Config& config, const std::string& why, Layer layer);
+  // The same for a config given by its values of `names`, in that order.
+  void add(const int64_t* config_values, const std::string& why, Layer layer);
 };
 
 struct Enumeration {
@@ -62,6 +64,10 @@ struct Enumeration {
 // violates. When pins leave no legal config, the result is an error naming the constraint that rules them out.
 Expected<Enumeration> enumerate_candidates(const FamilySpace& family, const Pins& pins,
                                            std::string_view profile_name);
+// The same, but the legal configs of a listed space are moved out of `family.list` rather than copied (those entries
+// are left empty, the rest of `family` untouched): for a caller that does not look at the list again.
+Expected<Enumeration> enumerate_candidates_moving(FamilySpace& family, const Pins& pins,
+                                                  std::string_view profile_name);
 
 // What a config violates first: a constraint, or a value its parameter does not declare.
 struct Violation {

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <numeric>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -30,16 +32,36 @@ Expected<const KernelFamily*> requested_family(std::string_view name, const hw::
 double distance(const Config& a, const std::optional<Config>& ref) {
   if (!ref) return 0;
   double d = 0;
+  // Both maps are in name order: one walk over the reference finds each of a's names (no lookup per name).
+  auto r = ref->params.begin();
   for (const auto& [name, v] : a.params) {
-    const auto r = ref->get(name);
-    if (!r) continue;
-    if (v > 0 && *r > 0) {
-      d += std::abs(std::log2(double(v) / double(*r)));
+    while (r != ref->params.end() && r->first < name) ++r;
+    if (r == ref->params.end() || r->first != name) continue;
+    if (v > 0 && r->second > 0) {
+      d += std::abs(std::log2(double(v) / double(r->second)));
     } else {
-      d += std::abs(double(v - *r));
+      d += std::abs(double(v - r->second));
     }
   }
   return d;
+}
+
+// Puts items[order[k]] at position k, moving each item once along the permutation's cycles.
+template <class T>
+void permute(std::vector<T>& items, const std::vector<std::size_t>& order) {
+  std::vector<char> placed(items.size(), 0);
+  for (std::size_t start = 0; start < items.size(); ++start) {
+    if (placed[start]) continue;
+    T first = std::move(items[start]);
+    std::size_t k = start;
+    while (order[k] != start) {
+      items[k] = std::move(items[order[k]]);
+      placed[k] = 1;
+      k = order[k];
+    }
+    items[k] = std::move(first);
+    placed[k] = 1;
+  }
 }
 
 std::string bound_text(const Plan& plan, const Cost& c) {
@@ -204,9 +226,11 @@ Expected<Plan> make_plan(const Problem& problem, const hw::HwProfile& profile, c
   plan.profile = profile;
   plan.pins = options.pins;
   plan.top_n = options.top_n;
-  plan.roofline = analyze_roofline(plan.problem, profile);
-  plan.paths = analyze_paths(plan.problem, profile);
-  plan.nominal_waves = analyze_waves(plan.problem, std::max(1, profile.cores), 1, 128, 128, 32);
+  if (!options.pick_only) {
+    plan.roofline = analyze_roofline(plan.problem, profile);
+    plan.paths = analyze_paths(plan.problem, profile);
+    plan.nominal_waves = analyze_waves(plan.problem, std::max(1, profile.cores), 1, 128, 128, 32);
+  }
   const bool running = std::find(options.running_profiles.begin(), options.running_profiles.end(), profile.name) !=
                        options.running_profiles.end();
   plan.prediction = !running;
@@ -238,16 +262,20 @@ Expected<Plan> make_plan(const Problem& problem, const hw::HwProfile& profile, c
   }
   plan.threads = family.plans_threads() ? (options.threads > 0 ? options.threads : std::max(1, profile.cores)) : 0;
 
-  const FamilySpace space = family.candidates(plan.problem, profile, plan.threads);
-  const FamilySpace* fs = &space;
-  auto en = enumerate_candidates(*fs, options.pins, profile.name);
+  FamilySpace space = family.candidates(plan.problem, profile, plan.threads);
+  // Only the neighbour search looks at the list again: without it, the legal configs are moved out, not copied.
+  auto en = options.pick_only ? enumerate_candidates_moving(space, options.pins, profile.name)
+                              : enumerate_candidates(space, options.pins, profile.name);
   if (!en) return en.status();
-  plan.coverage = fs->coverage;
+  plan.coverage = std::move(space.coverage);
   plan.combinations = en->combinations;
   plan.rejected = std::move(en->rejected);
-  plan.reference = fs->reference;
-  plan.reference_name = fs->reference_name;
-  plan.reference_reasons = fs->reference_reasons;
+  plan.reference = std::move(space.reference);
+  plan.reference_name = std::move(space.reference_name);
+  plan.reference_reasons = std::move(space.reference_reasons);
+  // Without the neighbour search nothing reads the space again: its memory (a CPU family declares thousands of
+  // block sizes) goes back before the candidates are priced, which then reuse it.
+  if (options.pick_only) space = FamilySpace();
   if (en->legal.empty()) {
     std::vector<std::string> why;
     for (const std::string& r : plan.rejected.reasons) why.push_back(r);
@@ -258,25 +286,33 @@ Expected<Plan> make_plan(const Problem& problem, const hw::HwProfile& profile, c
   }
 
   const std::unique_ptr<CostScratch> scratch = family.make_scratch();
-  std::vector<std::pair<double, Candidate>> scored;
-  scored.reserve(en->legal.size());
-  for (Config& c : en->legal) {
-    Candidate cand;
-    cand.cost = family.cost(plan.problem, profile, c, plan.threads, scratch.get());
-    cand.config = std::move(c);
-    const double d = distance(cand.config, plan.reference);
-    scored.emplace_back(d, std::move(cand));
+  const std::size_t n = en->legal.size();
+  std::vector<Candidate>& ranked = plan.ranked;
+  ranked.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    ranked[i].cost = family.cost(plan.problem, profile, en->legal[i], plan.threads, scratch.get());
+    ranked[i].config = std::move(en->legal[i]);
   }
-  std::sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) {
-    const double ta = a.second.cost.seconds, tb = b.second.cost.seconds;
+  // The distance from the reference only breaks ties in predicted time: worked out when a tie first needs it.
+  std::vector<std::optional<double>> dist(n);
+  auto distance_of = [&](std::size_t i) {
+    if (!dist[i]) dist[i] = distance(ranked[i].config, plan.reference);
+    return *dist[i];
+  };
+  // Indices are sorted rather than the candidates themselves (a Candidate is costly to move); std::sort makes the
+  // same comparisons either way, so the order is the same.
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), std::size_t(0));
+  std::sort(order.begin(), order.end(), [&](std::size_t i, std::size_t j) {
+    const double ta = ranked[i].cost.seconds, tb = ranked[j].cost.seconds;
     if (std::abs(ta - tb) > 1e-12 * std::max(std::abs(ta), std::abs(tb))) return ta < tb;
-    if (a.first != b.first) return a.first < b.first;
-    return a.second.config.params < b.second.config.params;
+    if (const double da = distance_of(i), db = distance_of(j); da != db) return da < db;
+    return ranked[i].config.params < ranked[j].config.params;
   });
-  for (auto& [d, cand] : scored) {
-    cand.rank = int(plan.ranked.size()) + 1;
-    if (plan.reference && cand.config == *plan.reference) plan.reference_rank = cand.rank;
-    plan.ranked.push_back(std::move(cand));
+  permute(ranked, order);
+  for (std::size_t i = 0; i < n; ++i) {
+    ranked[i].rank = int(i) + 1;
+    if (plan.reference && ranked[i].config == *plan.reference) plan.reference_rank = ranked[i].rank;
   }
   if (!plan.ranked.front().cost.valid) {
     plan.unserved = fmt::format("the cost model cannot price {} on {}: {}", fc.family, profile.name,
@@ -286,7 +322,8 @@ Expected<Plan> make_plan(const Problem& problem, const hw::HwProfile& profile, c
     return plan;
   }
   plan.served = true;
-  find_neighbours(plan, family, *fs, scratch.get());
+  if (options.pick_only) return plan;
+  find_neighbours(plan, family, space, scratch.get());
   family.explain(plan);
   return plan;
 }

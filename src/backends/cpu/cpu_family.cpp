@@ -3,12 +3,15 @@
 #include "backends/cpu/cpu_family.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
 #include <optional>
 #include <set>
+#include <span>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -71,6 +74,47 @@ std::optional<std::string> missing_field(const hw::HwProfile& p) {
       {p.l2_bytes_per_core_cycle > 0, "l2_bytes_per_core_cycle (L2 bytes per core per cycle)"},
       {p.mem_bandwidth_gbps > 0, "mem_bandwidth_gbps (memory bandwidth)"},
   });
+}
+
+// What cost() needs of its (problem, profile) whatever the config: worked out at the first cost() of a plan and kept
+// for the others, which price the same problem on the same profile (kernel_family.hpp's CostScratch).
+struct CostMemo final : plan::CostScratch {
+  bool ready = false;
+  Problem q;  // normalized
+  plan::PeakChoice peak;
+  std::optional<std::string> missing;  // the first number the model needs that the profile lacks
+  CacheGeometry g1, g2, g3;
+  int l3_shared_by = 0;  // the L3 record's shared_by; 0 when there is none or it does not say
+
+  void fill(const Problem& problem, const hw::HwProfile& profile) {
+    q = problem.normalized();
+    peak = plan::peak_for(q, profile);
+    missing = missing_field(profile);
+    g1 = cache_geometry(profile, 1);
+    g2 = cache_geometry(profile, 2);
+    g3 = cache_geometry(profile, 3);
+    const hw::CacheLevel* l3 = profile.cache(3);
+    l3_shared_by = l3 && l3->shared_by > 0 ? l3->shared_by : 0;
+    ready = true;
+  }
+};
+
+// The parameters cost() reads, in the order of their names (a Config's map order), and their positions there.
+constexpr std::array<std::string_view, 6> kParamNames = {"KC", "MC", "MR", "NC", "NR", "PACK_B"};
+static_assert(std::is_sorted(kParamNames.begin(), kParamNames.end()));
+enum ParamIndex : std::size_t { kKC, kMC, kMR, kNC, kNR, kPACK_B };
+
+// The values of kParamNames in a config, 0 for one it lacks, in one walk over its map: cost() prices every candidate,
+// and a lookup per name was a fifth of its time.
+std::array<int64_t, 6> params_of(const Config& cfg) {
+  std::array<int64_t, 6> v{};
+  std::size_t k = 0;
+  for (const auto& [name, value] : cfg.params) {
+    while (k < kParamNames.size() && kParamNames[k] < name) ++k;
+    if (k == kParamNames.size()) break;
+    if (kParamNames[k] == name) v[k] = value;
+  }
+  return v;
 }
 
 // The factors the planner's grid applies to the analytic KC, MC and NC.
@@ -156,19 +200,45 @@ plan::FamilySpace CpuFamily::candidates(const Problem& problem, const hw::HwProf
   const std::vector<int64_t>& kcs = f.space.find("KC")->values;
   const std::vector<int64_t>& mcs = f.space.find("MC")->values;
   const std::vector<int64_t>& ncs = f.space.find("NC")->values;
-  std::set<std::vector<int64_t>> seen;
-  for (int64_t mr : mr_decl->values) {
-    for (int64_t nr : nr_decl->values) {
-      for (double fk : kKcFactors) {
-        for (double fm : kMcFactors) {
-          for (double fn : kNcFactors) {
-            for (int64_t pb : pb_decl->values) {
-              const int64_t kc = round_to(double(base.kc) * fk, kcs.front(), kcs.back());
-              const int64_t mc = round_to(double(base.mc) * fm, std::lcm<int64_t>(mcs.front(), mr), mcs.back());
-              const int64_t nc = round_to(double(base.nc) * fn, std::lcm<int64_t>(ncs.front(), nr), ncs.back());
-              if (!seen.insert({mr, nr, kc, mc, nc, pb}).second) continue;
-              f.list.push_back(Config{std::string(family),
-                                      {{"MR", mr}, {"NR", nr}, {"KC", kc}, {"MC", mc}, {"NC", nc}, {"PACK_B", pb}}});
+  // The grid walks MR, NR, the KC, MC and NC factors, then PACK_B. KC's rounding depends on its factor only, MC's on
+  // its factor and MR, NC's on its factor and NR: a combination repeats an earlier one exactly when one of its
+  // roundings repeats an earlier factor's. Walking each parameter's distinct roundings in first-seen order lists
+  // every config once, in the order that skipping repeats would.
+  auto distinct = [](const std::vector<int64_t>& v) {
+    std::vector<int64_t> out;
+    for (int64_t x : v)
+      if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
+    return out;
+  };
+  auto rounded = [&](std::span<const double> factors, int64_t base_value, int64_t step, int64_t max) {
+    std::vector<int64_t> v;
+    for (double fac : factors) v.push_back(round_to(double(base_value) * fac, step, max));
+    return distinct(v);
+  };
+  const std::vector<int64_t> kc_values = rounded(kKcFactors, base.kc, kcs.front(), kcs.back());
+  const std::vector<int64_t> pb_values = distinct(pb_decl->values);
+  f.list.reserve(mr_decl->values.size() * nr_decl->values.size() * kc_values.size() * std::size(kMcFactors) *
+                 std::size(kNcFactors) * pb_values.size());
+  // Each config copies one that holds the six names (a map's copy allocates its nodes without comparing names), then
+  // takes its values in the map's order: slot[k] is the position in {MR, NR, KC, MC, NC, PACK_B} of the k-th name.
+  const Config proto{std::string(family), {{"MR", 0}, {"NR", 0}, {"KC", 0}, {"MC", 0}, {"NC", 0}, {"PACK_B", 0}}};
+  constexpr std::array<std::string_view, 6> kNames = {"MR", "NR", "KC", "MC", "NC", "PACK_B"};
+  std::array<std::size_t, 6> slot{};
+  std::transform(proto.params.begin(), proto.params.end(), slot.begin(), [&](const auto& entry) {
+    return std::size_t(std::find(kNames.begin(), kNames.end(), entry.first) - kNames.begin());
+  });
+  for (int64_t mr : distinct(mr_decl->values)) {
+    const std::vector<int64_t> mc_values = rounded(kMcFactors, base.mc, std::lcm<int64_t>(mcs.front(), mr), mcs.back());
+    for (int64_t nr : distinct(nr_decl->values)) {
+      const std::vector<int64_t> nc_values =
+          rounded(kNcFactors, base.nc, std::lcm<int64_t>(ncs.front(), nr), ncs.back());
+      for (int64_t kc : kc_values) {
+        for (int64_t mc : mc_values) {
+          for (int64_t nc : nc_values) {
+            for (int64_t pb : pb_values) {
+              const std::array<int64_t, 6> values{mr, nr, kc, mc, nc, pb};
+              std::size_t k = 0;
+              for (auto& [name, value] : f.list.emplace_back(proto).params) value = values[slot[k++]];
             }
           }
         }
@@ -182,19 +252,25 @@ plan::FamilySpace CpuFamily::candidates(const Problem& problem, const hw::HwProf
   return f;
 }
 
+std::unique_ptr<plan::CostScratch> CpuFamily::make_scratch() const { return std::make_unique<CostMemo>(); }
+
 Cost CpuFamily::cost(const Problem& problem, const hw::HwProfile& profile, const Config& cfg, int threads,
-                     plan::CostScratch*) const {
-  const Problem q = problem.normalized();
-  const plan::PeakChoice peak = plan::peak_for(q, profile);
+                     plan::CostScratch* scratch) const {
+  CostMemo own;
+  CostMemo* memo = dynamic_cast<CostMemo*>(scratch);
+  if (!memo) memo = &own;
+  if (!memo->ready) memo->fill(problem, profile);
+  const Problem& q = memo->q;
+  const plan::PeakChoice& peak = memo->peak;
   if (!peak.tflops || *peak.tflops <= 0) return invalid_cost(peak.note);
-  if (auto missing = missing_field(profile)) return invalid_cost(*missing);
+  if (memo->missing) return invalid_cost(*memo->missing);
   Cost c;
   const std::string& family = cfg.family;
-  auto param = [&](const char* name) { return cfg.get(name).value_or(0); };
-  const int64_t mr = std::max<int64_t>(1, param("MR")), nr = std::max<int64_t>(1, param("NR"));
-  const int64_t kc = std::max<int64_t>(1, param("KC")), mc = std::max<int64_t>(1, param("MC"));
-  const int64_t nc = std::max<int64_t>(1, param("NC"));
-  const bool pack_b = param("PACK_B") != 0 || !can_stream_b(q);
+  const std::array<int64_t, 6> value = params_of(cfg);
+  const int64_t mr = std::max<int64_t>(1, value[kMR]), nr = std::max<int64_t>(1, value[kNR]);
+  const int64_t kc = std::max<int64_t>(1, value[kKC]), mc = std::max<int64_t>(1, value[kMC]);
+  const int64_t nc = std::max<int64_t>(1, value[kNC]);
+  const bool pack_b = value[kPACK_B] != 0 || !can_stream_b(q);
   const int lanes = vector_floats(family);
   const int hw_lanes = profile.vector_bits >= 128 ? profile.vector_bits / 32 : lanes;
   const int cores = std::max(1, profile.cores);
@@ -236,8 +312,7 @@ Cost CpuFamily::cost(const Problem& problem, const hw::HwProfile& profile, const
   c.compute_share = q.flops() / c.compute_s / (*peak.tflops * 1e12);
 
   // Where each block lives: a level holds it when its ways, the other operand's ways and one way for C fit.
-  const CacheGeometry g1 = cache_geometry(profile, 1), g2 = cache_geometry(profile, 2),
-                           g3 = cache_geometry(profile, 3);
+  const CacheGeometry &g1 = memo->g1, &g2 = memo->g2, &g3 = memo->g3;
   auto ways = [](double bytes, const CacheGeometry& g) {
     const double way = double(std::max<int64_t>(1, g.sets() * g.line_bytes));
     return std::ceil(bytes / way);
@@ -245,8 +320,7 @@ Cost CpuFamily::cost(const Problem& problem, const hw::HwProfile& profile, const
   const double f = 4.0;  // packed panels hold f32
   const bool b_in_l1 = g1.size_bytes > 0 && ways(double(kc_eff * nr) * f, g1) + ways(double(kc_eff * mr) * f, g1) + 1 <= g1.ways;
   const bool a_in_l2 = g2.size_bytes > 0 && ways(double(mc_eff * kc_eff) * f, g2) + ways(double(kc_eff * nr) * f, g2) + 1 <= g2.ways;
-  const hw::CacheLevel* l3rec = profile.cache(3);
-  const int l3_shared_by = l3rec && l3rec->shared_by > 0 ? l3rec->shared_by : t;
+  const int l3_shared_by = memo->l3_shared_by > 0 ? memo->l3_shared_by : t;
   const int sharing = std::min(t, l3_shared_by);
   const bool has_l3 = g3.size_bytes > 0;
   // A team on fewer cores than share an L3 can count only on its cores' share of it: the other cores (or, in a
@@ -355,7 +429,7 @@ Cost CpuFamily::cost(const Problem& problem, const hw::HwProfile& profile, const
   // Packing runs between micro-kernel phases: A once per NC panel (each thread its rows), B once per (NC, KC)
   // panel by the whole team. The source is DRAM unless the operand fits in the L3s.
   // The L3s the team's threads sit on (one per shared_by cores; a team smaller than the chip reaches fewer).
-  const int per_l3 = std::max(1, l3rec && l3rec->shared_by > 0 ? l3rec->shared_by : cores);
+  const int per_l3 = std::max(1, memo->l3_shared_by > 0 ? memo->l3_shared_by : cores);
   const int team_l3s = std::clamp((t + per_l3 - 1) / per_l3, 1, std::max(1, cores / per_l3));
   const double l3_total = has_l3 ? double(g3.size_bytes) * team_l3s : 0.0;
   const double pack_rate = double(t) * kPackVectorsPerCycle * vec_bytes * clock;

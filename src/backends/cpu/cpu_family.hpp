@@ -30,6 +30,8 @@ class CpuFamily final : public plan::KernelFamily {
   Support runs_on(const Device& device) const override;
   plan::SupportGap supports(const Problem& problem) const override;
   plan::FamilySpace candidates(const Problem& problem, const hw::HwProfile& profile, int threads) const override;
+  // A plan's scratch keeps what cost() needs of the problem and the profile whatever the config.
+  std::unique_ptr<plan::CostScratch> make_scratch() const override;
   plan::Cost cost(const Problem& problem, const hw::HwProfile& profile, const Config& config, int threads,
                   plan::CostScratch* scratch) const override;
   void explain(plan::Plan& plan) const override;

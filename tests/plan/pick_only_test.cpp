@@ -1,0 +1,158 @@
+// Planning for dispatch (PlanOptions::pick_only) ranks exactly as a full plan, and the fast paths of the enumeration
+// (listed configs moved out, declared values looked up without a scan) decide exactly as first_violation does.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "hw/hw.hpp"
+#include "plan/planner.hpp"
+#include "support/test_support.hpp"
+
+namespace tileforge::plan {
+namespace {
+
+hw::HwProfile profile(const char* name) {
+  auto p = hw::load_profile(name);
+  EXPECT_TRUE(p.ok()) << p.status().to_string();
+  return *p;
+}
+
+// The full plan and the pick-only plan of one problem agree on everything dispatch reads, and on the whole ranking.
+void expect_same_pick(const Problem& q, const hw::HwProfile& chip, PlanOptions o) {
+  SCOPED_TRACE(q.describe() + " on " + chip.name + " threads " + std::to_string(o.threads));
+  o.pick_only = false;
+  auto full = make_plan(q, chip, o);
+  o.pick_only = true;
+  auto pick = make_plan(q, chip, o);
+  ASSERT_EQ(full.ok(), pick.ok());
+  if (!full.ok()) {
+    EXPECT_EQ(full.status().message(), pick.status().message());
+    return;
+  }
+  ASSERT_EQ(full->served, pick->served);
+  EXPECT_EQ(full->unserved, pick->unserved);
+  EXPECT_EQ(full->family, pick->family);
+  EXPECT_EQ(full->combinations, pick->combinations);
+  EXPECT_EQ(full->coverage, pick->coverage);
+  EXPECT_EQ(full->reference, pick->reference);
+  EXPECT_EQ(full->reference_rank, pick->reference_rank);
+  ASSERT_EQ(full->ranked.size(), pick->ranked.size());
+  for (std::size_t i = 0; i < full->ranked.size(); ++i) {
+    ASSERT_EQ(full->ranked[i].config, pick->ranked[i].config) << "rank " << i + 1;
+    EXPECT_EQ(full->ranked[i].cost.seconds, pick->ranked[i].cost.seconds) << "rank " << i + 1;
+    EXPECT_EQ(full->ranked[i].cost.bound, pick->ranked[i].cost.bound) << "rank " << i + 1;
+    EXPECT_EQ(pick->ranked[i].rank, int(i) + 1);
+  }
+  EXPECT_EQ(full->rejected.values, pick->rejected.values);
+  EXPECT_EQ(full->rejected.reason, pick->rejected.reason);
+  EXPECT_EQ(full->rejected.reasons, pick->rejected.reasons);
+  if (full->served) {
+    ASSERT_NE(pick->choice(), nullptr);
+    EXPECT_EQ(full->choice()->config, pick->choice()->config);
+    // What only the explanation uses is left out.
+    EXPECT_FALSE(full->log.empty());
+    EXPECT_TRUE(pick->log.empty());
+    EXPECT_TRUE(pick->neighbours.empty());
+    EXPECT_TRUE(pick->binding.empty());
+  }
+}
+
+TEST(PickOnly, RanksRandomCpuShapesAsAFullPlanDoes) {
+  const hw::HwProfile& host = hw::host_cpu_profile();
+  const hw::HwProfile avx2 = profile("generic-avx2");
+  std::mt19937 rng(20261201);
+  std::uniform_int_distribution<int64_t> small(1, 300), large(1, 5000);
+  for (int i = 0; i < 8; ++i) {
+    const int64_t m = i % 2 ? small(rng) : large(rng), n = small(rng), k = i % 3 ? small(rng) : large(rng);
+    PlanOptions o;
+    o.top_n = 0;
+    o.threads = i % 2 ? 2 : 0;
+    expect_same_pick(testing::make_problem(m, n, k), host, o);
+    expect_same_pick(testing::make_problem(m, n, k, Layout::RC, DType::bf16, DType::f32), avx2, o);
+  }
+}
+
+TEST(PickOnly, RanksRandomH200ShapesAsAFullPlanDoes) {
+  const hw::HwProfile h200 = profile("h200");
+  std::mt19937 rng(4096);
+  std::uniform_int_distribution<int64_t> dim(1, 8192);
+  for (int i = 0; i < 3; ++i) {
+    PlanOptions o;
+    o.top_n = 0;
+    expect_same_pick(testing::make_problem(dim(rng), dim(rng), dim(rng), Layout::RR, DType::f16, DType::f16), h200, o);
+  }
+}
+
+TEST(PickOnly, RanksPinnedAndRefusedPlansAsAFullPlanDoes) {
+  const hw::HwProfile avx2 = profile("generic-avx2");
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int64_t> dim(1, 2048);
+  for (int i = 0; i < 3; ++i) {
+    const Problem q = testing::make_problem(dim(rng), dim(rng), dim(rng));
+    PlanOptions o;
+    o.pins = {{"KC", 8 * (1 + int64_t(rng() % 64))}, {"PACK_B", 1}};
+    expect_same_pick(q, avx2, o);
+    o.pins = {{"MC", 6}, {"MR", 4}};  // may leave no legal config: then both refuse alike
+    expect_same_pick(q, avx2, o);
+  }
+  PlanOptions sm80;
+  sm80.family = "sm80";
+  sm80.pins = {{"STAGES", 3}};
+  expect_same_pick(testing::make_problem(777, 1024, 333, Layout::RR, DType::f16, DType::f16), profile("h200"), sm80);
+}
+
+// A listed space with repeats, undeclared values and declarations that are an arithmetic progression, ascending
+// without a constant step, and unordered.
+FamilySpace listed_space(std::mt19937& rng) {
+  FamilySpace f;
+  f.space.family = "test";
+  f.space.params = {{"A", {4, 8, 12, 16, 20}, "hardware mapping", ""},
+                    {"B", {1, 2, 3, 5, 8, 13}, "data scheduling", ""},
+                    {"C", {9, 3, 7, 1}, "compute pipeline", ""}};
+  f.space.constraints = {{Layer::data_scheduling, "A % B == 0", [](const Config& c) {
+                            return c.params.at("B") != 0 && c.params.at("A") % c.params.at("B") == 0;
+                          }}};
+  std::uniform_int_distribution<int64_t> value(0, 24);
+  for (int i = 0; i < 400; ++i) f.list.push_back(Config{"test", {{"A", value(rng)}, {"B", value(rng)}, {"C", value(rng)}}});
+  return f;
+}
+
+TEST(PickOnly, ListedEnumerationDecidesAsFirstViolation) {
+  std::mt19937 rng(99);
+  for (int round = 0; round < 5; ++round) {
+    FamilySpace f = listed_space(rng);
+    const Pins pins = round % 2 ? Pins{} : Pins{{"C", 7}};
+    auto copied = enumerate_candidates(f, pins, "test-chip");
+    ASSERT_TRUE(copied.ok()) << copied.status().to_string();
+    // Every rejected config is rejected for the reason first_violation gives, every legal one passes it.
+    for (std::size_t i = 0; i < copied->rejected.size(); ++i) {
+      const Config c = copied->rejected.config(i);
+      const auto why = first_violation(f.space, c);
+      ASSERT_TRUE(why.has_value()) << c.describe();
+      EXPECT_EQ(why->text, copied->rejected.reasons[copied->rejected.reason[i]]) << c.describe();
+    }
+    for (const Config& c : copied->legal) EXPECT_FALSE(first_violation(f.space, c).has_value()) << c.describe();
+    // Each combination once, in the order listed.
+    std::vector<std::vector<int64_t>> seen;
+    for (Config c : f.list) {
+      for (const auto& [name, value] : pins) c.params[name] = value;
+      const std::vector<int64_t> key{c.at("A"), c.at("B"), c.at("C")};
+      if (std::find(seen.begin(), seen.end(), key) == seen.end()) seen.push_back(key);
+    }
+    EXPECT_EQ(copied->combinations, seen.size());
+    EXPECT_EQ(copied->legal.size() + copied->rejected.size(), seen.size());
+
+    // Moving the legal configs out gives the same enumeration.
+    auto moved = enumerate_candidates_moving(f, pins, "test-chip");
+    ASSERT_TRUE(moved.ok());
+    EXPECT_EQ(moved->legal, copied->legal);
+    EXPECT_EQ(moved->combinations, copied->combinations);
+    EXPECT_EQ(moved->rejected.values, copied->rejected.values);
+    EXPECT_EQ(moved->rejected.reason, copied->rejected.reason);
+    EXPECT_EQ(moved->rejected.reasons, copied->rejected.reasons);
+  }
+}
+
+}  // namespace
+}  // namespace tileforge::plan
