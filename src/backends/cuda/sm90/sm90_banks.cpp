@@ -1,0 +1,134 @@
+// The sm90 family's per-thread shared-memory addresses for `tileforge banks`: the TMA-store epilogue's writes of
+// its staging tile (stmatrix or st.shared.b32) and the fix-up's flag, as kernels/sm90/gemm.cuh computes them.
+#include <cstdint>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "backends/backend.hpp"
+#include "backends/cuda/sm90/sm90_family.hpp"
+#include "plan/bank_conflicts.hpp"
+
+namespace tileforge::cuda {
+namespace {
+
+using plan::banks::FamilyAccesses;
+using plan::banks::Instruction;
+using plan::banks::Issue;
+using plan::banks::kWarpSize;
+
+class Sm90BankModel final : public plan::banks::BankModel {
+ public:
+  std::string_view family() const override { return "sm90"; }
+
+  Expected<FamilyAccesses> accesses(const Problem&, const Config& c) const override {
+    for (const char* name : {"BLOCK_M", "BLOCK_N", "STAGES", "CONSUMERS", "EPILOGUE"}) {
+      if (!c.get(name)) return invalid_argument(fmt::format("the sm90 config lacks {}", name));
+    }
+    const int bm = int(c.at("BLOCK_M")), bn = int(c.at("BLOCK_N")), stages = int(c.at("STAGES"));
+    const int consumers = int(c.at("CONSUMERS")), epilogue = int(c.at("EPILOGUE"));
+    const int epi_split = int(c.get("EPI_SPLIT").value_or(1));
+    const bool stmatrix = c.get("STMATRIX").value_or(0) != 0;
+    const bool fixup = c.get("SPLIT_K").value_or(1) > 1 || c.get("STREAM_K").value_or(0) != 0;
+    const int wg_m = bm / consumers, m_iters = wg_m / 64;
+    if (consumers < 1 || wg_m % 64 != 0 || m_iters < 1 || bn % (64 * epi_split) != 0) {
+      return invalid_argument(fmt::format("{}: each consumer warpgroup needs whole 64-row blocks and the staged "
+                                          "column groups whole 64-column boxes", c.describe()));
+    }
+
+    // Shared memory as gemm.cuh lays it out from its 1024-aligned base: STAGES x [A tile][B tile] (BLOCK_K 64),
+    // the C staging tile, then 2 x STAGES mbarriers and the fix-up's flag.
+    const unsigned stage_bytes = unsigned((bm + bn) * kSm90BlockK * 2);
+    const unsigned c_tile = unsigned(stages) * stage_bytes;
+    const unsigned c_bytes = epilogue != kSm90EpilogueDirect ? unsigned(bm * bn * 2 / epi_split) : 0u;
+    const unsigned flag = c_tile + c_bytes + 2u * unsigned(stages) * 8u;
+
+    FamilyAccesses out;
+    out.notes.push_back("TMA loads (cp.async.bulk.tensor) write the A and B tiles and wgmma reads them through matrix "
+                        "descriptors: no per-thread shared-memory addresses, so the main loop has nothing to simulate "
+                        "(the 128-byte swizzle there is the hardware's)");
+    out.notes.push_back("mbarrier operations are issued by one lane per warp (or one per CTA of the cluster): not "
+                        "simulated");
+
+    // Consumer warpgroup cw is the block's warpgroup 1 + cw (warpgroup 0 is the producer); warp `warp` inside it.
+    if (epilogue == kSm90EpilogueDirect) {
+      out.notes.push_back("EPILOGUE = 0: C is stored from registers straight to global memory, nothing is staged");
+    } else {
+      const int group_cols = bn / epi_split, jg = group_cols / 8;
+      Instruction ins{stmatrix ? "stmatrix.x4" : "st.shared.b32", "C",
+                      epilogue == kSm90EpilogueDeferred ? "deferred epilogue, per output tile" : "epilogue, per output tile",
+                      {}};
+      for (int cw = 0; cw < consumers; ++cw) {
+        const unsigned region = c_tile + unsigned(cw * (wg_m * group_cols * 2));
+        for (int warp = 0; warp < 4; ++warp) {
+          const int block_warp = 4 * (1 + cw) + warp;
+          for (int g = 0; g < epi_split; ++g) {
+            for (int mi = 0; mi < m_iters; ++mi) {
+              if (stmatrix) {
+                // Lane L addresses row L%8 of 8x8 block L/8 (store_packed's stmatrix branch).
+                for (int jj = 0; jj < jg; jj += 2) {
+                  Issue issue{block_warp, fmt::format("round {} mi={} jj={}", g, mi, jj), {}};
+                  issue.access.bytes_per_thread = 16;
+                  for (int lane = 0; lane < kWarpSize; ++lane) {
+                    const int m = lane / 8;
+                    const int r = mi * 64 + warp * 16 + (m % 2) * 8 + lane % 8;
+                    const int js = jj + m / 2;
+                    issue.access.address[lane] =
+                        int64_t(region + unsigned((js / 8) * (wg_m * 128) + r * 128) + unsigned(((js % 8) ^ (lane % 8)) << 4));
+                  }
+                  ins.issues.push_back(std::move(issue));
+                }
+              } else {
+                // One 32-bit pair per thread, rows r0 and r0 + 8 (store_packed's st.shared.b32 branch).
+                for (int jj = 0; jj < jg; ++jj) {
+                  for (int half = 0; half < 2; ++half) {
+                    Issue issue{block_warp, fmt::format("round {} mi={} jj={} rows +{}", g, mi, jj, 8 * half), {}};
+                    issue.access.bytes_per_thread = 4;
+                    for (int lane = 0; lane < kWarpSize; ++lane) {
+                      const int r0 = mi * 64 + warp * 16 + lane / 4 + 8 * half;
+                      const unsigned chunk = region + unsigned((jj / 8) * (wg_m * 128) + (lane % 4) * 4);
+                      const unsigned sw = unsigned(((jj % 8) ^ ((lane / 4) % 8)) << 4);
+                      issue.access.address[lane] = int64_t(chunk + unsigned(r0 * 128) + sw);
+                    }
+                    ins.issues.push_back(std::move(issue));
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+      out.instructions.push_back(std::move(ins));
+      out.notes.push_back("the TMA store reads the staging tile without per-thread addresses; with beta != 0 the "
+                          "kernel falls back to direct stores at run time (nothing staged)");
+    }
+
+    if (fixup) {
+      // Split-K / stream-K: thread 0 of consumer warpgroup 0 writes whether this CTA sums the tile, then every
+      // consumer thread reads it back: one word for the whole warp (a broadcast).
+      Instruction st{"st.shared.u32", "flag", "fix-up, per shared tile", {}};
+      Issue one{4, "thread 0 of consumer warpgroup 0", {}};
+      one.access.bytes_per_thread = 4;
+      one.access.address.fill(-1);
+      one.access.address[0] = int64_t(flag);
+      st.issues.push_back(std::move(one));
+      out.instructions.push_back(std::move(st));
+      Instruction ld{"ld.shared.u32", "flag", "fix-up, per shared tile", {}};
+      for (int w = 4; w < 4 * (1 + consumers); ++w) {
+        Issue all{w, "every lane", {}};
+        all.access.bytes_per_thread = 4;
+        all.access.address.fill(int64_t(flag));
+        ld.issues.push_back(std::move(all));
+      }
+      out.instructions.push_back(std::move(ld));
+    }
+    out.notes.push_back("addresses: kernels/sm90/gemm.cuh's store_packed and fix-up, as written there (no host-side "
+                        "header holds them)");
+    return out;
+  }
+};
+
+const plan::banks::BankModelRegistration kRegistration{std::make_unique<Sm90BankModel>()};
+
+}  // namespace
+}  // namespace tileforge::cuda
