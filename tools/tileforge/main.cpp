@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   const Command commands[] = {add_devices_command(app), add_bench_command(app), add_verify_command(app),
                               add_plan_command(app), add_db_command(app),
                               add_tune_command(app), add_compare_command(app),
-                              add_ladder_command(app)};
+                              add_ladder_command(app), add_banks_command(app), add_report_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

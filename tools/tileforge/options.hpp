@@ -34,7 +34,9 @@ Command add_plan_command(CLI::App& parent);
 Command add_db_command(CLI::App& parent);
 Command add_tune_command(CLI::App& parent);
 Command add_compare_command(CLI::App& parent);
+Command add_banks_command(CLI::App& parent);
 Command add_ladder_command(CLI::App& parent);
+Command add_report_command(CLI::App& parent);
 
 // Options kept as text and parsed by tileforge's own parsers, so that every error names the argument and the
 // allowed values in one style.
