@@ -3,6 +3,8 @@
 #include "backends/cpu/cpu_backend.hpp"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -164,7 +166,9 @@ std::string host_family() {
   return "cpu-generic";
 }
 
-ParamSpace family_space(std::string_view family, const Problem& p) {
+namespace {
+
+ParamSpace build_family_space(std::string_view family, const Problem& p) {
   ParamSpace s;
   s.family = std::string(family);
   s.version = kFamilyVersion;
@@ -197,6 +201,20 @@ ParamSpace family_space(std::string_view family, const Problem& p) {
        [](const Config& c) { return c.params.at("NC") % c.params.at("NR") == 0; }},
   };
   return s;
+}
+
+}  // namespace
+
+// The space depends on the problem only through whether B may be read in place: kept per family and that, since
+// building it (some 13,000 legal block sizes, the constraints' texts) is a third of a new shape's dispatch time.
+ParamSpace family_space(std::string_view family, const Problem& p) {
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, bool>, ParamSpace> spaces;
+  const auto key = std::make_pair(std::string(family), can_stream_b(p));
+  std::lock_guard lock(mutex);
+  auto it = spaces.find(key);
+  if (it == spaces.end()) it = spaces.emplace(key, build_family_space(family, p)).first;
+  return it->second;
 }
 
 std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
