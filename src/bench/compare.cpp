@@ -72,7 +72,14 @@ Expected<std::vector<RowTiming>> read_bench_rows(std::string_view path) {
       r.median_ms = row.at("median_ms").get<double>();
       r.iqr_ms = row.value("q3_ms", r.median_ms) - row.value("q1_ms", r.median_ms);
       if (row.contains("ratio") && row["ratio"].is_number()) r.ratio = row["ratio"].get<double>();
-      if (row.contains("native") && row["native"].is_object()) r.native = row["native"].value("backend", "");
+      if (row.contains("native") && row["native"].is_object()) {
+        const json& n = row["native"];
+        r.native = n.value("backend", json()).is_string() ? n["backend"].get<std::string>() : std::string();
+        if (n.contains("median_ms") && n["median_ms"].is_number()) {
+          r.native_median_ms = n["median_ms"].get<double>();
+          r.native_iqr_ms = n.value("q3_ms", r.native_median_ms) - n.value("q1_ms", r.native_median_ms);
+        }
+      }
       rows.push_back(std::move(r));
     } catch (const json::exception& e) {
       return invalid_argument(fmt::format("{}: rows[{}] is not a bench row ({})", p, i, e.what()));
@@ -101,9 +108,17 @@ std::vector<RowChange> compare_rows(const std::vector<RowTiming>& a, const std::
     c.b = rb;
     c.time_change = ra.median_ms > 0 ? rb.median_ms / ra.median_ms - 1 : 0;
     const double sa = relative_iqr(ra), sb = relative_iqr(rb);
-    c.band = std::max(kCompareBandFloor, 2 * std::sqrt(sa * sa + sb * sb));
     if (ra.ratio && rb.ratio && *ra.ratio > 0) c.ratio_change = *rb.ratio / *ra.ratio - 1;
-    c.verdict = c.time_change > c.band ? "regression" : c.time_change < -c.band ? "improvement" : "within noise";
+    c.by_ratio = c.ratio_change && ra.native_median_ms > 0 && rb.native_median_ms > 0;
+    if (c.by_ratio) {
+      const double na = ra.native_iqr_ms / ra.native_median_ms, nb = rb.native_iqr_ms / rb.native_median_ms;
+      c.band = std::max(kCompareBandFloor, 2 * std::sqrt(sa * sa + sb * sb + na * na + nb * nb));
+      const double fall = -*c.ratio_change;  // a lower ratio: ours slower against native
+      c.verdict = fall > c.band ? "regression" : fall < -c.band ? "improvement" : "within noise";
+    } else {
+      c.band = std::max(kCompareBandFloor, 2 * std::sqrt(sa * sa + sb * sb));
+      c.verdict = c.time_change > c.band ? "regression" : c.time_change < -c.band ? "improvement" : "within noise";
+    }
     out.push_back(std::move(c));
   }
   for (const RowTiming& rb : b) {
@@ -130,6 +145,7 @@ std::string format_changes(const std::vector<RowChange>& changes, std::string_vi
       if (c.a && c.b) {
         r["time_change"] = c.time_change;
         r["band"] = c.band;
+        r["judged_by"] = c.by_ratio ? "ratio" : "time";
         r["ratio_change"] = c.ratio_change ? json(*c.ratio_change) : json(nullptr);
       }
       rows.push_back(std::move(r));
@@ -140,7 +156,8 @@ std::string format_changes(const std::vector<RowChange>& changes, std::string_vi
            "\n";
   }
   std::vector<std::vector<std::string>> cells;
-  cells.push_back({"case", "A ms", "B ms", "time", "noise band", "A ratio", "B ratio", "ratio", "verdict", "config (B)"});
+  cells.push_back({"case", "A ms", "B ms", "time", "A ratio", "B ratio", "ratio", "noise band", "judged by", "verdict",
+                   "config (B)"});
   int regressions = 0, improvements = 0, paired = 0;
   for (const RowChange& c : changes) {
     auto ms = [](const std::optional<RowTiming>& r) { return r ? fmt::format("{:.4g}", r->median_ms) : std::string("-"); };
@@ -151,17 +168,18 @@ std::string format_changes(const std::vector<RowChange>& changes, std::string_vi
     paired += both;
     regressions += c.verdict == "regression";
     improvements += c.verdict == "improvement";
-    cells.push_back({c.key, ms(c.a), ms(c.b), both ? percent(c.time_change) : "-",
-                     both ? fmt::format("+/-{:.1f}%", 100 * c.band) : "-", ratio(c.a), ratio(c.b),
+    cells.push_back({c.key, ms(c.a), ms(c.b), both ? percent(c.time_change) : "-", ratio(c.a), ratio(c.b),
                      c.ratio_change ? percent(*c.ratio_change) : "-",
+                     both ? fmt::format("+/-{:.1f}%", 100 * c.band) : "-", both ? (c.by_ratio ? "ratio" : "time") : "-",
                      c.verdict == "regression" ? "REGRESSION" : c.verdict,
                      c.b ? c.b->config : (c.a ? c.a->config : "-")});
   }
-  const std::vector<bool> right = {false, true, true, true, true, true, true, true, false, false};
+  const std::vector<bool> right = {false, true, true, true, true, true, true, true, false, false, false};
   std::string out = format == "markdown" ? columns::format_markdown(cells, right) : columns::format_columns(cells, right);
   out += fmt::format("{}A = {}, B = {}: {} rows paired, {} regression(s), {} improvement(s); time = B's median / A's "
-                     "- 1 of our kernel; noise band = max({:.0f}%, 2 sqrt(sA^2 + sB^2)), s = IQR / median of each "
-                     "run's reps\n",
+                     "- 1 of our kernel; ratio = the same for native time / ours (judged by it where both runs have "
+                     "native: a machine that drifts moves ours and native alike); noise band = max({:.0f}%, 2 sqrt(sum "
+                     "of s^2)), s = IQR / median of each median involved\n",
                      format == "markdown" ? "\n" : "", a_name, b_name, paired, regressions, improvements,
                      100 * kCompareBandFloor);
   return out;

@@ -253,18 +253,29 @@ Expected<Ladder> run_ladder(const Device& device, const Problem& problem, const 
   ladder.rows.push_back(std::move(first));
   current = best;
 
-  for (std::string_view layer : kLayerNames) {
-    std::vector<std::string> names;
-    for (const ParamDecl& d : space.params) {
-      if (d.layer == layer && d.values.size() > 1) names.push_back(d.name);
+  // The layers in DESIGN.md's order, then again while a pass still changes something (a register block that lost
+  // under the baseline's cache blocking may win under the blocking found after it): coordinate descent, each row
+  // one layer's change. Later passes show only the steps that changed the config.
+  constexpr int kMaxPasses = 3;
+  for (int pass = 1; pass <= kMaxPasses; ++pass) {
+    bool changed = false;
+    for (std::string_view layer : kLayerNames) {
+      std::vector<std::string> names;
+      for (const ParamDecl& d : space.params) {
+        if (d.layer == layer && d.values.size() > 1) names.push_back(d.name);
+      }
+      if (names.empty()) continue;
+      const std::vector<Config> candidates =
+          layer_candidates(space, names, current, *made, device, p, po.threads, options.candidates);
+      const std::string step = pass == 1 ? fmt::format("{} ({})", layer, fmt::join(names, ", "))
+                                         : fmt::format("{} ({}), pass {}", layer, fmt::join(names, ", "), pass);
+      LadderRow row = measure_step(device, dispatched, current, candidates, settings, timer, step, predict, best);
+      const bool moved = !(best == current);
+      changed = changed || moved;
+      if (pass == 1 || moved) ladder.rows.push_back(std::move(row));
+      current = best;
     }
-    if (names.empty()) continue;
-    const std::vector<Config> candidates =
-        layer_candidates(space, names, current, *made, device, p, po.threads, options.candidates);
-    LadderRow row = measure_step(device, dispatched, current, candidates, settings, timer,
-                                 fmt::format("{} ({})", layer, fmt::join(names, ", ")), predict, best);
-    ladder.rows.push_back(std::move(row));
-    current = best;
+    if (!changed) break;
   }
 
   // The config bench dispatches (DB record, planner, heuristic), measured beside the ladder's best.

@@ -39,6 +39,25 @@ TEST(Compare, ChangesOutsideTheBandAreFlaggedBothWays) {
   EXPECT_EQ(c[4].verdict, "only in B");
 }
 
+// With native measured in both runs the ratio is judged: a machine that got slower moves ours and native alike.
+TEST(Compare, WithNativeInBothRunsTheRatioIsJudged) {
+  auto with_native = [](double ours, double native) {
+    RowTiming r = row("s", ours, ours * 0.01, native / ours);
+    r.native_median_ms = native;
+    r.native_iqr_ms = native * 0.01;
+    return r;
+  };
+  // Both 14% slower in B: the ratio holds, no regression though our time grew past the band.
+  auto drift = compare_rows({with_native(1.0, 1.5)}, {with_native(1.14, 1.71)});
+  EXPECT_TRUE(drift[0].by_ratio);
+  EXPECT_EQ(drift[0].verdict, "within noise");
+  EXPECT_NEAR(drift[0].time_change, 0.14, 1e-12);
+  // Ours 50% slower, native unchanged: the ratio fell by a third.
+  auto slowed = compare_rows({with_native(1.0, 1.5)}, {with_native(1.5, 1.5)});
+  EXPECT_EQ(slowed[0].verdict, "regression");
+  EXPECT_NEAR(*slowed[0].ratio_change, -1.0 / 3.0, 1e-12);
+}
+
 TEST(Compare, TheBandWidensWithTheRunsSpread) {
   // IQR / median 0.2 in both runs: band 2 * sqrt(0.08) = 0.566, so +40% is noise there.
   const auto c = compare_rows({row("s", 1.0, 0.2, 1.0)}, {row("s", 1.4, 0.28, 1.0)});
