@@ -2,7 +2,6 @@
 #include <gtest/gtest.h>
 
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "support/test_support.hpp"
@@ -232,37 +231,33 @@ TEST_F(CApi, APlanRunsOnOtherOperandsAndSaysWhatRuns) {
 
 // 8 threads call one handle at once, each with its own shape and C order; each thread's last error is its own.
 TEST_F(CApi, EightThreadsOnOneHandle) {
-  constexpr int kThreads = 8;
-  std::vector<std::string> failures(kThreads);
-  std::vector<std::thread> team;
-  for (int t = 0; t < kThreads; ++t) {
-    team.emplace_back([&, t] {
-      for (int rep = 0; rep < 3; ++rep) {
-        Problem p = testing::make_problem(20 + t, 13 + rep, 11 + t, t % 4 < 2 ? Layout::RR : Layout::CR);
-        p.c_order = t % 2 ? Order::col_major : Order::row_major;
-        auto ops = testing::make_operands(p, uint64_t(t * 31 + rep));
-        const auto ref = testing::reference_for(ops);
-        const Problem& q = ops.problem;
-        const float alpha = 1.0f, beta = 0.0f;
-        const tfStatus_t s =
-            tfGemmEx(handle, layout_a(q.layout), layout_b(q.layout), t % 2 ? TF_COL_MAJOR : TF_ROW_MAJOR, q.m, q.n,
-                     q.k, &alpha, ops.a.data(), TF_R_32F, q.lda, ops.b.data(), TF_R_32F, q.ldb, &beta, ops.c.data(),
-                     TF_R_32F, q.ldc, TF_COMPUTE_32F);
-        if (s != TF_STATUS_SUCCESS) failures[t] += tfGetLastErrorMessage(handle);
-        if (Status ok = verify::check(q, verify::compare(q, ops.c.data(), ref)); !ok) failures[t] += ok.to_string();
-        // A bad call on this thread leaves its message here and nowhere else.
-        const float one = 1.0f;
-        float c = 0;
-        if (tfGemmEx(handle, TF_ROW_MAJOR, TF_ROW_MAJOR, TF_ROW_MAJOR, 1, 1, 1, &one, &one, TF_R_32F, 1, &one,
-                     TF_R_32F, 1, &one, &c, TF_R_32F, 1 - t - 1, TF_COMPUTE_32F) != TF_STATUS_INVALID_ARGUMENT ||
-            std::string(tfGetLastErrorMessage(handle)).find("ldc = " + std::to_string(-t)) == std::string::npos) {
-          failures[t] += std::string("wrong last error: ") + tfGetLastErrorMessage(handle);
-        }
+  const auto failures = testing::run_in_threads(8, [&](int t) {
+    std::string failure;
+    for (int rep = 0; rep < 3; ++rep) {
+      Problem p = testing::make_problem(20 + t, 13 + rep, 11 + t, t % 4 < 2 ? Layout::RR : Layout::CR);
+      p.c_order = t % 2 ? Order::col_major : Order::row_major;
+      auto ops = testing::make_operands(p, uint64_t(t * 31 + rep));
+      const auto ref = testing::reference_for(ops);
+      const Problem& q = ops.problem;
+      const float alpha = 1.0f, beta = 0.0f;
+      const tfStatus_t s =
+          tfGemmEx(handle, layout_a(q.layout), layout_b(q.layout), t % 2 ? TF_COL_MAJOR : TF_ROW_MAJOR, q.m, q.n,
+                   q.k, &alpha, ops.a.data(), TF_R_32F, q.lda, ops.b.data(), TF_R_32F, q.ldb, &beta, ops.c.data(),
+                   TF_R_32F, q.ldc, TF_COMPUTE_32F);
+      if (s != TF_STATUS_SUCCESS) failure += tfGetLastErrorMessage(handle);
+      if (Status ok = verify::check(q, verify::compare(q, ops.c.data(), ref)); !ok) failure += ok.to_string();
+      // A bad call on this thread leaves its message here and nowhere else.
+      const float one = 1.0f;
+      float c = 0;
+      if (tfGemmEx(handle, TF_ROW_MAJOR, TF_ROW_MAJOR, TF_ROW_MAJOR, 1, 1, 1, &one, &one, TF_R_32F, 1, &one,
+                   TF_R_32F, 1, &one, &c, TF_R_32F, 1 - t - 1, TF_COMPUTE_32F) != TF_STATUS_INVALID_ARGUMENT ||
+          std::string(tfGetLastErrorMessage(handle)).find("ldc = " + std::to_string(-t)) == std::string::npos) {
+        failure += std::string("wrong last error: ") + tfGetLastErrorMessage(handle);
       }
-    });
-  }
-  for (auto& th : team) th.join();
-  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
+    }
+    return failure;
+  });
+  for (std::size_t t = 0; t < failures.size(); ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
 }
 
 TEST(CApiHandle, NullHandlesAndThreads) {

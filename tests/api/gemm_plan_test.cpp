@@ -1,7 +1,6 @@
 // GemmPlan: prepared once, run many times (other operands, column-major C, many threads at once) against float64.
 #include <gtest/gtest.h>
 
-#include <thread>
 #include <vector>
 
 #include "support/test_support.hpp"
@@ -100,31 +99,27 @@ TEST(GemmPlan, EightThreadsShareOnePlanAndGemm) {
   const Problem shared = testing::make_problem(64, 48, 40, Layout::CR);
   const GemmPlan plan = prepare(shared, cpu_options());
   ASSERT_TRUE(plan);
-  constexpr int kThreads = 8;
-  std::vector<std::string> failures(kThreads);
-  std::vector<std::thread> team;
-  for (int t = 0; t < kThreads; ++t) {
-    team.emplace_back([&, t] {
-      for (int rep = 0; rep < 3; ++rep) {
-        auto ops = testing::make_operands(shared, uint64_t(100 + t * 7 + rep));
-        auto ref = testing::reference_for(ops);
-        if (Status s = plan.run(ops.a.data(), ops.b.data(), ops.c.data()); !s) failures[t] += s.to_string();
-        if (Status ok = verify::check(ops.problem, verify::compare(ops.problem, ops.c.data(), ref)); !ok)
-          failures[t] += "plan: " + ok.to_string();
-        // A shape of this thread's own through gemm(): plans are made and found concurrently.
-        Problem own = testing::make_problem(17 + t, 9 + rep, 23, Layout::RR);
-        own.c_order = t % 2 ? Order::col_major : Order::row_major;
-        auto mine = testing::make_operands(own, uint64_t(500 + t));
-        auto mine_ref = testing::reference_for(mine);
-        if (Status s = gemm(own, mine.a.data(), mine.b.data(), mine.c.data(), cpu_options()); !s)
-          failures[t] += s.to_string();
-        if (Status ok = verify::check(mine.problem, verify::compare(mine.problem, mine.c.data(), mine_ref)); !ok)
-          failures[t] += "gemm: " + ok.to_string();
-      }
-    });
-  }
-  for (auto& th : team) th.join();
-  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
+  const auto failures = testing::run_in_threads(8, [&](int t) {
+    std::string failure;
+    for (int rep = 0; rep < 3; ++rep) {
+      auto ops = testing::make_operands(shared, uint64_t(100 + t * 7 + rep));
+      auto ref = testing::reference_for(ops);
+      if (Status s = plan.run(ops.a.data(), ops.b.data(), ops.c.data()); !s) failure += s.to_string();
+      if (Status ok = verify::check(ops.problem, verify::compare(ops.problem, ops.c.data(), ref)); !ok)
+        failure += "plan: " + ok.to_string();
+      // A shape of this thread's own through gemm(): plans are made and found concurrently.
+      Problem own = testing::make_problem(17 + t, 9 + rep, 23, Layout::RR);
+      own.c_order = t % 2 ? Order::col_major : Order::row_major;
+      auto mine = testing::make_operands(own, uint64_t(500 + t));
+      auto mine_ref = testing::reference_for(mine);
+      if (Status s = gemm(own, mine.a.data(), mine.b.data(), mine.c.data(), cpu_options()); !s)
+        failure += s.to_string();
+      if (Status ok = verify::check(mine.problem, verify::compare(mine.problem, mine.c.data(), mine_ref)); !ok)
+        failure += "gemm: " + ok.to_string();
+    }
+    return failure;
+  });
+  for (std::size_t t = 0; t < failures.size(); ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
 }
 
 }  // namespace

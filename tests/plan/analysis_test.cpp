@@ -8,11 +8,7 @@
 namespace tileforge::plan {
 namespace {
 
-hw::HwProfile profile(const char* name) {
-  auto p = hw::load_profile(name);
-  EXPECT_TRUE(p.ok()) << p.status().to_string();
-  return *p;
-}
+using testing::profile;
 
 Problem f16(int64_t m, int64_t n, int64_t k) { return testing::make_problem(m, n, k, Layout::RR, DType::f16, DType::f16); }
 

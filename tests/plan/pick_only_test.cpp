@@ -12,11 +12,7 @@
 namespace tileforge::plan {
 namespace {
 
-hw::HwProfile profile(const char* name) {
-  auto p = hw::load_profile(name);
-  EXPECT_TRUE(p.ok()) << p.status().to_string();
-  return *p;
-}
+using testing::profile;
 
 // The full plan and the pick-only plan of one problem agree on everything dispatch reads, and on the whole ranking.
 void expect_same_pick(const Problem& q, const hw::HwProfile& chip, PlanOptions o) {

@@ -9,8 +9,11 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
+
+#include "hw/hw.hpp"
 
 namespace tileforge::testing {
 namespace {
@@ -72,6 +75,23 @@ std::string read_file(const std::filesystem::path& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+hw::HwProfile profile(std::string_view name) {
+  auto p = hw::load_profile(name);
+  if (!p.ok()) {
+    ADD_FAILURE() << "profile " << name << ": " << p.status().to_string();
+    return hw::HwProfile{};
+  }
+  return *p;
+}
+
+std::vector<std::string> run_in_threads(int threads, const std::function<std::string(int)>& body) {
+  std::vector<std::string> reports(std::size_t(std::max(0, threads)));
+  std::vector<std::thread> team;
+  for (int t = 0; t < threads; ++t) team.emplace_back([&, t] { reports[std::size_t(t)] = body(t); });
+  for (auto& th : team) th.join();
+  return reports;
 }
 
 }  // namespace tileforge::testing

@@ -3,11 +3,13 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "hw/hw_profile.hpp"
 #include "tileforge/tileforge.hpp"
 #include "verify/verify.hpp"
 
@@ -36,6 +38,13 @@ Problem make_problem(int64_t m, int64_t n, int64_t k, Layout layout = Layout::RR
 // An empty folder for the running test: the test temp dir / `prefix` + the test's name ('/' of parameterized names
 // made '_'), removed first if an earlier run left it. The caller removes it when done.
 std::filesystem::path fresh_test_dir(std::string_view prefix);
+
+// A builtin chip record ("h200", "generic-avx2", ...) or a JSON file; a test failure and an empty record when it
+// cannot be loaded.
+hw::HwProfile profile(std::string_view name);
+
+// Runs body(t) on `threads` threads at once and returns what each reported ("" when all went well), in thread order.
+std::vector<std::string> run_in_threads(int threads, const std::function<std::string(int)>& body);
 
 // The whole file as bytes ("" when it cannot be read).
 std::string read_file(const std::filesystem::path& path);

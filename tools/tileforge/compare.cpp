@@ -25,11 +25,7 @@ int run_compare(const CompareArgs& args) {
   auto b = bench::read_bench_rows(args.b);
   if (!b) return fail(verb, b.status());
   std::optional<bench::OutputFile> out;
-  if (!args.output.out.empty()) {
-    auto file = bench::OutputFile::create(args.output.out);
-    if (!file) return fail(verb, file.status());
-    out.emplace(std::move(*file));
-  }
+  if (Status s = open_output(args.output.out, out); !s) return fail(verb, s);
   const auto changes = bench::compare_rows(*a, *b);
   if (int rc = emit(verb, out, bench::format_changes(changes, args.output.format, args.a, args.b)); rc != kExitOk) {
     return rc;

@@ -479,11 +479,7 @@ int run_export(const ExportArgs& a) {
   const db::Location& where = selected->where;
   if (!selected->opened.store) return fail(verb, not_available(no_db_yet(where) + "; nothing to export"));
   std::optional<bench::OutputFile> out;
-  if (!a.out.empty()) {
-    auto file = bench::OutputFile::create(a.out);
-    if (!file) return fail(verb, file.status());
-    out.emplace(std::move(*file));
-  }
+  if (Status s = open_output(a.out, out); !s) return fail(verb, s);
   const std::vector<db::Record>& records = selected->records;
   const std::string text = a.format == "triton" ? db::export_triton(records) : db::export_json(records);
   if (int code = emit(verb, out, text); code != kExitOk) return code;

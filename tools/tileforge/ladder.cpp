@@ -39,11 +39,7 @@ int run_ladder_verb(const LadderArgs& a) {
   auto timer = measure::make_timer(*device);
   if (!timer) return fail(verb, timer.status());
   std::optional<bench::OutputFile> out;
-  if (!a.output.out.empty()) {
-    auto file = bench::OutputFile::create(a.output.out);
-    if (!file) return fail(verb, file.status());
-    out.emplace(std::move(*file));
-  }
+  if (Status s = open_output(a.output.out, out); !s) return fail(verb, s);
   bench::LadderOptions options;
   options.candidates = a.candidates;
   auto ladder = bench::run_ladder(*device, problems->front(), *settings, **timer, options);

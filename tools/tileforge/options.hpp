@@ -102,6 +102,9 @@ int exit_code_for(const Status& status);
 // Prints "tileforge VERB: error: MESSAGE" on stderr and returns the exit code.
 int fail(std::string_view verb, const Status& status);
 
+// Creates the --out file now, so that an unwritable path is refused before anything runs; no path leaves `out` empty.
+Status open_output(const std::string& path, std::optional<bench::OutputFile>& out);
+
 // Writes `content` to --out atomically (the file was created up front) or to stdout.
 int emit(std::string_view verb, std::optional<bench::OutputFile>& out, const std::string& content);
 

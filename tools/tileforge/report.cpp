@@ -31,11 +31,7 @@ int run_report(const ReportArgs& a) {
   auto page = bench::html_report(inputs);
   if (!page) return fail(verb, page.status());
   std::optional<bench::OutputFile> out;
-  if (!a.out.empty()) {
-    auto file = bench::OutputFile::create(a.out);
-    if (!file) return fail(verb, file.status());
-    out.emplace(std::move(*file));
-  }
+  if (Status s = open_output(a.out, out); !s) return fail(verb, s);
   if (!a.svg_dir.empty()) {
     auto charts = bench::svg_charts(inputs);
     if (!charts) return fail(verb, charts.status());

@@ -110,11 +110,7 @@ int run_tune(const TuneArgs& a) {
     if (Status s = tune::check(p, *device, *options); !s && s.code() == Code::invalid_argument) return fail(verb, s);
   }
   std::optional<bench::OutputFile> out;
-  if (!a.output.out.empty()) {
-    auto file = bench::OutputFile::create(a.output.out);
-    if (!file) return fail(verb, file.status());
-    out.emplace(std::move(*file));
-  }
+  if (Status s = open_output(a.output.out, out); !s) return fail(verb, s);
 
   const bool quiet = a.output.quiet;
   auto progress = [quiet](const tune::Progress& p) {

@@ -116,11 +116,7 @@ int run_verify(const VerifyArgs& a) {
   if (!planned) return fail(verb, planned.status());
   std::vector<bench::CasePlan> plans = std::move(*planned);
   std::optional<bench::OutputFile> out;
-  if (!a.output.out.empty()) {
-    auto file = bench::OutputFile::create(a.output.out);
-    if (!file) return fail(verb, file.status());
-    out.emplace(std::move(*file));
-  }
+  if (Status s = open_output(a.output.out, out); !s) return fail(verb, s);
 
   precompile_on_gpu(*device, plans, a.output);
   // verify runs each backend once and times nothing; the device's timer still owns the operands' memory.

@@ -28,11 +28,7 @@ using testing::make_problem;
 
 const char* const kCpuFamilies[] = {"cpu-avx512", "cpu-avx2", "cpu-generic"};
 
-hw::HwProfile profile(const char* name) {
-  auto p = hw::load_profile(name);
-  EXPECT_TRUE(p.ok()) << p.status().to_string();
-  return p.ok() ? *p : hw::HwProfile{};
-}
+using testing::profile;
 
 const KernelFamily& family(const char* name) {
   const KernelFamily* f = plan::find_family(name);

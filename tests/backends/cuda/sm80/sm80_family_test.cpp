@@ -2,6 +2,8 @@
 // source, and NVRTC builds for sm_80 and sm_90a checked against the resource estimates (CI's compile check).
 #include <gtest/gtest.h>
 
+#include "support/test_support.hpp"
+
 #include <algorithm>
 #include <array>
 
@@ -46,11 +48,7 @@ std::vector<jit::Header> kernel_headers() {
   return headers;
 }
 
-hw::HwProfile profile(const char* name) {
-  auto p = hw::load_profile(name);
-  EXPECT_TRUE(p.ok()) << p.status().to_string();
-  return *p;
-}
+using testing::profile;
 
 std::vector<std::array<int64_t, 3>> public_suite_shapes() {
   auto suite = bench::load_suite("public");

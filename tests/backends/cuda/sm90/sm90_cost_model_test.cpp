@@ -23,11 +23,7 @@ Problem problem(int64_t m, int64_t n, int64_t k, Layout l = Layout::RR, DType in
   return testing::make_problem(m, n, k, l, in, out).normalized();
 }
 
-hw::HwProfile profile(const char* name) {
-  auto p = hw::load_profile(name);
-  EXPECT_TRUE(p.ok()) << p.status().to_string();
-  return *p;
-}
+using testing::profile;
 
 // BLOCK_M, BLOCK_N, STAGES, CONSUMERS, CLUSTER_M, CLUSTER_N, GROUP_M, EPILOGUE, EPI_SPLIT, STMATRIX
 using testing_sm90::sm90_config;
