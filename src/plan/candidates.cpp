@@ -143,12 +143,8 @@ Expected<Enumeration> enumerate(const FamilySpace& family, std::vector<Config>* 
                                           fmt::join(names, ", ")));
     }
     if (std::find(d->values.begin(), d->values.end(), value) == d->values.end()) {
-      const bool long_list = d->values.size() > 16;
-      return invalid_argument(fmt::format(
-          "--set {}={}: not a legal value of {} in family {} (allowed: {})", name, value, name, space.family,
-          long_list ? fmt::format("{} .. {} in steps of {}", d->values.front(), d->values.back(),
-                                  d->values[1] - d->values[0])
-                    : fmt::format("{}", fmt::join(d->values, ", "))));
+      return invalid_argument(fmt::format("--set {}={}: not a legal value of {} in family {} (allowed: {})", name,
+                                          value, name, space.family, values_text(d->values)));
     }
   }
 
