@@ -107,6 +107,27 @@ INSTANTIATE_TEST_SUITE_P(Each, CliBadInput, ::testing::ValuesIn(bad_inputs()), [
   return name;
 });
 
+// Without --format, --out's extension says what the file is: .json JSON, .md a Markdown table, anything else the
+// table; an explicit --format wins.
+TEST_F(Cli, OutExtensionChoosesTheFormat) {
+  std::vector<std::string> base = {"bench", "--device", "cpu", "--shape", "32x24x16", "--no-db"};
+  base.insert(base.end(), kQuick.begin(), kQuick.end());
+  auto run_to = [&](const std::string& name, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.end(), {"--out", (dir / name).string()});
+    const Result r = run_cli(args, dir);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return slurp(dir / name);
+  };
+  const auto doc = nlohmann::json::parse(run_to("r.json"), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded());
+  EXPECT_EQ(doc["rows"].size(), 1u);
+  EXPECT_NE(run_to("r.md").find("| shape |"), std::string::npos);
+  EXPECT_EQ(run_to("r.txt").rfind("tileforge ", 0), 0u);
+  EXPECT_EQ(run_to("t.json", {"--format", "table"}).rfind("tileforge ", 0), 0u);
+}
+
 TEST_F(Cli, UnwritableOutFolderIsRefusedBeforeRunning) {
   const Result r = run_cli({"bench", "--shape", "8x8x8", "--out", "/nonexistent/folder/r.json", "--quiet"}, dir);
   EXPECT_NE(r.exit_code, 0);

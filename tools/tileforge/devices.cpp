@@ -145,6 +145,7 @@ Command add_devices_command(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand("devices", "Show the detected device, its ISA, caches, cores and measured "
                                                    "peak, the planning profile and the backends present");
   add_device_options(*app, args->device);
+  args->output.format = "table";  // devices has no --out to infer a format from
   app->add_option("--format", args->output.format, "output format: table, json (default: table)")->type_name("FORMAT");
   return {app, [args] { return run_devices(*args); }};
 }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -111,8 +112,19 @@ void add_device_options(CLI::App& app, DeviceArgs& a) {
 }
 
 void add_output_options(CLI::App& app, OutputArgs& a, const std::vector<std::string>& formats, bool with_out) {
-  app.add_option("--format", a.format, fmt::format("output format: {} (default: table)", fmt::join(formats, ", ")))
+  app.add_option("--format", a.format,
+                 fmt::format("output format: {} (default: what --out's extension says, .json, .csv or .md, where "
+                             "offered; else table)",
+                             fmt::join(formats, ", ")))
       ->type_name("FORMAT");
+  // `--out report.json` without --format writes JSON, not the table: the extension says what the file is.
+  app.parse_complete_callback([&a, formats] {
+    if (!a.format.empty()) return;
+    a.format = "table";
+    const std::string ext = std::filesystem::path(a.out).extension().string();
+    const std::string inferred = ext == ".json" ? "json" : ext == ".csv" ? "csv" : ext == ".md" ? "markdown" : "";
+    if (!inferred.empty() && std::find(formats.begin(), formats.end(), inferred) != formats.end()) a.format = inferred;
+  });
   if (with_out) {
     app.add_option("--out", a.out, "write the report to FILE (atomically: whole or not at all; a device or FIFO "
                                    "in place, - for stdout; docs/RELIABILITY.md); the table still goes to stdout")

@@ -56,7 +56,7 @@ struct DeviceArgs {
 };
 
 struct OutputArgs {
-  std::string format = "table";
+  std::string format;  // empty until parsed: --format, else what --out's extension says (.json, .csv, .md), else table
   std::string out;
   bool quiet = false;
 };
