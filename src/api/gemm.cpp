@@ -307,8 +307,6 @@ Status gemm(const Problem& problem, const void* a, const void* b, void* c, const
     if (Status s = problem.validate(); !s) return s;
     if (Status s = check_threads(options.threads); !s) return s;
     const Problem p = problem.normalized();
-    // Pointers first: a bad call is refused before any device is opened or any plan made.
-    if (Status s = check_pointers(p, a, b, c); !s) return s;
     // A plan per call setting and shape for the process: the tuning DB and the planner are consulted once per shape,
     // so a record tuned later by another process is used from the next process on.
     static std::shared_mutex mutex;
@@ -321,6 +319,8 @@ Status gemm(const Problem& problem, const void* a, const void* b, void* c, const
       if (auto it = plans.find(key); it != plans.end()) state = it->second;
     }
     if (!state) {
+      // Pointers before a plan is made: a bad call opens no device. (run_state checks them on every call.)
+      if (Status st = check_pointers(p, a, b, c); !st) return st;
       // Prepared outside the lock (a GPU kernel's JIT compile takes seconds); two threads preparing one shape at once
       // get the same plan, and the first one stored is kept.
       Status status;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -78,15 +79,15 @@ bool same_outside(const Config& a, const Config& b, const std::vector<std::strin
   return true;
 }
 
-// The cost model's time for a config, in ms (0 when the family cannot price it).
-using Predict = std::function<double(const Config&)>;
+// The cost model's time for a config, in ms; nullopt when the chip record lacks a number the model needs.
+using Predict = std::function<std::optional<double>(const Config&)>;
 
 // The cost model's best configs that differ from `current` only in this layer's parameters: every combination of
 // their legal values when there are few enough (others held where `current` has them), else the planner's ranked
 // list filtered the same way; priced by the family's cost model, best first.
 std::vector<Config> layer_candidates(const ParamSpace& space, const std::vector<std::string>& names,
-                                     const Config& current, const plan::Plan& plan, const Device& device,
-                                     const Problem& p, int threads, int count) {
+                                     const Config& current, const plan::Plan& plan, const Predict& predict,
+                                     int count) {
   constexpr std::size_t kMaxCombinations = 4096;
   std::vector<Config> pool;
   std::size_t combinations = 1;
@@ -112,16 +113,9 @@ std::vector<Config> layer_candidates(const ParamSpace& space, const std::vector<
     if (c.config == current || !same_outside(current, c.config, names) || !space.check(c.config)) continue;
     if (std::find(pool.begin(), pool.end(), c.config) == pool.end()) pool.push_back(c.config);
   }
-  const plan::KernelFamily* family = plan::find_family(space.family);
-  if (!family) {
-    if (int(pool.size()) > count) pool.resize(std::size_t(count));
-    return pool;
-  }
-  const auto scratch = family->make_scratch();
   std::vector<std::pair<double, Config>> priced;
   for (Config& c : pool) {
-    const plan::Cost cost = family->cost(p, device.profile, c, threads, scratch.get());
-    if (cost.valid) priced.emplace_back(cost.seconds, std::move(c));
+    if (const auto ms = predict(c)) priced.emplace_back(*ms, std::move(c));
   }
   std::stable_sort(priced.begin(), priced.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<Config> out;
@@ -166,7 +160,7 @@ LadderRow measure_step(const Device& device, const CasePlan& base, const Config&
   row.ours = *winner;
   row.verdict = verdict_for(device, base.problem, *winner);
   row.config = winner->config;
-  row.predicted_ms = predict(row.config);
+  row.predicted_ms = predict(row.config).value_or(0);
   row.change = row.config == current
                    ? fmt::format("kept: none of {} candidates measured faster", candidates.size())
                    : change_text(current, row.config);
@@ -235,12 +229,13 @@ Expected<Ladder> run_ladder(const Device& device, const Problem& problem, const 
   ladder.problem = p;
   ladder.family = space.family;
   ladder.environment = collect_environment(device, timer.cache_state(), settings.seed);
-  const plan::KernelFamily* family = plan::find_family(space.family);
-  const auto scratch = family ? family->make_scratch() : nullptr;
-  const Predict predict = [&](const Config& c) {
-    if (!family) return 0.0;
-    const plan::Cost cost = family->cost(p, device.profile, c, po.threads, scratch.get());
-    return cost.valid ? cost.seconds * 1e3 : 0.0;
+  // make_plan served this family, so it is registered.
+  const plan::KernelFamily& family = *plan::find_family(space.family);
+  const auto scratch = family.make_scratch();
+  const Predict predict = [&](const Config& c) -> std::optional<double> {
+    const plan::Cost cost = family.cost(p, device.profile, c, po.threads, scratch.get());
+    if (!cost.valid) return std::nullopt;
+    return cost.seconds * 1e3;
   };
   Config current = *baseline;
   Config best;
@@ -266,7 +261,7 @@ Expected<Ladder> run_ladder(const Device& device, const Problem& problem, const 
       }
       if (names.empty()) continue;
       const std::vector<Config> candidates =
-          layer_candidates(space, names, current, *made, device, p, po.threads, options.candidates);
+          layer_candidates(space, names, current, *made, predict, options.candidates);
       const std::string step = pass == 1 ? fmt::format("{} ({})", layer, fmt::join(names, ", "))
                                          : fmt::format("{} ({}), pass {}", layer, fmt::join(names, ", "), pass);
       LadderRow row = measure_step(device, dispatched, current, candidates, settings, timer, step, predict, best);
@@ -293,7 +288,7 @@ Expected<Ladder> run_ladder(const Device& device, const Problem& problem, const 
     row.native = r.native;
     row.native_missing = r.native_missing;
     row.measured = 1 + int(variants.size());
-    row.predicted_ms = predict(row.config);
+    row.predicted_ms = predict(row.config).value_or(0);
     const Measured* ladder_best = r.ours && r.ours->timing.reps ? &*r.ours : nullptr;
     const Measured* dispatch = variants.empty() ? ladder_best
                                                 : (!r.variants.empty() && r.variants[0] && r.variants[0]->timing.reps
