@@ -27,11 +27,18 @@ using Output = nb::ndarray<>;          // C: written in place
 
 constexpr int kDLCPU = 1, kDLCUDA = 2, kDLCUDAManaged = 13;
 
+// Raised as tileforge.Unsupported (a RuntimeError): a valid problem no tileforge kernel runs on that device, so that
+// a caller such as the PyTorch operator can fall back to its own library for exactly that case and no other.
+struct UnsupportedError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // A failed Status as the Python exception a caller expects: ValueError for a bad argument (the message names it),
-// RuntimeError otherwise.
+// tileforge.Unsupported when no kernel can run the problem, RuntimeError otherwise.
 void raise_if(const tf::Status& s) {
   if (s.ok()) return;
   if (s.code() == tf::Code::invalid_argument) throw nb::value_error(s.to_string().c_str());
+  if (s.code() == tf::Code::unsupported) throw UnsupportedError(s.to_string());
   throw std::runtime_error(s.to_string());
 }
 
@@ -236,6 +243,7 @@ class Plan {
 NB_MODULE(_core, m) {
   m.doc() = "tileforge's C++ API on DLPack arrays (use the tileforge package, not this module)";
   m.def("version", [] { return std::string(tf::version()); });
+  nb::exception<UnsupportedError>(m, "Unsupported", PyExc_RuntimeError);
   m.def("gemm", &gemm, nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("alpha") = 1.0, nb::arg("beta") = 0.0,
         nb::arg("accum") = nb::none(), nb::arg("stream") = 0, nb::arg("profile") = "",
         nb::arg("set") = std::vector<std::pair<std::string, int64_t>>{}, nb::arg("threads") = 0, nb::arg("db") = "",

@@ -19,8 +19,12 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from . import _core
 
-__all__ = ["gemm", "prepare", "Plan", "plan", "tune", "bench", "devices", "version", "cli_path"]
+__all__ = ["Unsupported", "gemm", "prepare", "Plan", "plan", "tune", "bench", "devices", "version", "cli_path"]
 __version__ = _core.version()
+
+# A valid problem that no tileforge kernel runs on its device (for example float32 on a GPU whose family takes only
+# float16 and bfloat16): a RuntimeError, raised apart so that a caller can fall back for exactly this case.
+Unsupported = _core.Unsupported
 
 
 def version() -> str:
@@ -88,7 +92,8 @@ def gemm(a: Any, b: Any, out: Any | None = None, *, alpha: float = 1.0, beta: fl
     float32. out=None makes a row-major one (out_dtype, default a's dtype) in a's framework. accum: 'f32' (default)
     or 'f16' (f16 inputs). stream: a CUDA stream handle as an int (default: the caller's current stream). profile,
     set (pinned parameters), threads, db and no_db are the tool's --profile, --set, --threads, --db and --no-db.
-    Raises ValueError naming a bad argument, TypeError for an unsupported dtype, RuntimeError when no kernel runs.
+    Raises ValueError naming a bad argument, TypeError for an unsupported dtype, Unsupported (a RuntimeError) when no tileforge kernel runs the
+    problem on its device, RuntimeError when a kernel fails.
     """
     if out is None:
         if beta != 0:

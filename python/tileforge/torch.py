@@ -3,12 +3,33 @@
     import torch, tileforge.torch
     y = torch.ops.tileforge.mm(x, w)             # x @ w with tileforge's kernels, on x's device and current stream
     layer = tileforge.torch.Linear(4096, 4096)   # nn.Linear whose product goes through torch.ops.tileforge.mm
+
+A product no tileforge kernel runs on its device (tileforge.Unsupported: float32 on an sm90 GPU, for one) is computed
+by torch.mm instead, with a warning the first time each (device type, dtype) falls back: a drop-in layer must not
+fail where nn.Linear works, and the warning keeps the vendor's result from passing for ours.
 """
 from __future__ import annotations
 
+import warnings
+
 import torch
 
+from . import Unsupported
 from . import gemm as _gemm
+
+_fallbacks_warned: set[tuple[str, torch.dtype]] = set()
+
+
+def _product(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
+    try:
+        _gemm(a, b, out)
+    except Unsupported as e:
+        key = (a.device.type, a.dtype)
+        if key not in _fallbacks_warned:
+            _fallbacks_warned.add(key)
+            warnings.warn(f"tileforge::mm: torch.mm computes {a.dtype} on {a.device.type}, not tileforge ({e})",
+                          RuntimeWarning, stacklevel=3)
+        torch.mm(a, b, out=out)
 
 __all__ = ["mm", "Linear"]
 
@@ -25,7 +46,7 @@ def mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         if a.shape[1] == 0:
             out.zero_()
         else:
-            _gemm(a.detach(), b.detach(), out)
+            _product(a.detach(), b.detach(), out)
     return out
 
 

@@ -22,6 +22,9 @@ class CApiGpu : public ::testing::Test {
     auto d = open_device("cuda");
     if (!d.ok()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << d.status().message() << ")";
     device_ = *d;
+    // The stream and buffers are the caller's own: like a cuBLAS user, the test makes the context current first.
+    auto ctx = cuda::activate(0);
+    ASSERT_TRUE(ctx.ok()) << ctx.status().to_string();
     auto s = cuda::Stream::create();
     ASSERT_TRUE(s.ok()) << s.status().to_string();
     stream_ = std::move(*s);
@@ -119,11 +122,14 @@ TEST_F(CApiGpu, APlanRunsWithTheCallersWorkspaceAgainAndAgain) {
     EXPECT_TRUE(ok) << ok.to_string() << " seed " << seed;
   }
   if (bytes > 0) {
-    std::vector<unsigned char> dummy(16);
-    auto small = upload(dummy);
-    EXPECT_EQ(tfGemmPlanRun(plan, small.data(), small.data(), workspace->data(), stream_.get(), workspace->data(), 16),
+    // Whole operands (the plan checks that C overlaps neither A nor B over their full extents) and a workspace too
+    // small: the run is refused for the workspace.
+    auto ops = testing::make_operands(p, 8);
+    auto a = upload(ops.a), b = upload(ops.b), c = upload(ops.c);
+    EXPECT_EQ(tfGemmPlanRun(plan, a.data(), b.data(), c.data(), stream_.get(), workspace->data(), 16),
               TF_STATUS_INVALID_ARGUMENT);
-    EXPECT_NE(std::string(tfGetLastErrorMessage(handle_)).find("workspace"), std::string::npos);
+    EXPECT_NE(std::string(tfGetLastErrorMessage(handle_)).find("workspace"), std::string::npos)
+        << tfGetLastErrorMessage(handle_);
   }
   tfGemmPlanDestroy(plan);
 }

@@ -68,3 +68,18 @@ def test_gemm_runs_on_the_current_stream():
 def test_mm_refuses_three_dimensions():
     with pytest.raises(ValueError, match="2-D"):
         torch.ops.tileforge.mm(torch.randn(2, 3, 4), torch.randn(4, 5))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="SKIPPED: no CUDA device")
+def test_a_product_no_kernel_runs_falls_back_to_torch_with_a_warning():
+    a = torch.randn(64, 32, device="cuda", dtype=torch.float32)
+    b = torch.randn(32, 48, device="cuda", dtype=torch.float32)
+    try:
+        tileforge.gemm(a, b)
+        pytest.skip("SKIPPED: this GPU's tileforge family runs float32, so nothing falls back")
+    except tileforge.Unsupported as e:
+        assert "f32" in str(e)
+    tileforge.torch._fallbacks_warned.clear()
+    with pytest.warns(RuntimeWarning, match="torch.mm computes"):
+        y = torch.ops.tileforge.mm(a, b)
+    close(y, a.double() @ b.double(), 32, torch.float32)

@@ -206,37 +206,70 @@ struct Sm80Params {
   float alpha, beta;
 };
 
-// Copies A and B into buffers whose rows are 128-byte aligned; `launch_p` gets their leading dimensions.
+// Whether an operand must be copied for COPY_AB: its rows do not start on 32-byte sectors (TMA reads such rows
+// slowly, sm90_cost_constants.hpp), or its base or batch stride is off 16 bytes. An operand whose rows are on sectors
+// is read in place, which saves its read and write.
+bool needs_copy(const StoredShape& shape, const void* base, int64_t batch) {
+  return (shape.ld * 2) % 32 != 0 || reinterpret_cast<uintptr_t>(base) % 16 != 0 ||
+         (batch > 1 && (shape.stride * 2) % 16 != 0);
+}
+
+// Which operands a config lets COPY_AB copy: sm80's COPY_AB = 1 and sm90's 1 both, sm90's 2 A only and 3 B only.
+struct CopyWhich {
+  bool a, b;
+};
+CopyWhich copy_which(const Config& c) {
+  const int64_t v = c.get("COPY_AB").value_or(0);
+  return {v == 1 || v == 2, v == 1 || v == 3};
+}
+
+// Copies those of A and B that `which` allows and that need it (needs_copy) into buffers whose rows are 128-byte
+// aligned; `launch_p` gets their leading dimensions and the returned pointers are the ones to read.
 Expected<std::pair<const void*, const void*>> copy_operands(const OperandCopy& copy, const Problem& p,
-                                                            const GemmArgs& args, Problem& launch_p) {
+                                                            const GemmArgs& args, CopyWhich which,
+                                                            Problem& launch_p) {
   const StoredShape sa = stored_a(p), sb = stored_b(p);
+  const bool copy_a = which.a && needs_copy(sa, args.a, p.batch), copy_b = which.b && needs_copy(sb, args.b, p.batch);
   const int64_t lda = round_up(sa.cols, kCopyRowAlign), ldb = round_up(sb.cols, kCopyRowAlign);
   const int64_t stride_a = lda * sa.rows, stride_b = ldb * sb.rows;
-  auto bufs = copy.buffers(static_cast<CUstream>(args.stream), std::size_t(stride_a * p.batch * 2),
-                           std::size_t(stride_b * p.batch * 2));
+  auto bufs = copy.buffers(static_cast<CUstream>(args.stream), copy_a ? std::size_t(stride_a * p.batch * 2) : 0,
+                           copy_b ? std::size_t(stride_b * p.batch * 2) : 0);
   if (!bufs) return bufs.status();
   auto copier = copy.copier();
   if (!copier) return copier.status();
-  for (auto [src, dst, shape, ld_dst, stride_dst] :
-       {std::tuple{args.a, bufs->first, sa, lda, stride_a}, std::tuple{args.b, bufs->second, sb, ldb, stride_b}}) {
+  std::pair<const void*, const void*> read{args.a, args.b};
+  for (auto [wanted, src, dst, shape, ld_dst, stride_dst] :
+       {std::tuple{copy_a, args.a, bufs->first, sa, lda, stride_a},
+        std::tuple{copy_b, args.b, bufs->second, sb, ldb, stride_b}}) {
+    if (!wanted) continue;
     const void* s = src;
     void* d = dst;
-    long long ld_src = shape.ld, st_src = shape.stride, ldd = ld_dst, std_ = stride_dst;
+    // One matrix has no batch stride to honour (it may be anything, and would keep the kernel off its wide path).
+    long long ld_src = shape.ld, st_src = p.batch > 1 ? shape.stride : 0, ldd = ld_dst, std_ = stride_dst;
     int rows = int(shape.rows), cols = int(shape.cols);
     void* kargs[] = {&s, &ld_src, &st_src, &d, &ldd, &std_, &rows, &cols};
+    // The kernel moves 16 bytes per thread from 16-byte aligned rows and 4 otherwise (copy_rows_u16).
+    const bool wide = reinterpret_cast<uintptr_t>(src) % 16 == 0 && (ld_src * 2) % 16 == 0 && (st_src * 2) % 16 == 0;
+    const int64_t per_block = 256 * (wide ? 8 : 2);
     LaunchDims dims;
     dims.block[0] = 256;
-    dims.grid[0] = unsigned(std::min<int64_t>((cols + 511) / 512, 64));
+    dims.grid[0] = unsigned(std::min<int64_t>((cols + per_block - 1) / per_block, 64));
     dims.grid[1] = unsigned(std::min<int64_t>(rows, 65535));
     dims.grid[2] = unsigned(p.batch);
     dims.stream = static_cast<CUstream>(args.stream);
     if (Status st = launch(static_cast<CUfunction>(*copier), dims, kargs, "tf_copy_u16"); !st) return st;
   }
-  launch_p.lda = lda;
-  launch_p.ldb = ldb;
-  launch_p.stride_a = stride_a;
-  launch_p.stride_b = stride_b;
-  return std::pair<const void*, const void*>{bufs->first, bufs->second};
+  if (copy_a) {
+    launch_p.lda = lda;
+    launch_p.stride_a = stride_a;
+    read.first = bufs->first;
+  }
+  if (copy_b) {
+    launch_p.ldb = ldb;
+    launch_p.stride_b = stride_b;
+    read.second = bufs->second;
+  }
+  return read;
 }
 
 Expected<std::unique_ptr<CudaKernel>> prepare_sm80(const Problem& p, const Config& config, int ordinal,
@@ -259,7 +292,7 @@ Status run_sm80(const CudaKernel& kernel, const Problem& p, const GemmArgs& args
   Problem launch_p = p;
   int vec = int(c.at("VEC_BYTES"));
   if (copy) {
-    auto copied = copy_operands(kernel.operand_copy(), p, args, launch_p);
+    auto copied = copy_operands(kernel.operand_copy(), p, args, copy_which(c), launch_p);
     if (!copied) return copied.status();
     std::tie(a, b) = *copied;
     vec = 16;
@@ -362,13 +395,14 @@ class Sm90Kernel final : public Kernel {
   int ordinal() const { return ordinal_; }
 
   Status run(const Problem& p, const GemmArgs& args) const {
-    // COPY_AB: A and B are copied first (on the caller's stream) into buffers whose rows are 128-byte aligned, and
-    // the tensor maps read the copies: leading dimensions TMA cannot take, or unaligned bases.
+    // COPY_AB: A and B (1), A (2) or B (3) are copied first (on the caller's stream) into buffers whose rows are
+    // 128-byte aligned, and the tensor maps read the copies: leading dimensions TMA cannot take, unaligned bases, or
+    // rows off 128 bytes, which slow TMA's reads (an operand already on 128-byte rows is read in place).
     const void* a_ptr = args.a;
     const void* b_ptr = args.b;
     Problem lp = p;
     if (config().get("COPY_AB").value_or(0) != 0) {
-      auto copied = copy_operands(copy_, p, args, lp);
+      auto copied = copy_operands(copy_, p, args, copy_which(config()), lp);
       if (!copied) return copied.status();
       std::tie(a_ptr, b_ptr) = *copied;
     }

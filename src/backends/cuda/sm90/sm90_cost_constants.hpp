@@ -101,4 +101,20 @@ inline constexpr double kFixupReadSeconds = 0.5e-6;
 // as for the sm80 family.
 inline constexpr double kGpuLaunchSeconds = 3.0e-6;
 
+// TMA reads of operand rows that do not start on 32-byte sectors: the main loop's slowdown for each such operand the
+// kernel reads in place, by its major-ness. Measured at 3000^3 f16 RR on the H200 with 128x192 tiles (bench/results/
+// h200/2026-12-01-align: leading dimensions 3000 or 3008, all else equal): all rows aligned 81.5 us; A's rows off
+// (K-major) 86.1 us (+5.6%); B's rows off (N-major in RR) 103.1 us (+26.5%); both off 128.4 us (+57.5%, more than
+// the two added: kMisalignedBothExtra). Sectors, not 128-byte lines: 2000^3 (rows 4000 bytes apart, on sectors but
+// not lines) runs at 0.97x cuBLAS with rows read in place, 1000^3 (2000 bytes, off sectors) 1.2x slower than with
+// ld 1024. One shape and one layout fitted: which operand is "MN-major" is taken from RR.
+inline constexpr double kMisalignedKMajorSlowdown = 0.056;
+inline constexpr double kMisalignedMnMajorSlowdown = 0.265;
+inline constexpr double kMisalignedBothExtra = 0.254;
+
+// COPY_AB's copy kernel (16 bytes per thread from 16-byte aligned rows): the share of the chip record's bandwidth it
+// moves an operand at, read and write counted. An estimate until the wide copy is measured; the 2-byte copy it
+// replaced measured 0.87 TB/s (3000^3: 123.0 us with both operands copied against 81.5 us for the GEMM alone).
+inline constexpr double kCopyBandwidthShare = 0.7;
+
 }  // namespace tileforge::cuda::sm90_constants

@@ -102,13 +102,34 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   c.waves = plan::analyze_waves(q, std::max<int64_t>(1, (sms / cs) * cs), 1, bm, bn, bk);
   c.waves.max_tiles_per_core = grid.tiles_per_cta;
   c.overhead_s = kGpuLaunchSeconds;
-  if (cfg.get("COPY_AB").value_or(0) != 0) {
-    // Two kernels copy A and B first (a read and a write of each), as in the sm80 family.
-    const double bytes = 2.0 * (double(q.m) * double(q.k) + double(q.k) * double(q.n)) * in;
-    const double copy_s = bytes / (profile.mem_bandwidth_gbps * 1e9 * kDramEfficiency) + 2 * kGpuLaunchSeconds;
+  // COPY_AB copies the operands it names (1 both, 2 A, 3 B) whose rows are not on 32-byte sectors (assuming aligned
+  // bases); the others, and all with COPY_AB 0, are read in place, slower when their rows are off the sectors.
+  const int64_t copy_ab = cfg.get("COPY_AB").value_or(0);
+  const int64_t row_elems = int64_t(32 / in);
+  const bool a_off = q.lda % row_elems != 0, b_off = q.ldb % row_elems != 0;
+  const bool copy_a = a_off && (copy_ab == 1 || copy_ab == 2), copy_b = b_off && (copy_ab == 1 || copy_ab == 3);
+  if (copy_a || copy_b) {
+    const double bytes = 2.0 * ((copy_a ? double(q.m) * double(q.k) : 0.0) + (copy_b ? double(q.k) * double(q.n) : 0.0)) * in;
+    const double copy_s = bytes / (profile.mem_bandwidth_gbps * 1e9 * kCopyBandwidthShare) +
+                          double(int(copy_a) + int(copy_b)) * kGpuLaunchSeconds;
     c.overhead_s += copy_s;
-    c.notes.push_back(fmt::format("COPY_AB: A and B copied to 128-byte aligned rows first: {} moved, {}",
-                                  fmtx::bytes(bytes), fmtx::time(copy_s)));
+    c.notes.push_back(fmt::format("COPY_AB: {} copied to 128-byte aligned rows first: {} moved, {}",
+                                  copy_a && copy_b ? "A and B" : copy_a ? "A" : "B", fmtx::bytes(bytes),
+                                  fmtx::time(copy_s)));
+  }
+  // In RR and RC, A is K-major (its rows run along K); in RC and CC so is B.
+  const bool a_k_major = a_row_major(q.layout), b_k_major = !b_row_major(q.layout);
+  const bool a_slow = a_off && !copy_a, b_slow = b_off && !copy_b;
+  // A cluster loads a shared operand once for its CTAs (A along CLUSTER_N, B along CLUSTER_M): each CTA issues that
+  // share of the slow reads.
+  const double a_share = 1.0 / double(cn), b_share = 1.0 / double(cm);
+  const double misaligned =
+      1.0 + (a_slow ? (a_k_major ? kMisalignedKMajorSlowdown : kMisalignedMnMajorSlowdown) * a_share : 0) +
+      (b_slow ? (b_k_major ? kMisalignedKMajorSlowdown : kMisalignedMnMajorSlowdown) * b_share : 0) +
+      (a_slow && b_slow ? kMisalignedBothExtra * a_share * b_share : 0);
+  if (misaligned > 1.0) {
+    c.notes.push_back(fmt::format("rows of {} not on 32-byte sectors: TMA's reads slow the main loop by {:.0f}%",
+                                  a_slow && b_slow ? "A and B" : a_slow ? "A" : "B", (misaligned - 1) * 100));
   }
   if (grid.cluster_tiles == 0 || q.k == 0) {
     c.seconds = c.overhead_s;
@@ -135,7 +156,7 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   const double step_k = (std::max({tensor_k, smem_k, kKStepFloorCycles / clock}) *
                             (cs > 1 ? 1.0 + kClusterStepShare : 1.0) +
                         kKStepCycles / clock) *
-                        (row_walk ? kRowMajorWalkSlowdown : 1.0);
+                        (row_walk ? kRowMajorWalkSlowdown : 1.0) * misaligned;
   c.compute_s = double(share.k_steps) * step_k;
   c.compute_share = q.flops() / c.compute_s / (*peak.tflops * 1e12);
   if (smem_k > tensor_k) {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/int_math.hpp"
 
@@ -33,6 +34,17 @@ std::string tma_load_refusal(const Problem& q) {
     }
   }
   return {};
+}
+
+namespace {
+bool tma_refuses_ld(const Problem& q, int64_t ld) { return ld % (16 / int64_t(size_of(q.precision.input))) != 0; }
+// Rows that do not start on 32-byte sectors, which TMA reads slowly (sm90_cost_constants.hpp) and COPY_AB copies.
+bool off_sectors(const Problem& q, int64_t ld) { return ld % (32 / int64_t(size_of(q.precision.input))) != 0; }
+}  // namespace
+
+int64_t sm90_default_copy(const Problem& q) {
+  const bool a = tma_refuses_ld(q, q.lda), b = tma_refuses_ld(q, q.ldb);
+  return a && b ? 1 : a ? (off_sectors(q, q.ldb) ? 1 : 2) : b ? (off_sectors(q, q.lda) ? 1 : 3) : 0;
 }
 
 // Why the TMA-store epilogues cannot write this problem's C, or "" when they can.
@@ -145,8 +157,9 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
        "slices of K per output tile, run by different CTAs and summed in slice order in a workspace (1: none)"},
       {"STREAM_K", {0, 1}, "data scheduling",
        "1: the last partial wave (and one full wave) shared out by k-blocks over every CTA, summed in order"},
-      {"COPY_AB", {0, 1}, "hardware mapping",
-       "1: A and B copied first into buffers with 128-byte aligned rows, which TMA reads (any leading dimension)"},
+      {"COPY_AB", {0, 1, 2, 3}, "hardware mapping",
+       "operands copied first into buffers with 128-byte aligned rows, which TMA reads (any leading dimension; an "
+       "operand already on 128-byte rows is read in place): 1 A and B, 2 A only, 3 B only"},
   };
   // Limits the profile does not record are not assumed: the constraint then admits no config and names the field.
   const int64_t smem_limit = profile.smem_per_block_bytes;
@@ -166,9 +179,38 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
            : std::string("registers per SM: the profile records no registers_per_core"),
        [regs_per_sm](const Config& c) { return regs_per_sm > 0 && sm90_register_budget(c) <= regs_per_sm; }},
   };
-  if (const std::string why = tma_load_refusal(q); !why.empty()) {
-    s.constraints.push_back({Layer::hardware_mapping, fmt::format("COPY_AB == 1: {}", why),
-                             [](const Config& c) { return p(c, "COPY_AB") == 1; }});
+  // COPY_AB names only copies that happen: an operand on 32-byte sectors is read in place, so a value copying only
+  // such operands would be COPY_AB 0 again under another name (and tie with it in every ranking).
+  {
+    const bool a_off = off_sectors(q, q.lda), b_off = off_sectors(q, q.ldb);
+    const std::vector<int64_t> useful = a_off && b_off ? std::vector<int64_t>{0, 1, 2, 3}
+                                        : a_off        ? std::vector<int64_t>{0, 2}
+                                        : b_off        ? std::vector<int64_t>{0, 3}
+                                                       : std::vector<int64_t>{0};
+    if (useful.size() < 4) {
+      s.constraints.push_back(
+          {Layer::hardware_mapping,
+           fmt::format("COPY_AB in {{{}}}: {} (an operand whose rows start on 32-byte sectors is read in place)",
+                       fmt::join(useful, ", "),
+                       a_off ? "only A's rows are off 32-byte sectors"
+                             : b_off ? "only B's rows are off 32-byte sectors" : "no operand's rows are off 32-byte sectors"),
+           [useful](const Config& c) {
+             return std::find(useful.begin(), useful.end(), p(c, "COPY_AB")) != useful.end();
+           }});
+    }
+  }
+  if (tma_refuses_ld(q, q.lda)) {
+    s.constraints.push_back({Layer::hardware_mapping,
+                             fmt::format("COPY_AB in {{1, 2}} (A copied): {}", tma_load_refusal(q)),
+                             [](const Config& c) { return p(c, "COPY_AB") == 1 || p(c, "COPY_AB") == 2; }});
+  }
+  if (tma_refuses_ld(q, q.ldb)) {
+    s.constraints.push_back(
+        {Layer::hardware_mapping,
+         fmt::format("COPY_AB in {{1, 3}} (B copied): ldb = {} is not a multiple of {} elements (TMA reads rows 16 "
+                     "bytes apart)",
+                     q.ldb, 16 / int64_t(size_of(q.precision.input))),
+         [](const Config& c) { return p(c, "COPY_AB") == 1 || p(c, "COPY_AB") == 3; }});
   }
   const int64_t k_blocks = cdiv(q.k, int64_t(kSm90BlockK));
   s.constraints.push_back({Layer::data_scheduling,
@@ -252,7 +294,7 @@ Config sm90_heuristic(const Problem& problem, const hw::HwProfile& profile) {
                 {"CONSUMERS", t.consumers}, {"CLUSTER_M", 1}, {"CLUSTER_N", 1}, {"GROUP_M", 8},
                 {"EPILOGUE", tma_store ? kSm90EpilogueTmaStore : kSm90EpilogueDirect}, {"EPI_SPLIT", 1},
                 {"STMATRIX", tma_store ? 1 : 0}, {"SPLIT_K", split}, {"STREAM_K", 0},
-                {"COPY_AB", tma_load_refusal(q).empty() ? 0 : 1}}};
+                {"COPY_AB", sm90_default_copy(q)}}};
       while (c.params["STAGES"] > 2 && !space.check(c).ok()) --c.params["STAGES"];
       if (!space.check(c).ok()) continue;
       // Time ~ (work units the busiest SM runs) x (k-blocks per unit) x tile area / efficiency, and a split tile

@@ -75,15 +75,41 @@ TEST(Sm90Family, SupportsNamesWhatItRefusesAndThePlannerFallsBackToSm80) {
   const ParamSpace space = sm90_space(odd, *h200);
   const Status uncopied = space.check(sm90_config(128, 128, 6, 2, 1, 1, 8, 0, 1, 0, 1, 0, 0));
   ASSERT_FALSE(uncopied.ok());
-  EXPECT_NE(uncopied.message().find("COPY_AB == 1: lda = 4093"), std::string::npos) << uncopied.message();
+  EXPECT_NE(uncopied.message().find("COPY_AB in {1, 2} (A copied): lda = 4093"), std::string::npos)
+      << uncopied.message();
   EXPECT_TRUE(space.check(sm90_config(128, 128, 6, 2, 1, 1, 8, 0, 1, 0, 1, 0, 1)).ok());
+  // Copying B alone leaves lda = 4093 to TMA; copying A alone leaves ldb = 4097.
+  const Status b_only = space.check(sm90_config(128, 128, 6, 2, 1, 1, 8, 0, 1, 0, 1, 0, 3));
+  EXPECT_NE(b_only.message().find("(A copied): lda = 4093"), std::string::npos) << b_only.message();
+  const Status a_only = space.check(sm90_config(128, 128, 6, 2, 1, 1, 8, 0, 1, 0, 1, 0, 2));
+  EXPECT_NE(a_only.message().find("(B copied): ldb = 4097"), std::string::npos) << a_only.message();
   EXPECT_EQ(sm90_heuristic(odd, *h200).at("COPY_AB"), 1);
   EXPECT_EQ(sm90_heuristic(problem(4096, 4096, 4096), *h200).at("COPY_AB"), 0);
-  // The copy's time is in the prediction: the same config with and without it on an aligned problem.
+  // The copy's time is in the prediction, for the operands it copies: nothing on rows already on 32-byte sectors,
+  // A and B read and written once where both are off them (3000^3), and one operand's worth with COPY_AB 3.
   const Problem aligned = problem(4096, 4096, 4096);
-  const double plain = sm90_cost(aligned, *h200, sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1)).seconds;
-  const double copied = sm90_cost(aligned, *h200, sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1, 1, 0, 1)).seconds;
-  EXPECT_GT(copied, plain + 2 * 32.0 * 1024 * 1024 * 2 / (4.8e12));  // at least A and B read and written once
+  const Config tile = sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1);
+  auto with_copy = [](Config c, int64_t v) {
+    c.params["COPY_AB"] = v;
+    return c;
+  };
+  const Problem off = problem(3000, 3000, 3000);
+  const plan::Cost plain = sm90_cost(off, *h200, tile), both = sm90_cost(off, *h200, with_copy(tile, 1)),
+             b_copied = sm90_cost(off, *h200, with_copy(tile, 3));
+  const double operand_s = 2 * 3000.0 * 3000 * 2 / 4.8e12;  // one operand read and written at the chip's bandwidth
+  EXPECT_GT(both.overhead_s, plain.overhead_s + 2 * operand_s);
+  EXPECT_GT(b_copied.overhead_s, plain.overhead_s + operand_s);
+  EXPECT_LT(b_copied.overhead_s, both.overhead_s);
+  // COPY_AB names only copies that happen: nothing on 4096^3, A alone where only A's rows are off sectors.
+  const Status needless = sm90_space(aligned, *h200).check(with_copy(tile, 1));
+  EXPECT_NE(needless.message().find("COPY_AB in {0}: no operand's rows are off 32-byte sectors"), std::string::npos)
+      << needless.message();
+  const Problem a_off = problem(1024, 1024, 1000);
+  EXPECT_TRUE(sm90_space(a_off, *h200).check(with_copy(tile, 2)).ok());
+  EXPECT_NE(sm90_space(a_off, *h200).check(with_copy(tile, 3)).message().find("COPY_AB in {0, 2}"), std::string::npos);
+  // Rows read in place off the sectors slow the main loop, B's (N-major here) more than A's.
+  EXPECT_GT(plain.compute_s, b_copied.compute_s);
+  EXPECT_GT(b_copied.compute_s, both.compute_s);
   Problem batched = problem(64, 64, 64);
   batched.batch = 3;
   EXPECT_NE(f.supports(batched.normalized()).why.find("batch"), std::string::npos);

@@ -215,6 +215,38 @@ TEST_F(Sm90GpuTest, LeadingDimensionsTmaCannotTakeRunThroughTheOperandCopy) {
   EXPECT_EQ(run(half(1031, 1029, 1027, Layout::CR), &stream, 0, ++seed), "sm90");
 }
 
+// COPY_AB pinned where TMA could read the operands in place: rows 16 bytes apart but off 32-byte sectors (the copy
+// kernel's wide path, with a column tail that is not a multiple of 8), both operands or only the one off sectors
+// (the other read in place), each value the space allows, and bases off 16 bytes (the 2-byte path).
+TEST_F(Sm90GpuTest, OperandCopyTakesAlignedAndUnalignedRowsAndCopiesOnlyWhatNeedsIt) {
+  auto with_copy = [](Config c, int64_t v) {
+    c.params["COPY_AB"] = v;
+    return c;
+  };
+  const Config tma_store = sm90_config(128, 192, 4, 2, 1, 1, 8, 1, 1, 1);
+  const Config direct = sm90_config(128, 128, 4, 2, 1, 1, 8, 0, 1, 0);  // ldc 260: no TMA store
+  uint64_t seed = 470;
+  for (Layout l : {Layout::RR, Layout::RC, Layout::CR, Layout::CC}) {
+    for (int64_t v : {1, 2, 3}) {
+      const Config c = with_copy(tma_store, v);
+      EXPECT_EQ(run(half(1000, 1000, 1000, l), &c, 0, ++seed), "sm90");   // the named ones copied
+    }
+    // K = 1000: A's rows are off sectors when A is row-major, B's when B is column-major.
+    const bool a_off = a_row_major(l), b_off = !b_row_major(l);
+    if (a_off || b_off) {
+      const Config c = with_copy(tma_store, a_off && b_off ? 1 : a_off ? 2 : 3);
+      EXPECT_EQ(run(half(1024, 1024, 1000, l), &c, 0, ++seed), "sm90");
+    }
+    Problem tail = half(300, 260, 203, l);  // rows 16 bytes apart but off 32-byte sectors, cols with a tail
+    tail.lda = a_row_major(l) ? 216 : 312;
+    tail.ldb = b_row_major(l) ? 264 : 216;
+    const Config both = with_copy(direct, 1);
+    EXPECT_EQ(run(tail, &both, 0, ++seed), "sm90");
+    const Config copy = with_copy(tma_store, 1);
+    EXPECT_EQ(run(half(1000, 1000, 1000, l), &copy, 1, ++seed), "sm90");  // bases 2 bytes off 16
+  }
+}
+
 // Split-K and stream-K: exact against the reference in every layout (ragged tiles, partial waves, skinny M, beta,
 // f32 output, clusters), and bit-identical from run to run (the slices are summed in slice order whichever CTA
 // arrives last), also on a second stream with its own workspace.
