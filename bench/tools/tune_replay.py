@@ -22,7 +22,9 @@ import sys
 def load(path):
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt") as f:
-        return json.load(f)["results"]
+        doc = json.load(f)
+    # "rows" since tune's JSON took the shared envelope; kept searches written before it hold "results".
+    return doc["rows"] if "rows" in doc else doc["results"]
 
 
 def key(cfg):
@@ -67,7 +69,7 @@ def plan(tileforge, report, profile=None):
     for k, v in sorted(pins.items()):
         cmd += ["--set", f"{k}={v}"]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    p = json.loads(out)["plans"][0]
+    p = json.loads(out)["rows"][0]
     ranked = [p["choice"]] + p["alternatives"] if "choice" in p else p["alternatives"]
     return {key(a["config"]): (a.get("rank", i + 1), a["predicted_s"] * 1e3) for i, a in enumerate(ranked)}
 

@@ -2,7 +2,9 @@
 #include "bench/compare.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -43,6 +45,16 @@ std::string config_of(const json& row) {
   return s;
 }
 
+// "2026-12-01T18:05:00Z": when the comparison was made.
+std::string utc_now() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
 double relative_iqr(const RowTiming& r) { return r.median_ms > 0 ? r.iqr_ms / r.median_ms : 0; }
 
 std::string percent(double x) { return fmt::format("{:+.1f}%", 100 * x); }
@@ -60,6 +72,12 @@ Expected<std::vector<RowTiming>> read_bench_rows(std::string_view path) {
     return invalid_argument(fmt::format("{} is not a bench JSON report (allowed: the output of `tileforge bench "
                                         "--format json`, an object with \"rows\")",
                                         p));
+  }
+  // Every verb's JSON has "rows" now: only bench's (or a file from before the envelope, with no "verb") pair up.
+  if (doc.contains("verb") && doc["verb"] != "bench") {
+    return invalid_argument(fmt::format("{} is a `tileforge {}` report, not a bench one (allowed: the output of "
+                                        "`tileforge bench --format json`)",
+                                        p, doc["verb"].is_string() ? doc["verb"].get<std::string>() : doc["verb"].dump()));
   }
   std::vector<RowTiming> rows;
   for (std::size_t i = 0; i < doc["rows"].size(); ++i) {
@@ -150,10 +168,18 @@ std::string format_changes(const std::vector<RowChange>& changes, std::string_vi
       }
       rows.push_back(std::move(r));
     }
-    return json{{"a", std::string(a_name)}, {"b", std::string(b_name)}, {"band_floor", kCompareBandFloor},
-                {"rows", rows}}
-               .dump(2) +
-           "\n";
+    // The envelope every verb's JSON shares (schemas/envelope.schema.json); nothing is measured here, so the
+    // environment only says which build compared and when (each run's own is in its file).
+    nlohmann::ordered_json doc;
+    doc["tool"] = "tileforge";
+    doc["version"] = std::string(version());
+    doc["verb"] = "compare";
+    doc["environment"] = {{"tool_version", std::string(version())}, {"date", utc_now()}};
+    doc["a"] = std::string(a_name);
+    doc["b"] = std::string(b_name);
+    doc["band_floor"] = kCompareBandFloor;
+    doc["rows"] = rows;
+    return doc.dump(2) + "\n";
   }
   std::vector<std::vector<std::string>> cells;
   cells.push_back({"case", "A ms", "B ms", "time", "A ratio", "B ratio", "ratio", "noise band", "judged by", "verdict",

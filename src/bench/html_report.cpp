@@ -238,7 +238,16 @@ Expected<std::vector<std::pair<std::string, Chart>>> charts_of(const std::vector
       return invalid_argument(fmt::format("{} is not JSON (allowed: bench, ladder or tune --format json output)", in.path));
     }
     const std::string name = in.path;
-    if (doc.contains("rows") && doc.contains("environment")) {  // bench
+    // Every verb's JSON now shares one envelope and names its verb; files written before it (bench/results/ keeps
+    // many) carry no "verb" and are told apart by their own keys: ladder's dispatch_gap, tune's "results".
+    const std::string verb = doc.contains("verb") && doc["verb"].is_string() ? doc["verb"].get<std::string>()
+                             : doc.contains("dispatch_gap")                   ? "ladder"
+                             : doc.contains("results")                        ? "tune"
+                             : doc.contains("environment")                    ? "bench"
+                                                                              : "";
+    const char* rows_key = doc.contains("results") && !doc.contains("rows") ? "results" : "rows";
+    const bool has_rows = doc.contains(rows_key) && doc[rows_key].is_array();
+    if (verb == "bench" && has_rows) {
       out.emplace_back(fmt::format("roofline-{}", index), roofline(doc, name));
       std::vector<std::pair<std::string, double>> ratios;
       for (const json& row : doc["rows"]) {
@@ -246,7 +255,7 @@ Expected<std::vector<std::pair<std::string, Chart>>> charts_of(const std::vector
       }
       out.emplace_back(fmt::format("ratio-{}", index),
                        bars("ratio", fmt::format("ratio to native by shape: {}", name), "native time / ours", ratios, 1.0));
-    } else if (doc.contains("rows") && doc.contains("dispatch_gap")) {  // ladder
+    } else if (verb == "ladder" && has_rows) {
       std::vector<std::pair<std::string, double>> steps;
       std::optional<double> native;
       for (const json& row : doc["rows"]) {
@@ -256,9 +265,9 @@ Expected<std::vector<std::pair<std::string, Chart>>> charts_of(const std::vector
       out.emplace_back(fmt::format("ladder-{}", index),
                        bars("ladder", fmt::format("ladder: {} ({}; dashed: native)", doc.value("problem", std::string()), name),
                             "TFLOP/s", steps, native));
-    } else if (doc.contains("results") && doc["results"].is_array()) {  // tune
+    } else if (verb == "tune" && has_rows) {
       int k = 0;
-      for (const json& result : doc["results"]) {
+      for (const json& result : doc[rows_key]) {
         out.emplace_back(fmt::format("tune-{}-{}", index, ++k),
                          convergence(result, fmt::format("{} ({})", problem_text(result.value("problem", json())), name)));
       }

@@ -19,6 +19,12 @@
 namespace tileforge::bench {
 namespace {
 
+// A time ratio minus one in words: "11.4% longer", "3.0% less time", "the same time".
+std::string gap_words(double gap) {
+  if (std::abs(gap) < 0.0005) return "the same time";
+  return gap > 0 ? fmt::format("{:.1f}% longer", 100 * gap) : fmt::format("{:.1f}% less time", -100 * gap);
+}
+
 // The article's baseline values (its section 3.3: 128x128x32 tiles, two stages, four warps, the narrowest vector
 // width) per GPU family; the CPU's is the smallest register block with no cache blocking (blocks as large as legal).
 // A parameter not named here starts at its smallest legal value (the feature off, the narrowest choice).
@@ -84,10 +90,12 @@ using Predict = std::function<std::optional<double>(const Config&)>;
 
 // The cost model's best configs that differ from `current` only in this layer's parameters: every combination of
 // their legal values when there are few enough (others held where `current` has them), else the planner's ranked
-// list filtered the same way; priced by the family's cost model, best first.
+// list filtered the same way; plus, for this layer's values that need other later-layer parameters to be legal or
+// good, the planner's best config with them (`later`: the parameters of the layers after this one); priced by the
+// family's cost model, best first.
 std::vector<Config> layer_candidates(const ParamSpace& space, const std::vector<std::string>& names,
-                                     const Config& current, const plan::Plan& plan, const Predict& predict,
-                                     int count) {
+                                     const std::vector<std::string>& later, const Config& current,
+                                     const plan::Plan& plan, const Predict& predict, int count) {
   constexpr std::size_t kMaxCombinations = 4096;
   std::vector<Config> pool;
   std::size_t combinations = 1;
@@ -112,6 +120,26 @@ std::vector<Config> layer_candidates(const ParamSpace& space, const std::vector<
   for (const plan::Candidate& c : plan.ranked) {
     if (c.config == current || !same_outside(current, c.config, names) || !space.check(c.config)) continue;
     if (std::find(pool.begin(), pool.end(), c.config) == pool.end()) pool.push_back(c.config);
+  }
+  // This layer's values that no config with the current later layers admits (a 128x256 tile with the 7 stages that
+  // fit 128x128), taken with the later layers' parameters the planner ranks best for them: without this coordinate
+  // descent never leaves a tile whose better neighbour needs fewer stages. Earlier layers stay as they are.
+  std::vector<std::string> refit = names;
+  refit.insert(refit.end(), later.begin(), later.end());
+  auto layer_values = [&](const Config& c) {
+    std::vector<int64_t> v;
+    for (const std::string& n : names) v.push_back(c.get(n).value_or(0));
+    return v;
+  };
+  std::vector<std::vector<int64_t>> seen;
+  for (const Config& c : pool) seen.push_back(layer_values(c));
+  seen.push_back(layer_values(current));
+  for (const plan::Candidate& c : plan.ranked) {  // best first: the first config of each new value set is its refit
+    if (!same_outside(current, c.config, refit) || !space.check(c.config)) continue;
+    auto values = layer_values(c.config);
+    if (std::find(seen.begin(), seen.end(), values) != seen.end()) continue;
+    seen.push_back(std::move(values));
+    pool.push_back(c.config);
   }
   std::vector<std::pair<double, Config>> priced;
   for (Config& c : pool) {
@@ -254,14 +282,19 @@ Expected<Ladder> run_ladder(const Device& device, const Problem& problem, const 
   constexpr int kMaxPasses = 3;
   for (int pass = 1; pass <= kMaxPasses; ++pass) {
     bool changed = false;
-    for (std::string_view layer : kLayerNames) {
-      std::vector<std::string> names;
+    for (std::size_t li = 0; li < std::size(kLayerNames); ++li) {
+      const std::string_view layer = kLayerNames[li];
+      std::vector<std::string> names, later;
       for (const ParamDecl& d : space.params) {
-        if (d.layer == layer && d.values.size() > 1) names.push_back(d.name);
+        if (d.values.size() < 2) continue;
+        if (d.layer == layer) names.push_back(d.name);
+        for (std::size_t lj = li + 1; lj < std::size(kLayerNames); ++lj) {
+          if (d.layer == kLayerNames[lj]) later.push_back(d.name);
+        }
       }
       if (names.empty()) continue;
       const std::vector<Config> candidates =
-          layer_candidates(space, names, current, *made, predict, options.candidates);
+          layer_candidates(space, names, later, current, *made, predict, options.candidates);
       const std::string step = pass == 1 ? fmt::format("{} ({})", layer, fmt::join(names, ", "))
                                          : fmt::format("{} ({}), pass {}", layer, fmt::join(names, ", "), pass);
       LadderRow row = measure_step(device, dispatched, current, candidates, settings, timer, step, predict, best);
@@ -302,7 +335,7 @@ Expected<Ladder> run_ladder(const Device& device, const Problem& problem, const 
       ladder.dispatch_gap = ladder_best->timing.median_ms / dispatch->timing.median_ms - 1;
       row.change = variants.empty()
                        ? "the same config as the ladder's last step"
-                       : fmt::format("ladder's last config {:+.1f}% against it in this run", 100 * *ladder.dispatch_gap);
+                       : fmt::format("the ladder's last config takes {} in this run", gap_words(*ladder.dispatch_gap));
     } else {
       row.change = "not measured";
     }
@@ -363,9 +396,9 @@ std::string ladder_table(const Ladder& ladder, bool markdown) {
   out += "Each step measures the current config and the cost model's best candidates of one layer (timed), with the "
          "native library in the same interleaved run; the fastest verified one is kept. ratio = native time / ours.\n";
   if (ladder.dispatch_gap) {
-    out += fmt::format("The ladder's last FP32-accumulation config is {:+.1f}% against bench's dispatched config, "
-                       "measured in one run.\n",
-                       100 * *ladder.dispatch_gap);
+    out += fmt::format("The ladder's last FP32-accumulation config takes {} bench's dispatched config, measured in "
+                       "one run.\n",
+                       gap_words(*ladder.dispatch_gap) + (std::abs(*ladder.dispatch_gap) < 0.0005 ? " as" : " than"));
   }
   return out;
 }
@@ -405,11 +438,15 @@ std::string ladder_json(const Ladder& ladder) {
     row["notes"] = r.notes;
     rows.push_back(std::move(row));
   }
+  // The envelope every verb's JSON shares (schemas/envelope.schema.json), with bench's environment object: the
+  // partial-file header line is its one public writer.
   ordered_json doc;
+  doc["tool"] = "tileforge";
+  doc["version"] = ladder.environment.tool_version;
+  doc["verb"] = "ladder";
+  doc["environment"] = ordered_json::parse(partial_header_line(ladder.environment))["environment"];
   doc["problem"] = ladder.problem.describe();
   doc["family"] = ladder.family;
-  doc["device"] = ladder.environment.device;
-  doc["date"] = ladder.environment.date;
   doc["dispatch_gap"] = ladder.dispatch_gap ? ordered_json(*ladder.dispatch_gap) : ordered_json(nullptr);
   doc["rows"] = rows;
   return doc.dump(1) + "\n";

@@ -252,6 +252,10 @@ ojson env_json(const Environment& e) {
 std::string to_json(const Report& report) {
   const Environment& e = report.environment;
   ojson doc;
+  // The envelope every verb's JSON shares (schemas/envelope.schema.json); bench.schema.json allows the extra keys.
+  doc["tool"] = "tileforge";
+  doc["version"] = e.tool_version;
+  doc["verb"] = "bench";
   doc["environment"] = env_json(e);
   doc["rows"] = ojson::array();
   for (const CaseResult& r : report.rows) doc["rows"].push_back(row_json(r, e));

@@ -42,8 +42,9 @@ std::string strip_json(std::string_view name) {
 Expected<Suite> parse_suite(std::string_view json_text, std::string_view origin) {
   json doc;
   try {
+    // json::exception, not only parse_error: a number beyond a double's range ("1E400") is out_of_range.
     doc = json::parse(json_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     return invalid_argument(fmt::format("suite {}: not valid JSON ({})", origin, e.what()));
   }
   if (!doc.is_object()) return invalid_argument(fmt::format("suite {}: must be a JSON object", origin));

@@ -181,8 +181,9 @@ std::string export_json(const std::vector<Record>& records) {
 Expected<std::vector<Record>> parse_export(std::string_view text, std::string_view origin) {
   json j;
   try {
+    // json::exception, not only parse_error: a number beyond a double's range ("1E400") is out_of_range.
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     return invalid_argument(fmt::format("{}: not valid JSON ({})", origin, e.what()));
   }
   if (!j.is_object()) return invalid_argument(fmt::format("{}: must be a JSON object with \"records\"", origin));

@@ -517,14 +517,10 @@ Expected<std::vector<Upsert>> Store::upsert_all(const std::vector<Record>& recor
   }
 }
 
-Expected<int64_t> Store::prune(const PruneFilter& f) {
-  if (f.older_than.empty() && f.device.empty() && f.current.empty()) {
-    return invalid_argument("prune needs at least one criterion (older than a time, a device, or current family "
-                            "versions); nothing was deleted");
-  }
-  if (!f.older_than.empty() && !is_iso_time(f.older_than)) {
-    return invalid_argument(fmt::format("prune: time '{}' is not YYYY-MM-DDTHH:MM:SSZ (UTC)", f.older_than));
-  }
+namespace {
+
+// The WHERE clause of prune's filter, and its values bound in the same order.
+std::string prune_where(const PruneFilter& f) {
   std::string where = "1";
   int next = 1;
   if (!f.older_than.empty()) where += fmt::format(" AND created_at < ?{}", next++);
@@ -537,25 +533,64 @@ Expected<int64_t> Store::prune(const PruneFilter& f) {
     }
     where += " AND (" + any + ")";
   }
+  return where;
+}
+
+void bind_prune(sql::Stmt& s, const PruneFilter& f) {
+  int i = 1;
+  if (!f.older_than.empty()) s.bind_text(i++, f.older_than);
+  if (!f.device.empty()) s.bind_text(i++, f.device);
+  for (const auto& [family, version] : f.current) {
+    s.bind_text(i++, family);
+    s.bind_int(i++, version);
+  }
+}
+
+Status check_prune_filter(const PruneFilter& f) {
+  if (f.older_than.empty() && f.device.empty() && f.current.empty()) {
+    return invalid_argument("prune needs at least one criterion (older than a time, a device, or current family "
+                            "versions); nothing was deleted");
+  }
+  if (!f.older_than.empty() && !is_iso_time(f.older_than)) {
+    return invalid_argument(fmt::format("prune: time '{}' is not YYYY-MM-DDTHH:MM:SSZ (UTC)", f.older_than));
+  }
+  return {};
+}
+
+}  // namespace
+
+Expected<int64_t> Store::prune(const PruneFilter& f) {
+  if (Status s = check_prune_filter(f); !s) return s;
+  if (f.dry_run) {
+    auto ids = prune_matches(f);
+    if (!ids) return ids.status();
+    return int64_t(ids->size());
+  }
   std::lock_guard lock(impl_->mu);
   try {
-    // A dry run only reads (so it works on a read-only DB too).
-    std::optional<sql::WriteTxn> txn;
-    if (!f.dry_run) txn.emplace(impl_->db);
-    sql::Stmt s(impl_->db, (f.dry_run ? "SELECT count(*) FROM records WHERE " : "DELETE FROM records WHERE ") + where);
-    int i = 1;
-    if (!f.older_than.empty()) s.bind_text(i++, f.older_than);
-    if (!f.device.empty()) s.bind_text(i++, f.device);
-    for (const auto& [family, version] : f.current) {
-      s.bind_text(i++, family);
-      s.bind_int(i++, version);
-    }
-    if (f.dry_run) return s.step() ? s.i64(0) : int64_t(0);
+    sql::WriteTxn txn(impl_->db);
+    sql::Stmt s(impl_->db, "DELETE FROM records WHERE " + prune_where(f));
+    bind_prune(s, f);
     s.run();
     const int64_t deleted = sqlite3_changes(impl_->db);
     sql::exec(impl_->db, "DELETE FROM devices WHERE hash NOT IN (SELECT DISTINCT device FROM records)");
-    txn->commit();
+    txn.commit();
     return deleted;
+  } catch (const sql::Error& e) {
+    return impl_->error(e);
+  }
+}
+
+Expected<std::vector<int64_t>> Store::prune_matches(const PruneFilter& f) const {
+  if (Status s = check_prune_filter(f); !s) return s;
+  std::lock_guard lock(impl_->mu);
+  try {
+    // Only reads (so a dry run works on a read-only DB too).
+    sql::Stmt s(impl_->db, "SELECT id FROM records WHERE " + prune_where(f) + " ORDER BY id");
+    bind_prune(s, f);
+    std::vector<int64_t> ids;
+    while (s.step()) ids.push_back(s.i64(0));
+    return ids;
   } catch (const sql::Error& e) {
     return impl_->error(e);
   }

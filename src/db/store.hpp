@@ -158,6 +158,8 @@ class Store {
   // Deletes the records the filter selects (and devices left without records); returns how many records (with
   // dry_run: how many it would delete).
   Expected<int64_t> prune(const PruneFilter& filter);
+  // The ids of the records prune(filter) would delete, in id order; deletes nothing (`db prune --dry-run`).
+  Expected<std::vector<int64_t>> prune_matches(const PruneFilter& filter) const;
 
   // Every invalid row, by id (`db check`).
   Expected<std::vector<InvalidRow>> check() const;

@@ -430,8 +430,9 @@ std::vector<BuiltinEntry> builtin_uarch_entries() {
 Expected<HwProfile> parse_profile(std::string_view json_text, std::string_view origin) {
   json root;
   try {
+    // json::exception, not only parse_error: a number beyond a double's range ("1E400") is out_of_range.
     root = json::parse(json_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     return invalid_argument(fmt::format("profile {}: not valid JSON: {}", origin, e.what()));
   }
   try {
@@ -539,8 +540,9 @@ const UarchRates* UarchRecord::at(int vector_bits) const {
 Expected<UarchRecord> parse_uarch(std::string_view json_text, std::string_view origin) {
   json root;
   try {
+    // json::exception, not only parse_error: a number beyond a double's range ("1E400") is out_of_range.
     root = json::parse(json_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     return invalid_argument(fmt::format("microarchitecture record {}: not valid JSON: {}", origin, e.what()));
   }
   try {

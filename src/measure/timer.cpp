@@ -23,17 +23,19 @@ class HostBuffer final : public OperandBuffer {
   void* data() override { return data_; }
   std::size_t bytes() const override { return bytes_; }
   const void* host_view() const override { return data_; }
+  // NOTE: an empty problem's operands are empty vectors whose data() is null, and memcpy with a null pointer is
+  // undefined even for 0 bytes (UBSan reports it), so nothing is copied when there is nothing to copy.
   Status upload(const void* host) override {
-    std::memcpy(data_, host, bytes_);
+    if (bytes_ != 0) std::memcpy(data_, host, bytes_);
     return {};
   }
   Status download(void* host) const override {
-    std::memcpy(host, data_, bytes_);
+    if (bytes_ != 0) std::memcpy(host, data_, bytes_);
     return {};
   }
   Status copy_from(const OperandBuffer& other) override {
     if (other.bytes() != bytes_ || !other.host_view()) return invalid_argument("copy between buffers of another kind");
-    std::memcpy(data_, other.host_view(), bytes_);
+    if (bytes_ != 0) std::memcpy(data_, other.host_view(), bytes_);
     return {};
   }
   Status fill_bytes(unsigned char value) override {

@@ -100,7 +100,12 @@ WaveAnalysis analyze_waves(const Problem& problem, int64_t cores, int occupancy,
 int row_alignment_bytes(int64_t ld, int64_t stride, int64_t element_bytes) {
   for (int64_t w : {16, 8, 4, 2}) {
     if (w < element_bytes) break;
-    if ((ld * element_bytes) % w == 0 && (stride * element_bytes) % w == 0) return int(w);
+    // Unsigned: a legal ld can be near INT64_MAX (one row, k = 1), and its bytes then wrap; a power of two still
+    // divides the wrapped product exactly when it divides the true one.
+    if (uint64_t(ld) * uint64_t(element_bytes) % uint64_t(w) == 0 &&
+        uint64_t(stride) * uint64_t(element_bytes) % uint64_t(w) == 0) {
+      return int(w);
+    }
   }
   return int(element_bytes);
 }
@@ -123,8 +128,9 @@ PathAnalysis analyze_paths(const Problem& problem, const hw::HwProfile& profile)
         simd, va, vb);
   } else {
     std::vector<std::string> narrow;
-    if (va < 16) narrow.push_back(fmt::format("A rows ({} B) are {}-byte aligned", q.lda * in, va));
-    if (vb < 16) narrow.push_back(fmt::format("B rows ({} B) are {}-byte aligned", q.ldb * in, vb));
+    // Bytes as doubles: exact below 2^53, and no overflow for a leading dimension near INT64_MAX.
+    if (va < 16) narrow.push_back(fmt::format("A rows ({} B) are {}-byte aligned", double(q.lda) * in, va));
+    if (vb < 16) narrow.push_back(fmt::format("B rows ({} B) are {}-byte aligned", double(q.ldb) * in, vb));
     p.vector_reason = narrow.empty()
                           ? fmt::format("16-byte loads: lda = {}, ldb = {} elements of {} B keep every row 16-byte "
                                         "aligned (base pointers from the device allocator are 256-byte aligned)",
@@ -136,9 +142,9 @@ PathAnalysis analyze_paths(const Problem& problem, const hw::HwProfile& profile)
   // TMA needs 16-byte-aligned bases and 16-byte multiples for every global stride (leading dimensions and batch
   // strides): for 16-bit data, leading dimensions that are multiples of 8 elements.
   std::vector<std::string> bad;
-  if (va < 16) bad.push_back(fmt::format("lda = {} ({} B)", q.lda, q.lda * in));
-  if (vb < 16) bad.push_back(fmt::format("ldb = {} ({} B)", q.ldb, q.ldb * in));
-  if (vc < 16) bad.push_back(fmt::format("ldc = {} ({} B)", q.ldc, q.ldc * out));
+  if (va < 16) bad.push_back(fmt::format("lda = {} ({} B)", q.lda, double(q.lda) * in));
+  if (vb < 16) bad.push_back(fmt::format("ldb = {} ({} B)", q.ldb, double(q.ldb) * in));
+  if (vc < 16) bad.push_back(fmt::format("ldc = {} ({} B)", q.ldc, double(q.ldc) * out));
   if (!p.tma_on_chip) {
     p.tma_reason = fmt::format("no TMA on {} (the profile lists no \"tma\" feature)", profile.name);
   } else if (!bad.empty()) {

@@ -101,6 +101,7 @@ int plan_command(const PlanCommandOptions& o, std::ostream& out, std::ostream& e
   po.running_profiles.push_back(std::string(hw::host_cpu_profile_name()));
   if (auto gpu = open_device("cuda"); gpu) po.running_profiles.push_back(gpu->profile.name);
   hw::HwProfile profile;
+  std::string device_name;  // the device planned for, when it is present (a --profile plan may name no device)
   if (!o.profile.empty()) {
     auto p = hw::load_profile(o.profile);
     if (!p) return fail(err, p.status());
@@ -109,6 +110,7 @@ int plan_command(const PlanCommandOptions& o, std::ostream& out, std::ostream& e
     auto d = open_device(o.device);
     if (!d) return fail(err, d.status());
     profile = d->profile;
+    device_name = d->name;
   }
 
   std::vector<Plan> plans;
@@ -123,12 +125,18 @@ int plan_command(const PlanCommandOptions& o, std::ostream& out, std::ostream& e
   eo.all_rejected = o.all_rejected;
   bool all_served = true;
   if (o.format == "json") {
+    // The envelope every verb's JSON shares (schemas/envelope.schema.json): one row per plan. Nothing is measured,
+    // so the environment is the chip planned for; no date, so the same plan is the same document.
     nlohmann::json doc;
     doc["tool"] = "tileforge";
     doc["version"] = std::string(version());
-    doc["plans"] = nlohmann::json::array();
+    doc["verb"] = "plan";
+    doc["environment"] = {{"tool_version", std::string(version())},
+                          {"profile", profile.name},
+                          {"device", device_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(device_name)}};
+    doc["rows"] = nlohmann::json::array();
     for (const Plan& plan : plans) {
-      doc["plans"].push_back(to_json(plan, eo));
+      doc["rows"].push_back(to_json(plan, eo));
       all_served = all_served && plan.served;
     }
     out << doc.dump(2) << "\n";

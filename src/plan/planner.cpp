@@ -91,7 +91,9 @@ void find_neighbours(Plan& plan, const KernelFamily& family, const FamilySpace& 
       for (const Config& c : fs.list) {
         bool others_equal = true;
         for (const auto& [name, v] : c.params) {
-          const bool pinned = std::any_of(plan.pins.begin(), plan.pins.end(), [&](const auto& p) { return p.first == name; });
+          // NOTE: an init-capture, since clang before 16 cannot capture a structured binding.
+          const bool pinned = std::any_of(plan.pins.begin(), plan.pins.end(),
+                                          [&name = name](const auto& p) { return p.first == name; });
           if (name != d.name && !pinned && best.config.params.at(name) != v) others_equal = false;
         }
         if (others_equal) domain.insert(c.params.at(d.name));

@@ -1,7 +1,9 @@
 // Tuning reports as a table and as JSON.
 #include "tune/report.hpp"
 
+#include <chrono>
 #include <cmath>
+#include <ctime>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -34,6 +36,16 @@ std::string params_text(const Config& c) {
   std::string s;
   for (const auto& [name, value] : c.params) s += fmt::format("{}{}={}", s.empty() ? "" : " ", name, value);
   return s;
+}
+
+// "2026-12-01T18:05:00Z": when the report was written.
+std::string iso_date_now() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
 }
 
 std::string ms(double v) {
@@ -202,11 +214,21 @@ std::string to_table(const std::vector<TuneResult>& results, bool markdown) {
 }
 
 std::string to_json(const std::vector<TuneResult>& results) {
+  // The envelope every verb's JSON shares (schemas/envelope.schema.json): one row per tuned problem.
   ojson j;
   j["tool"] = "tileforge";
-  j["tool_version"] = std::string(version());
-  j["results"] = ojson::array();
-  for (const TuneResult& r : results) j["results"].push_back(json_of(r));
+  j["version"] = std::string(version());
+  j["verb"] = "tune";
+  ojson env;
+  env["tool_version"] = std::string(version());
+  env["date"] = iso_date_now();
+  // One run tunes on one device: the first result says which (none when nothing was tuned).
+  env["device"] = results.empty() ? ojson(nullptr) : ojson(results.front().device);
+  env["profile"] = results.empty() ? ojson(nullptr) : ojson(results.front().profile);
+  env["seed"] = results.empty() ? ojson(nullptr) : ojson(results.front().seed);
+  j["environment"] = std::move(env);
+  j["rows"] = ojson::array();
+  for (const TuneResult& r : results) j["rows"].push_back(json_of(r));
   return j.dump(2) + "\n";
 }
 

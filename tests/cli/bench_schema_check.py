@@ -26,6 +26,9 @@ def check(schema, doc, what):
         sys.exit(f"{what}: {len(errors)} schema violations")
     if not doc["rows"]:
         sys.exit(f"{what}: no rows")
+    # The envelope every verb shares (schemas/envelope.schema.json), beyond the bench schema's required keys.
+    if doc.get("tool") != "tileforge" or doc.get("verb") != "bench" or doc.get("version") != doc["environment"]["tool_version"]:
+        sys.exit(f"{what}: no envelope: tool {doc.get('tool')!r} verb {doc.get('verb')!r} version {doc.get('version')!r}")
     for row in doc["rows"]:
         if row["native"]["backend"] is None and row["ratio"] is not None:
             sys.exit(f"{what}: a row without native has a ratio")

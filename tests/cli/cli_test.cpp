@@ -263,8 +263,9 @@ TEST_F(Cli, VerifyReportsEveryLayout) {
               dir);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const auto doc = nlohmann::json::parse(r.out);
-  ASSERT_EQ(doc["cases"].size(), 4u);
-  for (const auto& c : doc["cases"]) {
+  EXPECT_EQ(doc["verb"], "verify");
+  ASSERT_EQ(doc["rows"].size(), 4u);
+  for (const auto& c : doc["rows"]) {
     EXPECT_TRUE(c["pass"].get<bool>()) << c.dump();
     EXPECT_EQ(c["dtype"], "bf16");
     EXPECT_LT(c["ours"]["rel_error"].get<double>(), 1.6e-2);
@@ -280,7 +281,7 @@ TEST_F(Cli, DevicesDescribesTheHost) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto doc = nlohmann::json::parse(r.out);
   EXPECT_EQ(doc["device"]["kind"], "cpu");
-  EXPECT_FALSE(doc["backends"].empty());
+  EXPECT_FALSE(doc["rows"].empty());
   EXPECT_FALSE(doc["builtin_profiles"].empty());
   r = run_cli({"devices", "--device", "tpu"}, dir);
   EXPECT_EQ(r.exit_code, 2);

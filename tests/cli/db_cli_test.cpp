@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "dispatch/dispatch.hpp"
@@ -149,7 +150,7 @@ TEST_F(CliDb, BenchRowsNameTheConfigSource) {
                             "--format", "json", "--quiet"},
                            dir);
   ASSERT_EQ(v.exit_code, 0) << v.err;
-  EXPECT_EQ(json::parse(v.out)["cases"][0]["config_source"], "db-exact");
+  EXPECT_EQ(json::parse(v.out)["rows"][0]["config_source"], "db-exact");
 }
 
 TEST_F(CliDb, AnotherMachineOfTheSameArchIsDbArchAndAnotherArchIsNeverUsed) {
@@ -198,9 +199,9 @@ TEST_F(CliDb, ExportImportRoundTrip) {
   r = run_cli({"db", "list", "--db", db_path, "--format", "json", "--device", fp.hash().substr(0, 6)}, dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json listed = json::parse(r.out);
-  ASSERT_EQ(listed["records"].size(), 2u);
-  const int64_t id = listed["records"][0]["id"].get<int64_t>();
-  EXPECT_EQ(listed["records"][0]["device_hash"], fp.hash());
+  ASSERT_EQ(listed["rows"].size(), 2u);
+  const int64_t id = listed["rows"][0]["id"].get<int64_t>();
+  EXPECT_EQ(listed["rows"][0]["device_hash"], fp.hash());
 
   r = run_cli({"db", "show", std::to_string(id), "--db", db_path}, dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -208,7 +209,7 @@ TEST_F(CliDb, ExportImportRoundTrip) {
   EXPECT_NE(r.out.find("(current)"), std::string::npos) << r.out;
   r = run_cli({"db", "show", std::to_string(id), "--db", db_path, "--format", "json"}, dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(json::parse(r.out)["id"], id);
+  EXPECT_EQ(json::parse(r.out)["rows"][0]["id"], id);
 
   // Export to a file, import into a new DB (TILEFORGE_DB this time), export again: the same records.
   const std::string exported = (dir / "team.json").string();
@@ -258,7 +259,58 @@ TEST_F(CliDb, ExportImportRoundTrip) {
   EXPECT_NE(r.out.find("pruned 2 records"), std::string::npos) << r.out;
   r = run_cli({"db", "list", "--db", second, "--format", "json"}, dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(json::parse(r.out)["records"].empty());
+  EXPECT_TRUE(json::parse(r.out)["rows"].empty());
+}
+
+// --dry-run names every record the criteria select, as db list shows them, and deletes none of them.
+TEST_F(CliDb, PruneDryRunNamesWhatWouldGoAndDeletesNothing) {
+  db::Fingerprint elsewhere = fp;
+  elsewhere.name = "A Different CPU";
+  put(db_path, record(fp, shape(24, 16, 40), tuned_config, 0.01));
+  put(db_path, record(fp, shape(64, 64, 64), planned_config, 0.02));
+  put(db_path, record(elsewhere, shape(24, 16, 40), planned_config, 0.03, "2020-01-01T00:00:00Z"));
+  auto ids = [&] {
+    Result l = run_cli({"db", "list", "--db", db_path, "--format", "json"}, dir);
+    EXPECT_EQ(l.exit_code, 0) << l.err;
+    std::map<std::string, int64_t> by;  // created_at + shape -> id
+    const json listed = json::parse(l.out);
+    for (const auto& row : listed["rows"]) {
+      by[row["created_at"].get<std::string>() + " " + row["device_hash"].get<std::string>().substr(0, 8) + " " +
+         std::to_string(row["problem"]["m"].get<int64_t>())] = row["id"].get<int64_t>();
+    }
+    return by;
+  };
+  const auto before = ids();
+  ASSERT_EQ(before.size(), 3u);
+  const int64_t old_id = before.at("2020-01-01T00:00:00Z " + elsewhere.hash().substr(0, 8) + " 24");
+
+  Result r = run_cli({"db", "prune", "--db", db_path, "--older-than", "2022-01-01T00:00:00Z", "--dry-run"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(fmt::format("would prune #{} {} cpu", old_id, elsewhere.hash().substr(0, 8))), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("24x16x40 f32->f32 acc f32 RR align 16 created 2020-01-01T00:00:00Z"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("would prune 1 record from"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nothing was deleted"), std::string::npos) << r.out;
+  for (const auto& [what, id] : before) {
+    if (id != old_id) EXPECT_EQ(r.out.find(fmt::format("#{} ", id)), std::string::npos) << what << "\n" << r.out;
+  }
+
+  // Every record selected: each named, still none deleted.
+  r = run_cli({"db", "prune", "--db", db_path, "--older-than", "1d", "--dry-run"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const auto& [what, id] : before) {
+    EXPECT_NE(r.out.find(fmt::format("would prune #{} ", id)), std::string::npos) << what << "\n" << r.out;
+  }
+  EXPECT_NE(r.out.find("would prune 3 records from"), std::string::npos) << r.out;
+  EXPECT_EQ(ids(), before);
+
+  // The real prune then removes exactly what the dry run named.
+  r = run_cli({"db", "prune", "--db", db_path, "--older-than", "2022-01-01T00:00:00Z"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("pruned 1 record "), std::string::npos) << r.out;
+  auto after = before;
+  after.erase("2020-01-01T00:00:00Z " + elsewhere.hash().substr(0, 8) + " 24");
+  EXPECT_EQ(ids(), after);
 }
 
 TEST_F(CliDb, MissingDbIsSaidAndNeverCreated) {
@@ -269,7 +321,7 @@ TEST_F(CliDb, MissingDbIsSaidAndNeverCreated) {
   EXPECT_NE(r.out.find("(no records)"), std::string::npos) << r.out;
   r = run_cli({"db", "list", "--db", missing, "--format", "json"}, dir);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_FALSE(json::parse(r.out)["exists"].get<bool>());
+  EXPECT_FALSE(json::parse(r.out)["environment"]["exists"].get<bool>());
   r = run_cli({"db", "show", "1", "--db", missing}, dir);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("no tuning DB at " + missing + " yet"), std::string::npos) << r.err;

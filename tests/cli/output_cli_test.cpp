@@ -130,7 +130,7 @@ TEST_F(CliOutput, OutDashIsStandardOutput) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto doc = nlohmann::json::parse(r.out, nullptr, false);
   ASSERT_FALSE(doc.is_discarded()) << r.out;
-  EXPECT_EQ(doc["cases"].size(), 4u);
+  EXPECT_EQ(doc["rows"].size(), 4u);
   EXPECT_FALSE(fs::exists("-"));
 }
 

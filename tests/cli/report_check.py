@@ -45,7 +45,7 @@ def main():
         + sum(1 for r in b["rows"] if r.get("tflops") and r.get("gbps") and (r.get("native") or {}).get("tflops")),
         "ratio": sum(1 for r in b["rows"] if isinstance(r.get("ratio"), (int, float))),
         "ladder": sum(1 for r in lad["rows"] if isinstance(r.get("tflops"), (int, float))),
-        "tune": sum(1 for c in t["results"][0]["candidates"] if (c.get("screen") or {}).get("median_ms") is not None),
+        "tune": sum(1 for c in t["rows"][0]["candidates"] if (c.get("screen") or {}).get("median_ms") is not None),
     }
     proc = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0",
                            "--dump-dom", "file://" + os.path.abspath(page)],

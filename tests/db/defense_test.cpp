@@ -414,7 +414,7 @@ TEST_F(DbDefenseCli, ReadingVerbsSkipBadRowsCheckReportsThemPruneRemovesThem) {
 
   auto list = cli({"db", "list", "--format", "json"});
   ASSERT_EQ(list.exit_code, 0) << list.err;
-  EXPECT_EQ(nlohmann::json::parse(list.out)["records"].size(), 1u) << list.out;
+  EXPECT_EQ(nlohmann::json::parse(list.out)["rows"].size(), 1u) << list.out;
   EXPECT_NE(list.err.find("skipped invalid record #2"), std::string::npos) << list.err;
   EXPECT_NE(list.err.find("time_ms.median"), std::string::npos) << list.err;
   EXPECT_NE(list.err.find("skipped invalid record #3"), std::string::npos) << list.err;
@@ -436,7 +436,7 @@ TEST_F(DbDefenseCli, ReadingVerbsSkipBadRowsCheckReportsThemPruneRemovesThem) {
   EXPECT_NE(check.out.find("record #2 (cpu cpu-avx2"), std::string::npos) << check.out;
   auto check_json = cli({"db", "check", "--format", "json"});
   EXPECT_EQ(check_json.exit_code, 1);
-  EXPECT_EQ(nlohmann::json::parse(check_json.out)["invalid"].size(), 2u) << check_json.out;
+  EXPECT_EQ(nlohmann::json::parse(check_json.out)["rows"].size(), 2u) << check_json.out;
 
   auto dry = cli({"db", "prune", "--invalid", "--dry-run"});
   ASSERT_EQ(dry.exit_code, 0) << dry.err;

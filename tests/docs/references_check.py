@@ -10,11 +10,13 @@ import sys
 from pathlib import Path
 
 # Repository paths worth checking when they appear in backticks: the tree's own top folders.
-TOP = ("src/", "docs/", "scripts/", "tests/", "bench/", "tools/", "profiles/", "include/", "cmake/", "examples/")
+TOP = ("src/", "docs/", "scripts/", "tests/", "bench/", "tools/", "profiles/", "include/", "cmake/", "examples/",
+       "python/", "schemas/")
 # Text that marks a path as a pattern or a placeholder, not a file.
 PLACEHOLDER = re.compile(r"[<>*{}$\[\]|]|\.\.|NAME|SHAPE|OUTDIR|OUT/|DIR\b|FILE\b")
 LINK = re.compile(r"\]\(([^)\s#]+)(?:#[^)]*)?\)")
-TICK = re.compile(r"`([^`\s]+)`")
+# A span in backticks; each of its words is checked, so `scripts/cpu-check OUT 0,1` checks the script.
+TICK = re.compile(r"`([^`\n]+)`")
 RESULTS = re.compile(r"bench/results/[A-Za-z0-9_.\-/]+")
 
 
@@ -35,8 +37,10 @@ def main():
             base = root if target.startswith("/") else doc.parent
             if not (base / target.lstrip("/")).exists():
                 missing.append(f"{rel}: link to {target}")
-        for target in TICK.findall(text):
+        for target in (word for span in TICK.findall(text) for word in span.split()):
             target = clean(target)
+            if target.startswith("./"):
+                target = target[2:]
             if not target.startswith(TOP) or PLACEHOLDER.search(target):
                 continue
             # "src/plan/plan.cpp:42" and "file.cpp::name" point into a file: check the file.

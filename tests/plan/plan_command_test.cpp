@@ -52,10 +52,10 @@ TEST(PlanCommand, JsonForEveryShapeAndLayout) {
   ASSERT_EQ(r.rc, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["tool"], "tileforge");
-  ASSERT_EQ(j["plans"].size(), 8u);
-  EXPECT_EQ(j["plans"][0]["problem"]["layout"], "RR");
-  EXPECT_EQ(j["plans"][3]["problem"]["layout"], "CC");
-  EXPECT_EQ(j["plans"][4]["problem"]["m"], 16);
+  ASSERT_EQ(j["rows"].size(), 8u);
+  EXPECT_EQ(j["rows"][0]["problem"]["layout"], "RR");
+  EXPECT_EQ(j["rows"][3]["problem"]["layout"], "CC");
+  EXPECT_EQ(j["rows"][4]["problem"]["m"], 16);
 }
 
 TEST(PlanCommand, PinsAndTheirRefusal) {
@@ -140,8 +140,8 @@ TEST(PlanCommand, CpuProfileWithThreads) {
   const Outcome r = run(o);
   ASSERT_EQ(r.rc, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["plans"][0]["family"], "cpu-avx512");
-  EXPECT_EQ(j["plans"][0]["threads"], 8);
+  EXPECT_EQ(j["rows"][0]["family"], "cpu-avx512");
+  EXPECT_EQ(j["rows"][0]["threads"], 8);
 }
 
 }  // namespace

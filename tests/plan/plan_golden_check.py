@@ -38,7 +38,9 @@ def run(tf, args):
     # Exit 1 is an unserved plan (a GPU profile for f32, say): its JSON still says why, and is compared too.
     if r.returncode not in (0, 1) or not r.stdout.startswith("{"):
         raise SystemExit(f"tileforge plan {' '.join(args)} exited {r.returncode}: {r.stderr.strip()}")
-    return json.loads(r.stdout)
+    doc = json.loads(r.stdout)
+    # The kept files predate the shared envelope: its plans are the rows, its environment is not part of a plan.
+    return {"tool": doc["tool"], "version": doc["version"], "plans": doc["rows"]}
 
 
 def diff(a, b, path, out):

@@ -88,3 +88,9 @@ def test_bad_arguments_are_named(rng):
         big = random((8, 8), np.float32, rng)
         tileforge.gemm(big[:, :6], b, big[:, :5])
     assert out.shape == (8, 5)
+
+
+def test_unsupported_is_a_runtime_error_apart():
+    # Callers fall back on exactly this class (tileforge.torch does); it stays catchable as a RuntimeError.
+    assert issubclass(tileforge.Unsupported, RuntimeError)
+    assert tileforge.Unsupported is not RuntimeError

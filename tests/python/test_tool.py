@@ -11,13 +11,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def test_plan_is_the_tools_json():
     report = tileforge.plan((256, 128, 64), dtype="f32", device="cpu")
-    [entry] = report["plans"]
+    [entry] = report["rows"]
     assert entry["problem"]["m"] == 256 and entry["problem"]["n"] == 128 and entry["problem"]["k"] == 64
     assert report["tool"] == "tileforge" and entry["choice"]
 
 
 def test_plan_for_another_chip():
-    [entry] = tileforge.plan("4096x4096x4096", dtype="f16", profile="h200")["plans"]
+    [entry] = tileforge.plan("4096x4096x4096", dtype="f16", profile="h200")["rows"]
     assert entry["profile"]["name"] == "h200" and entry["served"]
 
 

@@ -94,8 +94,8 @@ TEST_F(TuneCli, TunesPrintsProgressAndRecordsTheWinner) {
   EXPECT_NE(r.err.find("] screening cpu-"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("winner:"), std::string::npos) << r.err;
   auto j = nlohmann::json::parse(r.out);
-  ASSERT_EQ(j["results"].size(), 1u);
-  const auto& res = j["results"][0];
+  ASSERT_EQ(j["rows"].size(), 1u);
+  const auto& res = j["rows"][0];
   // The top 3, and the backend's own pick when the model ranks it lower.
   EXPECT_GE(res["candidates"].size(), 3u);
   EXPECT_LE(res["candidates"].size(), 4u);
@@ -124,7 +124,7 @@ TEST_F(TuneCli, TunesPrintsProgressAndRecordsTheWinner) {
   r = run_cli(args, dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("WINNER"), std::string::npos);
-  EXPECT_EQ(nlohmann::json::parse(slurp(out))["results"].size(), 1u);
+  EXPECT_EQ(nlohmann::json::parse(slurp(out))["rows"].size(), 1u);
 }
 
 TEST_F(TuneCli, FourProcessesTuningIntoOneDbLoseNothing) {
@@ -146,7 +146,7 @@ TEST_F(TuneCli, FourProcessesTuningIntoOneDbLoseNothing) {
     const Result r = wait_cli(procs[i]);
     ASSERT_EQ(r.exit_code, 0) << shapes[i] << ": " << r.err;
     auto j = nlohmann::json::parse(r.out);
-    const auto& res = j["results"][0];
+    const auto& res = j["rows"][0];
     ASSERT_FALSE(res["winner"].is_null()) << shapes[i];
     const std::string outcome = res["db"]["outcome"];
     if (outcome == "inserted") {
@@ -170,7 +170,7 @@ TEST_F(TuneCli, FourProcessesTuningIntoOneDbLoseNothing) {
   // And `db list` in another process sees all four.
   const Result list = run_cli({"db", "list", "--db", db, "--format", "json"}, dir);
   ASSERT_EQ(list.exit_code, 0) << list.err;
-  EXPECT_EQ(nlohmann::json::parse(list.out)["records"].size(), winners.size()) << list.out;
+  EXPECT_EQ(nlohmann::json::parse(list.out)["rows"].size(), winners.size()) << list.out;
 }
 
 }  // namespace

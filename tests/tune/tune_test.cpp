@@ -189,8 +189,9 @@ TEST_F(Tune, ReportsEveryCandidateAsTableAndJson) {
   EXPECT_NE(table.find("planner's pick"), std::string::npos) << table;
   EXPECT_NE(table.find("time: total"), std::string::npos) << table;
   auto j = nlohmann::json::parse(to_json({*r}));
-  ASSERT_EQ(j["results"].size(), 1u);
-  const auto& res = j["results"][0];
+  EXPECT_EQ(j["verb"], "tune");
+  ASSERT_EQ(j["rows"].size(), 1u);
+  const auto& res = j["rows"][0];
   EXPECT_EQ(res["candidates"].size(), 6u);
   EXPECT_EQ(res["measured"].get<std::size_t>(), r->measured);
   EXPECT_FALSE(res["winner"].is_null());
@@ -430,7 +431,7 @@ TEST_F(Tune, ANoisyWinnerIsMeasuredAgainAndNotStoredWhenItStaysNoisy) {
   EXPECT_NE(table.find("db: not stored: the winner's reps spread"), std::string::npos) << table;
   EXPECT_NE(table.find("guard: "), std::string::npos) << table;
   auto j = nlohmann::json::parse(to_json({*r}));
-  const auto& res = j["results"][0];
+  const auto& res = j["rows"][0];
   EXPECT_TRUE(res["guard"]["remeasured"].get<bool>());
   EXPECT_FALSE(res["guard"]["noisy"].is_null());
   EXPECT_TRUE(res["db"]["outcome"].get<std::string>().starts_with("not stored")) << res["db"].dump();

@@ -347,6 +347,20 @@ ojson record_json(const db::Record& r) {
   return j;
 }
 
+// The envelope every verb's JSON shares (schemas/envelope.schema.json): the DB read is the environment of a db verb.
+ojson envelope(std::string_view verb, const db::Location& where, bool exists) {
+  ojson doc;
+  doc["tool"] = "tileforge";
+  doc["version"] = std::string(version());
+  doc["verb"] = std::string(verb);
+  doc["environment"] = {{"tool_version", std::string(version())},
+                        {"date", db::iso_now()},
+                        {"db", where.path},
+                        {"origin", where.origin},
+                        {"exists", exists}};
+  return doc;
+}
+
 // ---- list ------------------------------------------------------------------------------------------------------
 
 int run_list(const ListArgs& a) {
@@ -370,18 +384,15 @@ int run_list(const ListArgs& a) {
 
   std::string out;
   if (a.format == "json") {
-    ojson doc;
-    doc["db"] = where.path;
-    doc["origin"] = where.origin;
-    doc["exists"] = opened.store.has_value();
+    ojson doc = envelope(verb, where, opened.store.has_value());
     doc["devices"] = ojson::array();
     for (const auto& [hash, d] : devices) {
       doc["devices"].push_back({{"hash", hash}, {"records", d.second}, {"kind", d.first.kind}, {"name", d.first.name},
                                 {"arch", d.first.arch}, {"cores", d.first.cores}, {"clock_mhz", d.first.clock_mhz},
                                 {"driver", d.first.driver}, {"toolkit", d.first.toolkit}});
     }
-    doc["records"] = ojson::array();
-    for (const auto& r : records) doc["records"].push_back(record_json(r));
+    doc["rows"] = ojson::array();
+    for (const auto& r : records) doc["rows"].push_back(record_json(r));
     out = doc.dump(1) + "\n";
   } else {
     if (!opened.store) {
@@ -444,7 +455,9 @@ int run_show(const ShowArgs& a) {
   if (a.format == "json") {
     ojson j = record_json(r);
     if (invalid) j["invalid"] = invalid->why;
-    out = j.dump(1) + "\n";
+    ojson doc = envelope(verb, *where, true);
+    doc["rows"] = ojson::array({std::move(j)});
+    out = doc.dump(1) + "\n";
   } else {
     const auto current = dispatch::current_family_versions();
     out += fmt::format("record #{} in {}\n", r.id, where->path);
@@ -636,6 +649,27 @@ int run_prune(const PruneArgs& a) {
     filter.device = matches.front();
   }
   filter.dry_run = a.dry_run;
+  if (a.dry_run) {
+    // Name each record that would go, as db list shows it, so the criteria can be checked before they delete.
+    auto ids = store->prune_matches(filter);
+    if (!ids) return fail(verb, ids.status());
+    std::string out;
+    for (int64_t id : *ids) {
+      std::optional<db::InvalidRow> invalid;
+      auto record = store->get(id, &invalid);
+      if (!record || !*record) {
+        out += fmt::format("would prune #{}\n", id);
+        continue;
+      }
+      const db::Record& r = **record;
+      out += fmt::format("would prune #{} {} {} {} v{} {} created {}{}\n", id, r.device.hash().substr(0, 8), r.backend,
+                         r.family(), r.family_version, r.problem.key(), r.created_at,
+                         invalid ? fmt::format(" (invalid: {})", invalid->why) : "");
+    }
+    out += fmt::format("would prune {} record{} from {}; nothing was deleted (--dry-run)\n", ids->size(),
+                       ids->size() == 1 ? "" : "s", where->path);
+    return emit(verb, none, out);
+  }
   auto removed = store->prune(filter);
   if (!removed) return fail(verb, removed.status());
   return emit(verb, none, fmt::format("{} {} record{} from {}\n", a.dry_run ? "would prune" : "pruned", *removed,
@@ -665,12 +699,11 @@ int run_check(const CheckArgs& a) {
   }
   std::string out;
   if (a.format == "json") {
-    ojson doc;
-    doc["db"] = where->path;
-    doc["exists"] = exists;
+    // One row per invalid record; the count of valid ones beside them.
+    ojson doc = envelope(verb, *where, exists);
     doc["valid"] = valid;
-    doc["invalid"] = ojson::array();
-    for (const db::InvalidRow& b : bad) doc["invalid"].push_back({{"id", b.id}, {"key", b.key}, {"why", b.why}});
+    doc["rows"] = ojson::array();
+    for (const db::InvalidRow& b : bad) doc["rows"].push_back({{"id", b.id}, {"key", b.key}, {"why", b.why}});
     out = doc.dump(1) + "\n";
   } else if (!exists) {
     out = no_db_yet(*where) + "; nothing to check\n";

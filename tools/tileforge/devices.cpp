@@ -60,7 +60,16 @@ int run_devices(const DevicesArgs& a) {
   const hw::CpuIsa& isa = hw::cpu_isa();
 
   if (a.output.format == "json") {
+    // The envelope every verb's JSON shares (schemas/envelope.schema.json): one row per backend, what can run
+    // here; the device, host CPU, chip profile and builtin names beside them.
     nlohmann::ordered_json doc;
+    doc["tool"] = "tileforge";
+    doc["version"] = std::string(version());
+    doc["verb"] = "devices";
+    doc["environment"] = {{"tool_version", std::string(version())},
+                          {"device", device->name},
+                          {"profile", prof.name},
+                          {"host", isa.brand}};
     doc["device"] = {{"kind", device->kind}, {"ordinal", device->ordinal}, {"name", device->name},
                      {"threads", tileforge::effective_threads(*device)}};
     doc["host_cpu"] = {{"vendor", isa.vendor}, {"brand", isa.brand}, {"family", isa.family}, {"model", isa.model},
@@ -73,14 +82,14 @@ int run_devices(const DevicesArgs& a) {
       profile = hw::to_json(prof);
     }
     doc["profile"] = profile;
-    doc["backends"] = nlohmann::ordered_json::array();
+    doc["rows"] = nlohmann::ordered_json::array();
     for (Backend* b : all_backends()) {
       Support ok = b->available();
-      doc["backends"].push_back({{"name", b->name()},
-                                 {"role", b->native() ? "vendor" : "ours"},
-                                 {"device_kind", b->device_kind()},
-                                 {"available", ok.ok},
-                                 {"reason", ok.reason}});
+      doc["rows"].push_back({{"name", b->name()},
+                             {"role", b->native() ? "vendor" : "ours"},
+                             {"device_kind", b->device_kind()},
+                             {"available", ok.ok},
+                             {"reason", ok.reason}});
     }
     doc["builtin_profiles"] = hw::builtin_profile_names();
     doc["builtin_suites"] = bench::builtin_suite_names();

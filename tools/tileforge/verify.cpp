@@ -33,11 +33,14 @@ nlohmann::ordered_json error_json(const bench::Measured& m) {
 }
 
 std::string to_json(const bench::Environment& e, const std::vector<bench::CaseResult>& results) {
+  // The envelope every verb's JSON shares (schemas/envelope.schema.json), with bench's environment object (the
+  // partial-file header line is its one public writer); one row per case.
   nlohmann::ordered_json doc;
-  doc["environment"] = {{"tool_version", e.tool_version}, {"date", e.date},       {"device", e.device},
-                        {"profile", e.profile},           {"host", e.host},       {"compiler", e.compiler},
-                        {"threads", e.threads},           {"seed", e.seed}};
-  doc["cases"] = nlohmann::ordered_json::array();
+  doc["tool"] = "tileforge";
+  doc["version"] = e.tool_version;
+  doc["verb"] = "verify";
+  doc["environment"] = nlohmann::ordered_json::parse(bench::partial_header_line(e))["environment"];
+  doc["rows"] = nlohmann::ordered_json::array();
   for (const auto& r : results) {
     const Problem& p = r.plan.problem;
     nlohmann::ordered_json c;
@@ -62,7 +65,7 @@ std::string to_json(const bench::Environment& e, const std::vector<bench::CaseRe
     else c["threshold"] = nullptr;
     c["pass"] = r.ours.has_value() && r.check.ok();
     c["message"] = r.ours ? (r.check.ok() ? std::string("ok") : r.check.message()) : r.ours_failure;
-    doc["cases"].push_back(c);
+    doc["rows"].push_back(c);
   }
   return doc.dump(1) + "\n";
 }

@@ -335,12 +335,16 @@ Cost CpuFamily::cost(const Problem& problem, const hw::HwProfile& profile, const
   // rows every micro-kernel call then waits on.
   int in_place_level = 1;
   if (!pack_b) {
-    const double stride = double(q.ldb) * in;
+    // In 128 bits: a legal ldb can be near INT64_MAX (B of one row, k = 1), and its bytes then exceed int64_t.
+    const unsigned __int128 stride = static_cast<unsigned __int128>(q.ldb) * size_of(q.precision.input);
     auto rows_fit = [&](const CacheGeometry& g) {
       if (g.size_bytes <= 0) return false;
       const int64_t sets = g.sets(), line = g.line_bytes;
       int64_t distinct = sets;
-      if (int64_t(stride) % line == 0) distinct = sets / std::gcd(sets, (int64_t(stride) / line) % sets == 0 ? sets : (int64_t(stride) / line) % sets);
+      if (stride % line == 0) {
+        const int64_t set_step = int64_t(stride / line % sets);
+        distinct = sets / std::gcd(sets, set_step == 0 ? sets : set_step);
+      }
       const double lines_per_row = std::ceil(double(nr) * in / double(line));
       return double(distinct) * double(g.ways - 1) / lines_per_row >= double(kc_eff);
     };
@@ -349,7 +353,7 @@ Cost CpuFamily::cost(const Problem& problem, const hw::HwProfile& profile, const
       const char* where = in_place_level == 2 ? "L2" : in_place_level == 3 ? "L3" : "DRAM";
       c.notes.push_back(fmt::format("B read in place: its {} rows at a stride of {} B do not stay in L1 (set conflicts "
                                     "included); every MR-panel of A re-reads the micro-panel from {}",
-                                    kc_eff, int64_t(stride), where));
+                                    kc_eff, double(stride), where));
     }
   }
 
@@ -420,7 +424,7 @@ Cost CpuFamily::cost(const Problem& problem, const hw::HwProfile& profile, const
   if (in_place_dram_bytes > 0) {
     c.notes.push_back(fmt::format("B read in place from DRAM: {:.0f} MB at {:.1f} GB/s ({} thread(s), rows {} B apart: "
                                   "latency-bound per core)",
-                                  in_place_dram_bytes / 1e6, in_place_bw / 1e9, t, int64_t(double(q.ldb) * in)));
+                                  in_place_dram_bytes / 1e6, in_place_bw / 1e9, t, double(q.ldb) * in));
   }
   dram_bytes += in_place_dram_bytes;
   c.levels = {{"DRAM", dram_bytes, dram_s > 0 ? dram_bytes / dram_s : dram_bw, dram_s}, {"L3", l3_bytes, l3_bw, l3_s}, {"L2", l2_bytes, l2_bw, l2_s}};
