@@ -2,9 +2,7 @@
 #include "bench/compare.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <ctime>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -13,6 +11,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "core/clock.hpp"
 #include "core/columns.hpp"
 
 namespace tileforge::bench {
@@ -43,16 +42,6 @@ std::string config_of(const json& row) {
     if (name != "family") s += fmt::format(" {}={}", name, value.dump());
   }
   return s;
-}
-
-// "2026-12-01T18:05:00Z": when the comparison was made.
-std::string utc_now() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
 }
 
 double relative_iqr(const RowTiming& r) { return r.median_ms > 0 ? r.iqr_ms / r.median_ms : 0; }
@@ -174,7 +163,7 @@ std::string format_changes(const std::vector<RowChange>& changes, std::string_vi
     doc["tool"] = "tileforge";
     doc["version"] = std::string(version());
     doc["verb"] = "compare";
-    doc["environment"] = {{"tool_version", std::string(version())}, {"date", utc_now()}};
+    doc["environment"] = {{"tool_version", std::string(version())}, {"date", iso_date_now()}};
     doc["a"] = std::string(a_name);
     doc["b"] = std::string(b_name);
     doc["band_floor"] = kCompareBandFloor;

@@ -1,15 +1,14 @@
 // Writes bench results as schema JSON, a human table and CSV, and records the environment of the run.
 #include "bench/report.hpp"
 
+#include "core/clock.hpp"
 #include "core/columns.hpp"
 
 #include "dispatch/dispatch.hpp"
 
 #include <unistd.h>
 
-#include <chrono>
 #include <cmath>
-#include <ctime>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -154,15 +153,6 @@ std::string csv_field(std::string s) {
 std::string verdict_text(const std::optional<Verdict>& v) {
   if (!v) return "-";
   return fmt::format("{} {:.0f}%{}", v->bound, 100 * v->fraction, v->below ? " !" : "");
-}
-
-std::string iso_date_now() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
 }
 
 Environment collect_environment(const Device& device, std::string_view cache_state, uint64_t seed) {

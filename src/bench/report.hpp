@@ -59,7 +59,4 @@ std::string verdict_text(const std::optional<Verdict>& verdict);
 std::string partial_header_line(const Environment& environment);
 std::string partial_row_line(const CaseResult& row, const Environment& environment);
 
-// Now, as ISO 8601 UTC ("2026-11-29T09:12:00Z").
-std::string iso_date_now();
-
 }  // namespace tileforge::bench

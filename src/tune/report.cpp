@@ -1,13 +1,12 @@
 // Tuning reports as a table and as JSON.
 #include "tune/report.hpp"
 
-#include <chrono>
 #include <cmath>
-#include <ctime>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/clock.hpp"
 #include "core/columns.hpp"
 
 namespace tileforge::tune {
@@ -36,16 +35,6 @@ std::string params_text(const Config& c) {
   std::string s;
   for (const auto& [name, value] : c.params) s += fmt::format("{}{}={}", s.empty() ? "" : " ", name, value);
   return s;
-}
-
-// "2026-12-01T18:05:00Z": when the report was written.
-std::string iso_date_now() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
 }
 
 std::string ms(double v) {

@@ -9,6 +9,7 @@
 
 #include "bench/output_file.hpp"
 #include "bench/report.hpp"
+#include "core/clock.hpp"
 #include "dispatch/dispatch.hpp"
 
 namespace tileforge::bench {

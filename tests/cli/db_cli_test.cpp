@@ -68,6 +68,16 @@ class CliDb : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir); }
 
+  // Two records of this CPU (tuned and planned configs) and an older one of another CPU, whose fingerprint it returns.
+  db::Fingerprint put_three_records() {
+    db::Fingerprint elsewhere = fp;
+    elsewhere.name = "A Different CPU";
+    put(db_path, record(fp, shape(24, 16, 40), tuned_config, 0.01));
+    put(db_path, record(fp, shape(64, 64, 64), planned_config, 0.02));
+    put(db_path, record(elsewhere, shape(24, 16, 40), planned_config, 0.03, "2020-01-01T00:00:00Z"));
+    return elsewhere;
+  }
+
   db::Record record(const db::Fingerprint& device, const Problem& p, const Config& config, double median_ms,
                     std::string created_at = "2024-05-06T07:08:09Z") {
     db::Record r;
@@ -184,11 +194,7 @@ TEST_F(CliDb, CorruptedDbWarnsAndPlans) {
 }
 
 TEST_F(CliDb, ExportImportRoundTrip) {
-  db::Fingerprint elsewhere = fp;
-  elsewhere.name = "A Different CPU";
-  put(db_path, record(fp, shape(24, 16, 40), tuned_config, 0.01));
-  put(db_path, record(fp, shape(64, 64, 64), planned_config, 0.02));
-  put(db_path, record(elsewhere, shape(24, 16, 40), planned_config, 0.03, "2020-01-01T00:00:00Z"));
+  const db::Fingerprint elsewhere = put_three_records();
 
   Result r = run_cli({"db", "list", "--db", db_path}, dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -264,11 +270,7 @@ TEST_F(CliDb, ExportImportRoundTrip) {
 
 // --dry-run names every record the criteria select, as db list shows them, and deletes none of them.
 TEST_F(CliDb, PruneDryRunNamesWhatWouldGoAndDeletesNothing) {
-  db::Fingerprint elsewhere = fp;
-  elsewhere.name = "A Different CPU";
-  put(db_path, record(fp, shape(24, 16, 40), tuned_config, 0.01));
-  put(db_path, record(fp, shape(64, 64, 64), planned_config, 0.02));
-  put(db_path, record(elsewhere, shape(24, 16, 40), planned_config, 0.03, "2020-01-01T00:00:00Z"));
+  const db::Fingerprint elsewhere = put_three_records();
   auto ids = [&] {
     Result l = run_cli({"db", "list", "--db", db_path, "--format", "json"}, dir);
     EXPECT_EQ(l.exit_code, 0) << l.err;
