@@ -13,6 +13,7 @@
 
 #include "core/clock.hpp"
 #include "core/columns.hpp"
+#include "core/envelope.hpp"
 
 namespace tileforge::bench {
 namespace {
@@ -159,10 +160,7 @@ std::string format_changes(const std::vector<RowChange>& changes, std::string_vi
     }
     // The envelope every verb's JSON shares (schemas/envelope.schema.json); nothing is measured here, so the
     // environment only says which build compared and when (each run's own is in its file).
-    nlohmann::ordered_json doc;
-    doc["tool"] = "tileforge";
-    doc["version"] = std::string(version());
-    doc["verb"] = "compare";
+    nlohmann::ordered_json doc = envelope<nlohmann::ordered_json>("compare");
     doc["environment"] = {{"tool_version", std::string(version())}, {"date", iso_date_now()}};
     doc["a"] = std::string(a_name);
     doc["b"] = std::string(b_name);

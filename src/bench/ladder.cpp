@@ -13,16 +13,21 @@
 #include <nlohmann/json.hpp>
 
 #include "core/columns.hpp"
+#include "core/envelope.hpp"
 #include "plan/kernel_family.hpp"
 #include "plan/planner.hpp"
 
 namespace tileforge::bench {
 namespace {
 
-// A time ratio minus one in words: "11.4% longer", "3.0% less time", "the same time".
-std::string gap_words(double gap) {
-  if (std::abs(gap) < 0.0005) return "the same time";
-  return gap > 0 ? fmt::format("{:.1f}% longer", 100 * gap) : fmt::format("{:.1f}% less time", -100 * gap);
+// A time ratio minus one in words, against `other` when named: "11.4% longer (than X)", "3.0% less time (than X)",
+// "the same time (as X)".
+std::string gap_words(double gap, std::string_view other = {}) {
+  const bool same = std::abs(gap) < 0.0005;
+  const std::string words = same      ? std::string("the same time")
+                            : gap > 0 ? fmt::format("{:.1f}% longer", 100 * gap)
+                                      : fmt::format("{:.1f}% less time", -100 * gap);
+  return other.empty() ? words : fmt::format("{} {} {}", words, same ? "as" : "than", other);
 }
 
 // The article's baseline values (its section 3.3: 128x128x32 tiles, two stages, four warps, the narrowest vector
@@ -287,10 +292,9 @@ Expected<Ladder> run_ladder(const Device& device, const Problem& problem, const 
       std::vector<std::string> names, later;
       for (const ParamDecl& d : space.params) {
         if (d.values.size() < 2) continue;
-        if (d.layer == layer) names.push_back(d.name);
-        for (std::size_t lj = li + 1; lj < std::size(kLayerNames); ++lj) {
-          if (d.layer == kLayerNames[lj]) later.push_back(d.name);
-        }
+        const auto at = std::find(std::begin(kLayerNames), std::end(kLayerNames), d.layer) - std::begin(kLayerNames);
+        if (std::size_t(at) == li) names.push_back(d.name);
+        if (std::size_t(at) > li && std::size_t(at) < std::size(kLayerNames)) later.push_back(d.name);
       }
       if (names.empty()) continue;
       const std::vector<Config> candidates =
@@ -396,9 +400,8 @@ std::string ladder_table(const Ladder& ladder, bool markdown) {
   out += "Each step measures the current config and the cost model's best candidates of one layer (timed), with the "
          "native library in the same interleaved run; the fastest verified one is kept. ratio = native time / ours.\n";
   if (ladder.dispatch_gap) {
-    out += fmt::format("The ladder's last FP32-accumulation config takes {} bench's dispatched config, measured in "
-                       "one run.\n",
-                       gap_words(*ladder.dispatch_gap) + (std::abs(*ladder.dispatch_gap) < 0.0005 ? " as" : " than"));
+    out += fmt::format("The ladder's last FP32-accumulation config takes {}, measured in one run.\n",
+                       gap_words(*ladder.dispatch_gap, "bench's dispatched config"));
   }
   return out;
 }
@@ -438,13 +441,9 @@ std::string ladder_json(const Ladder& ladder) {
     row["notes"] = r.notes;
     rows.push_back(std::move(row));
   }
-  // The envelope every verb's JSON shares (schemas/envelope.schema.json), with bench's environment object: the
-  // partial-file header line is its one public writer.
-  ordered_json doc;
-  doc["tool"] = "tileforge";
-  doc["version"] = ladder.environment.tool_version;
-  doc["verb"] = "ladder";
-  doc["environment"] = ordered_json::parse(partial_header_line(ladder.environment))["environment"];
+  // The envelope every verb's JSON shares (schemas/envelope.schema.json), with bench's environment object.
+  ordered_json doc = envelope<ordered_json>("ladder");
+  doc["environment"] = environment_json(ladder.environment);
   doc["problem"] = ladder.problem.describe();
   doc["family"] = ladder.family;
   doc["dispatch_gap"] = ladder.dispatch_gap ? ordered_json(*ladder.dispatch_gap) : ordered_json(nullptr);

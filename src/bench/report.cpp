@@ -3,6 +3,7 @@
 
 #include "core/clock.hpp"
 #include "core/columns.hpp"
+#include "core/envelope.hpp"
 
 #include "dispatch/dispatch.hpp"
 
@@ -190,8 +191,10 @@ Environment collect_environment(const Device& device, std::string_view cache_sta
 
 namespace {
 
-// The report's environment object (the schema's, plus the device bandwidth measured in the run).
-ojson env_json(const Environment& e) {
+
+}  // namespace
+
+ojson environment_json(const Environment& e) {
   ojson env;
   env["tool_version"] = e.tool_version;
   env["date"] = e.date;
@@ -237,16 +240,11 @@ ojson env_json(const Environment& e) {
   return env;
 }
 
-}  // namespace
-
 std::string to_json(const Report& report) {
   const Environment& e = report.environment;
-  ojson doc;
   // The envelope every verb's JSON shares (schemas/envelope.schema.json); bench.schema.json allows the extra keys.
-  doc["tool"] = "tileforge";
-  doc["version"] = e.tool_version;
-  doc["verb"] = "bench";
-  doc["environment"] = env_json(e);
+  ojson doc = envelope<ojson>("bench");
+  doc["environment"] = environment_json(e);
   doc["rows"] = ojson::array();
   for (const CaseResult& r : report.rows) doc["rows"].push_back(row_json(r, e));
   return doc.dump(1) + "\n";
@@ -254,7 +252,7 @@ std::string to_json(const Report& report) {
 
 std::string partial_header_line(const Environment& environment) {
   ojson line;
-  line["environment"] = env_json(environment);
+  line["environment"] = environment_json(environment);
   return line.dump() + "\n";
 }
 

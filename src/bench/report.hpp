@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "backends/backend.hpp"
 #include "bench/harness.hpp"
 #include "measure/bandwidth.hpp"
@@ -48,6 +50,9 @@ struct Report {
 };
 
 std::string to_json(const Report& report);    // the bench schema, indented
+// The report's environment object (the schema's, plus the device bandwidth measured in the run), which ladder and
+// verify reports carry too.
+nlohmann::ordered_json environment_json(const Environment& environment);
 // For people: GFLOP/s on the CPU, TFLOP/s and GB/s on GPUs; `markdown`: the rows as a Markdown table.
 std::string to_table(const Report& report, bool markdown = false);
 std::string to_csv(const Report& report);     // one line per row, header first

@@ -172,7 +172,7 @@ std::string export_json(const std::vector<Record>& records) {
   j["format"] = kExportFormat;
   j["format_version"] = kExportFormatVersion;
   j["tool_version"] = std::string(version());
-  j["exported_at"] = iso_now();
+  j["exported_at"] = iso_date_now();
   j["records"] = ordered_json::array();
   for (const Record& r : records) j["records"].push_back(record_to_json(r));
   return j.dump(2) + "\n";

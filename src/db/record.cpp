@@ -2,7 +2,6 @@
 #include "db/record.hpp"
 
 #include <cmath>
-#include <ctime>
 #include <memory>
 #include <mutex>
 
@@ -181,16 +180,6 @@ Expected<Config> config_from_json(std::string_view text, std::string_view what) 
   if (c.family.empty()) return invalid_argument(fmt::format("{}.family: missing or empty", what));
   return c;
 }
-
-std::string iso_time(int64_t unix_seconds) {
-  std::time_t t = std::time_t(unix_seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                     tm.tm_min, tm.tm_sec);
-}
-
-std::string iso_now() { return iso_time(int64_t(std::time(nullptr))); }
 
 bool is_iso_time(std::string_view s) {
   // NOTE: one fixed form so that text order is time order (prune compares the strings in SQL).

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/clock.hpp"  // iso_time, iso_date_now: the stamps records carry
 #include "core/expected.hpp"
 #include "db/keys.hpp"
 #include "tileforge/tileforge.hpp"
@@ -90,9 +91,6 @@ std::string config_to_json(const Config& config);
 // Parses config_to_json's format; `what` names the field in messages ("records[3].config").
 Expected<Config> config_from_json(std::string_view text, std::string_view what);
 
-// The current UTC time as "YYYY-MM-DDTHH:MM:SSZ", and the same for a number of seconds since the epoch.
-std::string iso_now();
-std::string iso_time(int64_t unix_seconds);
 // Whether text is exactly "YYYY-MM-DDTHH:MM:SSZ" with plausible field values.
 bool is_iso_time(std::string_view text);
 

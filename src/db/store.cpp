@@ -410,7 +410,7 @@ namespace {
 
 Upsert upsert_one(sqlite3* db, const Record& in, bool force) {
   Record r = in;
-  if (r.created_at.empty()) r.created_at = iso_now();
+  if (r.created_at.empty()) r.created_at = iso_date_now();
   const std::string hash = r.device.hash();
   {
     sql::Stmt s(db, "INSERT OR IGNORE INTO devices (hash, key, kind, name, arch, cores, clock_mhz, driver, toolkit) "

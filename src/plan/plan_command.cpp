@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "backends/backend.hpp"
+#include "core/envelope.hpp"
 #include "core/parse.hpp"
 #include "hw/hw.hpp"
 #include "hw/hw_profile.hpp"
@@ -127,10 +128,7 @@ int plan_command(const PlanCommandOptions& o, std::ostream& out, std::ostream& e
   if (o.format == "json") {
     // The envelope every verb's JSON shares (schemas/envelope.schema.json): one row per plan. Nothing is measured,
     // so the environment is the chip planned for; no date, so the same plan is the same document.
-    nlohmann::json doc;
-    doc["tool"] = "tileforge";
-    doc["version"] = std::string(version());
-    doc["verb"] = "plan";
+    nlohmann::json doc = envelope<nlohmann::json>("plan");
     doc["environment"] = {{"tool_version", std::string(version())},
                           {"profile", profile.name},
                           {"device", device_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(device_name)}};

@@ -8,6 +8,7 @@
 
 #include "core/clock.hpp"
 #include "core/columns.hpp"
+#include "core/envelope.hpp"
 
 namespace tileforge::tune {
 namespace {
@@ -204,10 +205,7 @@ std::string to_table(const std::vector<TuneResult>& results, bool markdown) {
 
 std::string to_json(const std::vector<TuneResult>& results) {
   // The envelope every verb's JSON shares (schemas/envelope.schema.json): one row per tuned problem.
-  ojson j;
-  j["tool"] = "tileforge";
-  j["version"] = std::string(version());
-  j["verb"] = "tune";
+  ojson j = envelope<ojson>("tune");
   ojson env;
   env["tool_version"] = std::string(version());
   env["date"] = iso_date_now();

@@ -14,6 +14,8 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "core/envelope.hpp"
+#include "core/clock.hpp"
 #include "dispatch/dispatch.hpp"
 #include "db/exchange.hpp"
 #include "db/store.hpp"
@@ -349,12 +351,9 @@ ojson record_json(const db::Record& r) {
 
 // The envelope every verb's JSON shares (schemas/envelope.schema.json): the DB read is the environment of a db verb.
 ojson envelope(std::string_view verb, const db::Location& where, bool exists) {
-  ojson doc;
-  doc["tool"] = "tileforge";
-  doc["version"] = std::string(version());
-  doc["verb"] = std::string(verb);
+  ojson doc = tileforge::envelope<ojson>(verb);
   doc["environment"] = {{"tool_version", std::string(version())},
-                        {"date", db::iso_now()},
+                        {"date", iso_date_now()},
                         {"db", where.path},
                         {"origin", where.origin},
                         {"exists", exists}};
@@ -548,7 +547,7 @@ Expected<std::string> cutoff_from(const std::string& text) {
   const int64_t seconds = std::stoll(text.substr(0, text.size() - 1)) * unit.at(text.back());
   const int64_t now =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-  return db::iso_time(now - seconds);
+  return iso_time(now - seconds);
 }
 
 // The DB a prune works on and where it is, or the exit code when there is none (nothing to prune) or it cannot be

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "core/envelope.hpp"
 #include "bench/harness.hpp"
 #include "bench/suite.hpp"
 #include "hw/hw.hpp"
@@ -62,10 +63,7 @@ int run_devices(const DevicesArgs& a) {
   if (a.output.format == "json") {
     // The envelope every verb's JSON shares (schemas/envelope.schema.json): one row per backend, what can run
     // here; the device, host CPU, chip profile and builtin names beside them.
-    nlohmann::ordered_json doc;
-    doc["tool"] = "tileforge";
-    doc["version"] = std::string(version());
-    doc["verb"] = "devices";
+    auto doc = envelope<nlohmann::ordered_json>("devices");
     doc["environment"] = {{"tool_version", std::string(version())},
                           {"device", device->name},
                           {"profile", prof.name},

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/envelope.hpp"
 #include "bench/report.hpp"
 #include "options.hpp"
 
@@ -33,13 +34,10 @@ nlohmann::ordered_json error_json(const bench::Measured& m) {
 }
 
 std::string to_json(const bench::Environment& e, const std::vector<bench::CaseResult>& results) {
-  // The envelope every verb's JSON shares (schemas/envelope.schema.json), with bench's environment object (the
-  // partial-file header line is its one public writer); one row per case.
-  nlohmann::ordered_json doc;
-  doc["tool"] = "tileforge";
-  doc["version"] = e.tool_version;
-  doc["verb"] = "verify";
-  doc["environment"] = nlohmann::ordered_json::parse(bench::partial_header_line(e))["environment"];
+  // The envelope every verb's JSON shares (schemas/envelope.schema.json), with bench's environment object; one row
+  // per case.
+  auto doc = envelope<nlohmann::ordered_json>("verify");
+  doc["environment"] = bench::environment_json(e);
   doc["rows"] = nlohmann::ordered_json::array();
   for (const auto& r : results) {
     const Problem& p = r.plan.problem;

@@ -105,8 +105,7 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   // COPY_AB copies the operands it names (1 both, 2 A, 3 B) whose rows are not on 32-byte sectors (assuming aligned
   // bases); the others, and all with COPY_AB 0, are read in place, slower when their rows are off the sectors.
   const int64_t copy_ab = cfg.get("COPY_AB").value_or(0);
-  const int64_t row_elems = int64_t(32 / in);
-  const bool a_off = q.lda % row_elems != 0, b_off = q.ldb % row_elems != 0;
+  const bool a_off = sm90_rows_off_sectors(q, q.lda), b_off = sm90_rows_off_sectors(q, q.ldb);
   const bool copy_a = a_off && (copy_ab == 1 || copy_ab == 2), copy_b = b_off && (copy_ab == 1 || copy_ab == 3);
   if (copy_a || copy_b) {
     const double bytes = 2.0 * ((copy_a ? double(q.m) * double(q.k) : 0.0) + (copy_b ? double(q.k) * double(q.n) : 0.0)) * in;

@@ -25,26 +25,17 @@ int64_t p(const Config& c, const char* name) { return c.params.at(name); }
 int in_tag(DType t) { return t == DType::bf16 ? 2 : 1; }
 int out_tag(DType t) { return t == DType::f32 ? 0 : t == DType::f16 ? 1 : 2; }
 
-// Why TMA cannot read this problem's A or B in place (a row pitch that is not a multiple of 16 bytes), or "".
-std::string tma_load_refusal(const Problem& q) {
+// Why TMA cannot read the operand with leading dimension `ld` (named `what`) in place: a row pitch that is not a
+// multiple of 16 bytes; "" when it can.
+std::string tma_ld_refusal(const Problem& q, int64_t ld, const char* what) {
   const int64_t elems = 16 / int64_t(size_of(q.precision.input));
-  for (auto [ld, what] : {std::pair{q.lda, "lda"}, std::pair{q.ldb, "ldb"}}) {
-    if (ld % elems != 0) {
-      return fmt::format("{} = {} is not a multiple of {} elements (TMA reads rows 16 bytes apart)", what, ld, elems);
-    }
-  }
-  return {};
+  if (ld % elems == 0) return {};
+  return fmt::format("{} = {} is not a multiple of {} elements (TMA reads rows 16 bytes apart)", what, ld, elems);
 }
 
-namespace {
-bool tma_refuses_ld(const Problem& q, int64_t ld) { return ld % (16 / int64_t(size_of(q.precision.input))) != 0; }
-// Rows that do not start on 32-byte sectors, which TMA reads slowly (sm90_cost_constants.hpp) and COPY_AB copies.
-bool off_sectors(const Problem& q, int64_t ld) { return ld % (32 / int64_t(size_of(q.precision.input))) != 0; }
-}  // namespace
-
 int64_t sm90_default_copy(const Problem& q) {
-  const bool a = tma_refuses_ld(q, q.lda), b = tma_refuses_ld(q, q.ldb);
-  return a && b ? 1 : a ? (off_sectors(q, q.ldb) ? 1 : 2) : b ? (off_sectors(q, q.lda) ? 1 : 3) : 0;
+  const bool a = !tma_ld_refusal(q, q.lda, "lda").empty(), b = !tma_ld_refusal(q, q.ldb, "ldb").empty();
+  return a && b ? 1 : a ? (sm90_rows_off_sectors(q, q.ldb) ? 1 : 2) : b ? (sm90_rows_off_sectors(q, q.lda) ? 1 : 3) : 0;
 }
 
 // Why the TMA-store epilogues cannot write this problem's C, or "" when they can.
@@ -133,6 +124,10 @@ int64_t sm90_register_budget(const Config& c) {
   return 128 * int64_t(sm90_producer_regs(c)) + 128 * p(c, "CONSUMERS") * int64_t(sm90_consumer_regs(c));
 }
 
+bool sm90_rows_off_sectors(const Problem& q, int64_t ld) {
+  return ld % (32 / int64_t(size_of(q.precision.input))) != 0;
+}
+
 ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
   const Problem q = problem.normalized();
   ParamSpace s;
@@ -182,7 +177,7 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
   // COPY_AB names only copies that happen: an operand on 32-byte sectors is read in place, so a value copying only
   // such operands would be COPY_AB 0 again under another name (and tie with it in every ranking).
   {
-    const bool a_off = off_sectors(q, q.lda), b_off = off_sectors(q, q.ldb);
+    const bool a_off = sm90_rows_off_sectors(q, q.lda), b_off = sm90_rows_off_sectors(q, q.ldb);
     const std::vector<int64_t> useful = a_off && b_off ? std::vector<int64_t>{0, 1, 2, 3}
                                         : a_off        ? std::vector<int64_t>{0, 2}
                                         : b_off        ? std::vector<int64_t>{0, 3}
@@ -199,18 +194,13 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
            }});
     }
   }
-  if (tma_refuses_ld(q, q.lda)) {
-    s.constraints.push_back({Layer::hardware_mapping,
-                             fmt::format("COPY_AB in {{1, 2}} (A copied): {}", tma_load_refusal(q)),
+  if (const std::string why = tma_ld_refusal(q, q.lda, "lda"); !why.empty()) {
+    s.constraints.push_back({Layer::hardware_mapping, fmt::format("COPY_AB in {{1, 2}} (A copied): {}", why),
                              [](const Config& c) { return p(c, "COPY_AB") == 1 || p(c, "COPY_AB") == 2; }});
   }
-  if (tma_refuses_ld(q, q.ldb)) {
-    s.constraints.push_back(
-        {Layer::hardware_mapping,
-         fmt::format("COPY_AB in {{1, 3}} (B copied): ldb = {} is not a multiple of {} elements (TMA reads rows 16 "
-                     "bytes apart)",
-                     q.ldb, 16 / int64_t(size_of(q.precision.input))),
-         [](const Config& c) { return p(c, "COPY_AB") == 1 || p(c, "COPY_AB") == 3; }});
+  if (const std::string why = tma_ld_refusal(q, q.ldb, "ldb"); !why.empty()) {
+    s.constraints.push_back({Layer::hardware_mapping, fmt::format("COPY_AB in {{1, 3}} (B copied): {}", why),
+                             [](const Config& c) { return p(c, "COPY_AB") == 1 || p(c, "COPY_AB") == 3; }});
   }
   const int64_t k_blocks = cdiv(q.k, int64_t(kSm90BlockK));
   s.constraints.push_back({Layer::data_scheduling,

@@ -63,6 +63,10 @@ int64_t sm90_register_budget(const Config& config);
 int sm90_cluster_size(const Config& config);
 
 // Every combination the kernel template and the chip record allow for this problem.
+// Whether an operand's rows (leading dimension `ld`) do not start on 32-byte sectors: TMA reads such rows slowly
+// (sm90_cost_constants.hpp), so COPY_AB copies them and the cost model charges them when read in place.
+bool sm90_rows_off_sectors(const Problem& problem, int64_t ld);
+
 ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile);
 
 // The heuristic: among a fixed list of tiles (128x256 and 256x128 with two consumer warpgroups down to 64x64 with
