@@ -74,6 +74,9 @@ class KernelFamily {
   virtual std::string_view backend() const = 0;
   // Among the families that fit a chip, the planner takes the one of highest preference; listings go in this order.
   virtual int preference() const = 0;
+  // A specialist takes a narrow class of problems (few-row GEMMs) where it beats the chip's general family: it is
+  // chosen for the problems it takes and never named as the chip's family.
+  virtual bool specialist() const { return false; }
   // Whether the family's plans carry a CPU thread count (the plan's `threads`).
   virtual bool plans_threads() const { return false; }
   // The word for the phases no stream overlaps, in the plan's cost line ("fill" for GPU prologues, "packing").

@@ -160,6 +160,7 @@ FamilyChoice choose_family(const hw::HwProfile& p) {
   std::vector<FamilyFit> misses;
   misses.reserve(families().size());
   for (const KernelFamily* k : families()) {
+    if (k->specialist()) continue;
     FamilyFit fit = k->fit(p);
     if (fit.ok) {
       f.family = std::string(k->name());
@@ -195,6 +196,16 @@ FamilyChoice choose_family(const hw::HwProfile& p) {
 }
 
 FamilyChoice choose_family(const hw::HwProfile& p, const Problem& problem) {
+  // A specialist that fits the chip and takes the problem ranks above the chip's general family (by preference).
+  for (const KernelFamily* k : families()) {
+    if (!k->specialist()) continue;
+    FamilyFit fit = k->fit(p);
+    if (!fit.ok || !k->supports(problem).empty()) continue;
+    FamilyChoice f;
+    f.family = std::string(k->name());
+    f.reason = std::move(fit.reason);
+    return f;
+  }
   FamilyChoice first = choose_family(p);
   if (first.family.empty()) return first;
   const SupportGap gap = find_family(first.family)->supports(problem);

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "backends/cuda/common/stream_workspace.hpp"
 #include "backends/cuda/sm80/sm80_family.hpp"
 #include "backends/cuda/sm90/sm90_family.hpp"
 #include "plan/kernel_family.hpp"
@@ -430,8 +431,7 @@ class Sm90Kernel final : public Kernel {
     const Sm90Schedule sched = sm90_schedule(p, config(), max_clusters_);
     params_.sk_tiles = int(sched.sk_tiles);
     if (sched.workspace_bytes > 0) {
-      auto ws = args.workspace ? callers_workspace(args, sched) : workspace(static_cast<CUstream>(args.stream),
-                                                                             sched.workspace_bytes);
+      auto ws = workspaces_.get(args, sched.workspace_bytes, sched.counter_bytes, config().describe());
       if (!ws) return ws.status();
       params_.counters = static_cast<int*>(*ws);
       params_.partials = reinterpret_cast<float*>(static_cast<char*>(*ws) + sched.counter_bytes);
@@ -459,57 +459,6 @@ class Sm90Kernel final : public Kernel {
   const OperandCopy& operand_copy() const { return copy_; }
 
  private:
-  // The split-K / stream-K workspace of `stream`: one per stream, so that launches that may run at once never share
-  // one, grown as needed; its counters are zeroed once when it is allocated (every launch leaves them zero).
-  // Called with mutex_ held.
-  Expected<void*> workspace(CUstream stream, int64_t bytes) const {
-    DeviceBuffer& buf = workspaces_[stream];
-    if (int64_t(buf.size()) >= bytes) return buf.data();
-    auto d = driver();
-    if (!d) return d.status();
-    if (buf.size() > 0) {
-      // Launches on this stream may still read the old one.
-      if (Status s = check((*d)->cuStreamSynchronize(stream), "cuStreamSynchronize (growing the workspace)"); !s) return s;
-    }
-    auto fresh = DeviceBuffer::allocate(std::size_t(bytes));
-    if (!fresh) {
-      return Status(fresh.status().code(), fmt::format("{}: the split-K/stream-K workspace of {} bytes: {}",
-                                                       config().describe(), bytes, fresh.status().message()));
-    }
-    // Synchronous (the legacy stream, then the context), so that no stream, blocking or not, sees it unzeroed.
-    if (Status s = check((*d)->cuMemsetD32(fresh->get(), 0, std::size_t(bytes) / 4), "cuMemsetD32 (workspace)"); !s) {
-      return s;
-    }
-    if (Status s = check((*d)->cuCtxSynchronize(), "cuCtxSynchronize (workspace)"); !s) return s;
-    buf = std::move(*fresh);
-    return buf.data();
-  }
-
-  // The caller's workspace: large enough, 16-byte aligned (the partials are read as float4), and its counters
-  // zeroed in stream order before the launch, since the caller may have used the memory for anything since.
-  Expected<void*> callers_workspace(const GemmArgs& args, const Sm90Schedule& sched) const {
-    if (args.workspace_bytes < std::size_t(sched.workspace_bytes)) {
-      return invalid_argument(fmt::format(
-          "workspace_bytes = {} is smaller than the {} bytes {} needs here (allowed: >= {}, or no workspace, and the "
-          "kernel keeps its own per stream)",
-          args.workspace_bytes, sched.workspace_bytes, config().describe(), sched.workspace_bytes));
-    }
-    if (reinterpret_cast<uintptr_t>(args.workspace) % 16 != 0) {
-      return invalid_argument(fmt::format("workspace = {} is not 16-byte aligned (allowed: an address that is; "
-                                          "cudaMalloc's are 256-byte aligned)",
-                                          args.workspace));
-    }
-    auto d = driver();
-    if (!d) return d.status();
-    if (Status s = check((*d)->cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(args.workspace), 0,
-                                                std::size_t(sched.counter_bytes) / 4, static_cast<CUstream>(args.stream)),
-                         "cuMemsetD32Async (the caller's workspace counters)");
-        !s) {
-      return s;
-    }
-    return args.workspace;
-  }
-
   bool same_shape(const Problem& p) const {
     const Problem& q = cached_p_;
     return q.m == p.m && q.n == p.n && q.k == p.k && q.lda == p.lda && q.ldb == p.ldb && q.ldc == p.ldc &&
@@ -576,7 +525,7 @@ class Sm90Kernel final : public Kernel {
   mutable Problem cached_p_;
   mutable std::unique_ptr<CudaKernel> fallback_;
   mutable std::vector<std::string> warnings_;
-  mutable std::map<CUstream, DeviceBuffer> workspaces_;
+  StreamWorkspaces workspaces_;
 };
 
 // Why a compiled sm90 instance must not run: spills, serialized wgmma, too few threads; "" when it may.
@@ -664,6 +613,18 @@ const plan::KernelFamily* cuda_family(const Problem& p, const Device& device) {
   return plan::family_for("cuda", p, device);
 }
 
+// Families with code of their own (prepare, run, compile_ahead): every registered CUDA family but the two this
+// backend builds in.
+bool plugged(std::string_view family) { return family != "sm80" && family != "sm90"; }
+
+std::string cuda_family_names() {
+  std::string out;
+  for (const plan::KernelFamily* f : plan::families()) {
+    if (f->backend() == "cuda") out += (out.empty() ? "" : ", ") + std::string(f->name());
+  }
+  return out;
+}
+
 class CudaBackend final : public Backend {
  public:
   std::string_view name() const override { return "cuda"; }
@@ -696,6 +657,7 @@ class CudaBackend final : public Backend {
     const Problem q = p.normalized();
     const plan::KernelFamily* f = cuda_family(q, device);
     if (f && f->name() == "sm90") return sm90_space(q, device.profile);
+    if (f && plugged(f->name())) return f->candidates(q, device.profile, 0).space;
     return sm80_space(q, device.profile);
   }
 
@@ -703,6 +665,11 @@ class CudaBackend final : public Backend {
     if (Support s = supports(p, device); !s) return unsupported(s.reason);
     const Problem q = p.normalized();
     const plan::KernelFamily* f = cuda_family(q, device);
+    if (f && plugged(f->name())) {
+      const plan::FamilySpace fs = f->candidates(q, device.profile, 0);
+      if (fs.reference) return *fs.reference;
+      return unsupported(fmt::format("family {} has no pick of its own", f->name()));
+    }
     Config c = f && f->name() == "sm90" ? sm90_heuristic(q, device.profile) : sm80_heuristic(q, device.profile);
     if (c.family.empty()) {
       return unsupported(fmt::format("no {} config fits {} on {}", f ? f->name() : "sm80", p.describe(),
@@ -734,7 +701,14 @@ class CudaBackend final : public Backend {
       return std::unique_ptr<Kernel>(std::move(*f80));
     }
     if (config.family != "sm80") {
-      return invalid_argument(fmt::format("the cuda backend runs families sm80 and sm90, not '{}'", config.family));
+      // A plugged-in family brings its own code.
+      const plan::KernelFamily* f = plan::find_family(config.family);
+      if (!f || f->backend() != name()) {
+        return invalid_argument(fmt::format("family '{}' is not run by the cuda backend (allowed: {})", config.family,
+                                            cuda_family_names()));
+      }
+      if (plan::SupportGap gap = f->supports(p); !gap.empty()) return unsupported(gap.why);
+      return f->prepare(p, config, device);
     }
     if (plan::SupportGap gap = plan::find_family("sm80")->supports(p); !gap.empty()) return unsupported(gap.why);
     if (Status s = sm80_space(p, device.profile).check(config); !s) return s;
@@ -746,10 +720,22 @@ class CudaBackend final : public Backend {
   Status run(const Kernel& base, const Problem& problem, const GemmArgs& args) override {
     const auto* k80 = dynamic_cast<const CudaKernel*>(&base);
     const auto* k90 = dynamic_cast<const Sm90Kernel*>(&base);
-    if (!k80 && !k90) return invalid_argument("kernel was not prepared by the cuda backend");
+    const plan::KernelFamily* own = nullptr;
+    if (!k80 && !k90) {
+      own = plan::find_family(base.config().family);
+      if (!own || own->backend() != name() || !plugged(own->name())) {
+        return invalid_argument("kernel was not prepared by the cuda backend");
+      }
+    }
     if (Status s = problem.validate(); !s) return s;
     Problem p = problem.normalized();
     if (p.m == 0 || p.n == 0) return {};
+    if (own) {
+      if (p.alpha == 0.0) {
+        return invalid_argument(fmt::format("the {} kernel does not run alpha = 0 (prepare an sm80 config)", own->name()));
+      }
+      return own->run(base, p, args);
+    }
     // The BLAS convention (docs/NUMERICS.md): with alpha = 0 neither A nor B is read, and C = beta C. The sm80
     // kernel with K = 0 computes exactly that; the sm90 family does not take alpha = 0.
     if (p.alpha == 0.0) {
@@ -824,6 +810,53 @@ Expected<std::string> target_arch(const Device& device) {
                                       device.kind, device.profile.name));
 }
 
+namespace {
+
+// One source through the kernel cache for `arch`; an instance that spills is refused (it would be slow whatever its
+// tiles promise). `warnings`: the compiler's, for the family's own refusals.
+Expected<CompiledInstance> compile_cached(const std::string& entry, const std::string& source, const std::string& arch,
+                                          jit::KernelCache* cache, std::vector<std::string>* warnings) {
+  auto nvrtc = jit::Nvrtc::get();
+  if (!nvrtc) return nvrtc.status();
+  if (Status s = (*nvrtc)->check_arch(arch); !s) return s;
+  auto compiled = (cache ? *cache : jit::KernelCache::shared()).get(request_for(entry, source, arch));
+  if (!compiled) return compiled.status();
+  CompiledInstance out;
+  out.entry = entry;
+  out.cache_hit = compiled->cache_hit;
+  out.compile_seconds = compiled->compile_seconds;
+  out.cache_entry = compiled->entry_path;
+  if (warnings) *warnings = compiled->report.warnings;
+  if (const jit::FunctionResources* r = compiled->resources(entry)) {
+    out.registers = r->registers;
+    if (r->spills()) {
+      return unsupported(fmt::format("spills ({} bytes stored, {} loaded; {} registers): refused before it runs "
+                                     "(choose smaller tiles or fewer stages)",
+                                     r->spill_store_bytes, r->spill_load_bytes, r->registers));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Expected<jit::LoadedKernel> load_generated(const std::string& entry, const std::string& source, int ordinal) {
+  return compile_and_load(entry, source, entry, ordinal);
+}
+
+Expected<CompiledInstance> compile_generated(const std::string& entry, const std::string& source,
+                                             const std::string& arch, jit::KernelCache* cache) {
+  auto out = compile_cached(entry, source, arch, cache, nullptr);
+  if (!out && out.status().code() == Code::unsupported) return unsupported(entry + " " + out.status().message());
+  return out;
+}
+
+Expected<int> sm_count(int ordinal) {
+  auto props = properties_of(ordinal);
+  if (!props) return props.status();
+  return props->sm_count;
+}
+
 Expected<CompiledInstance> compile_instance(const Problem& problem, const Config& config, const std::string& arch,
                                             jit::KernelCache* cache) {
   if (Status s = problem.validate(); !s) return s;
@@ -834,9 +867,6 @@ Expected<CompiledInstance> compile_instance(const Problem& problem, const Config
   if (config.family == "sm90" && arch != "sm_90a") {
     return unsupported(fmt::format("the sm90 family compiles for sm_90a only, not {}", arch));
   }
-  auto nvrtc = jit::Nvrtc::get();
-  if (!nvrtc) return nvrtc.status();
-  if (Status s = (*nvrtc)->check_arch(arch); !s) return s;
   std::string entry, source;
   if (config.family == "sm90") {
     const Sm90Source gen = sm90_source(p, config);
@@ -847,24 +877,16 @@ Expected<CompiledInstance> compile_instance(const Problem& problem, const Config
     entry = gen.entry;
     source = gen.source;
   }
-  auto compiled = (cache ? *cache : jit::KernelCache::shared()).get(request_for(entry, source, arch));
-  if (!compiled) return compiled.status();
-  CompiledInstance out;
-  out.entry = entry;
-  out.cache_hit = compiled->cache_hit;
-  out.compile_seconds = compiled->compile_seconds;
-  out.cache_entry = compiled->entry_path;
-  if (const jit::FunctionResources* r = compiled->resources(entry)) {
-    out.registers = r->registers;
-    // The same refusal as prepare(): a spilling instance would be slow whatever its tiles promise.
-    if (r->spills()) {
-      return unsupported(fmt::format("{} spills ({} bytes stored, {} loaded; {} registers): refused before it runs "
-                                     "(choose smaller tiles or fewer stages)",
-                                     config.describe(), r->spill_store_bytes, r->spill_load_bytes, r->registers));
+  std::vector<std::string> warnings;
+  auto out = compile_cached(entry, source, arch, cache, &warnings);
+  if (!out) {
+    if (out.status().code() == Code::unsupported && out.status().message().find("spills") != std::string::npos) {
+      return unsupported(config.describe() + " " + out.status().message());
     }
+    return out.status();
   }
   if (config.family == "sm90") {
-    if (std::string why = sm90_refusal(config, nullptr, compiled->report.warnings); !why.empty()) {
+    if (std::string why = sm90_refusal(config, nullptr, warnings); !why.empty()) {
       return unsupported(why + ": refused before it runs");
     }
   }

@@ -8,6 +8,8 @@
 
 #include "backends/backend.hpp"
 
+#include "jit/loader.hpp"
+
 namespace tileforge::jit {
 class KernelCache;
 }
@@ -41,5 +43,14 @@ struct CompiledInstance {
 };
 Expected<CompiledInstance> compile_instance(const Problem& problem, const Config& config, const std::string& arch,
                                             jit::KernelCache* cache = nullptr);
+
+// For families with code of their own (plan::KernelFamily::prepare/run): one generated source compiled with NVRTC
+// through the kernel cache, with the same headers and options as the built-in families, and loaded on a GPU.
+Expected<jit::LoadedKernel> load_generated(const std::string& entry, const std::string& source, int ordinal);
+// The same compile without a device (compile_ahead), refused like prepare() when the instance spills.
+Expected<CompiledInstance> compile_generated(const std::string& entry, const std::string& source,
+                                             const std::string& arch, jit::KernelCache* cache = nullptr);
+// The SM count of a GPU, queried once per ordinal.
+Expected<int> sm_count(int ordinal);
 
 }  // namespace tileforge::cuda

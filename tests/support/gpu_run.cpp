@@ -1,0 +1,69 @@
+// run_on_gpu (gpu_run.hpp): upload, run, verify on the device.
+#include "support/gpu_run.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "support/test_support.hpp"
+
+namespace tileforge::testing {
+
+GpuRun run_on_gpu(Backend& backend, const Device& device, measure::RepTimer& timer, const Problem& problem,
+                  const Config* config, int64_t offset_elems, uint64_t seed) {
+  GpuRun r;
+  auto ops = make_operands(problem, seed);
+  const Problem& p = ops.problem;
+  const std::size_t in = size_of(p.precision.input), off = std::size_t(offset_elems) * in;
+  auto place = [&](const std::vector<unsigned char>& host, std::size_t extra) {
+    std::vector<unsigned char> padded(host.size() + extra, 0);
+    std::memcpy(padded.data() + extra, host.data(), host.size());
+    auto buf = timer.allocate(padded.size());
+    EXPECT_TRUE(buf.ok());
+    EXPECT_TRUE((*buf)->upload(padded.data()).ok());
+    return std::move(*buf);
+  };
+  auto a = place(ops.a, off), b = place(ops.b, off), c_in = place(ops.c, 0), c = place(ops.c, 0);
+  if (p.beta == 0.0) EXPECT_TRUE(c->fill_bytes(0xFF).ok());  // NaN everywhere: unwritten elements show
+  Config chosen;
+  if (config) {
+    chosen = *config;
+  } else {
+    auto h = backend.heuristic(p, device);
+    EXPECT_TRUE(h.ok()) << h.status().to_string();
+    if (!h.ok()) return r;
+    chosen = *h;
+  }
+  auto kernel = backend.prepare(p, chosen, device);
+  EXPECT_TRUE(kernel.ok()) << chosen.describe() << ": " << kernel.status().to_string();
+  if (!kernel.ok()) return r;
+  GemmArgs args{static_cast<char*>(a->data()) + off, static_cast<char*>(b->data()) + off, c->data(), timer.stream()};
+  const Status s = backend.run(**kernel, p, args);
+  EXPECT_TRUE(s.ok()) << chosen.describe() << ": " << s.to_string();
+  // The device reference reads A and B from the start of its buffers: hand it views at the same offsets.
+  struct View final : measure::OperandBuffer {
+    View(measure::OperandBuffer& base, std::size_t off, std::size_t bytes) : base_(base), off_(off), bytes_(bytes) {}
+    void* data() override { return static_cast<char*>(base_.data()) + off_; }
+    std::size_t bytes() const override { return bytes_; }
+    const void* host_view() const override { return nullptr; }
+    Status upload(const void*) override { return {}; }
+    Status download(void*) const override { return {}; }
+    Status copy_from(const OperandBuffer&) override { return {}; }
+    Status fill_bytes(unsigned char) override { return {}; }
+    measure::OperandBuffer& base_;
+    std::size_t off_, bytes_;
+  };
+  View va(*a, off, ops.a.size()), vb(*b, off, ops.b.size());
+  auto e = timer.verify_on_device(p, va, vb, *c_in, *c);
+  EXPECT_TRUE(e.ok()) << e.status().to_string();
+  if (!e.ok()) return r;
+  EXPECT_EQ(e->checked, p.m * p.n * p.batch);
+  r.error = *e;
+  r.check = verify::check(p, *e);
+  EXPECT_TRUE(r.check.ok()) << p.describe() << " " << chosen.describe() << ": " << r.check.to_string();
+  r.family = (*kernel)->config().family;
+  return r;
+}
+
+}  // namespace tileforge::testing
