@@ -26,6 +26,8 @@ constexpr double kDramShare = 0.75;
 // and the sweep of gpu-skinny, configs with more steps in flight ran faster even where the HBM term binds (16 warps x
 // 4 stages and 8 x 8 at 15.8-16.0 us on 1x4096x4096, 8 x 6 at 17.7, 8 x 4 at 19.4).
 constexpr double kLoadedLatencySeconds = 1.5e-6;
+// Steps ahead of a warp that add to the bytes in flight (see skinny_cost).
+constexpr int64_t kUsefulStepsAhead = 3;
 // Each further wave of CTAs pays its own ramp (the probe: 16 warps x SPLIT_K 4 on 64 strips, two waves, 21.7 us
 // against 18.8 in one).
 constexpr double kWaveSeconds = 2.5e-6;
@@ -168,9 +170,12 @@ plan::Cost skinny_cost(const Problem& problem, const hw::HwProfile& profile, con
   const double dram = b_bytes + double(q.m) * double(q.k) * in + c_bytes;
   cost.dram_bytes = dram;
   const double bw = profile.mem_bandwidth_gbps * 1e9 * kDramShare;
-  // Little's law: B bytes in flight over the resident warps, each with STAGES - 1 steps ahead.
+  // Little's law: B bytes in flight over the resident warps, each with STAGES - 1 steps ahead, of which no more than
+  // kUsefulStepsAhead count: a warp waits for its oldest step whatever is behind it, so more warps beat deeper rings
+  // (the sweep of gpu-skinny: 16 warps x 4 stages 15.8-18.1 us where 8 x 8 ran 16.0-18.9).
   const double resident_warps = double(std::min(ctas, capacity) * warps);
-  const double in_flight = resident_warps * double(stages - 1) * kSkinnyStepK * kSkinnyStripN * in;
+  const double ahead = double(std::min<int64_t>(stages - 1, kUsefulStepsAhead));
+  const double in_flight = resident_warps * ahead * kSkinnyStepK * kSkinnyStripN * in;
   const double dram_s = dram / bw;
   cost.latency_s = b_bytes / (in_flight / kLoadedLatencySeconds);
   const double l2_s = a_l2 / kL2BytesPerSecond;
