@@ -312,20 +312,50 @@ Expected<Plan> make_plan(const Problem& problem, const hw::HwProfile& profile, c
     if (!dist[i]) dist[i] = distance(ranked[i].config, plan.reference);
     return *dist[i];
   };
-  // Indices are sorted rather than the candidates themselves (a Candidate is costly to move); std::sort makes the
-  // same comparisons either way, so the order is the same.
-  std::vector<std::size_t> order(n);
-  std::iota(order.begin(), order.end(), std::size_t(0));
-  std::sort(order.begin(), order.end(), [&](std::size_t i, std::size_t j) {
+  auto before = [&](std::size_t i, std::size_t j) {
     const double ta = ranked[i].cost.seconds, tb = ranked[j].cost.seconds;
     if (std::abs(ta - tb) > 1e-12 * std::max(std::abs(ta), std::abs(tb))) return ta < tb;
     if (const double da = distance_of(i), db = distance_of(j); da != db) return da < db;
     return ranked[i].config.params < ranked[j].config.params;
-  });
-  permute(ranked, order);
-  for (std::size_t i = 0; i < n; ++i) {
-    ranked[i].rank = int(i) + 1;
-    if (plan.reference && ranked[i].config == *plan.reference) plan.reference_rank = ranked[i].rank;
+  };
+  if (options.pick_only) {
+    // Dispatch reads the choice, the list's size and the reference's rank and entry: the choice is the least
+    // candidate and the reference's rank one more than the candidates before it, so no sort. The choice goes first
+    // and the reference to its rank's place; the rest stay in enumeration order (their ranks are not set).
+    std::size_t best = 0, ref = n;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i > 0 && before(i, best)) best = i;
+      if (ref == n && plan.reference && ranked[i].config == *plan.reference) ref = i;
+    }
+    std::size_t ref_rank = 0;
+    if (ref < n) {
+      ref_rank = 1;
+      for (std::size_t i = 0; i < n; ++i)
+        if (i != ref && before(i, ref)) ++ref_rank;
+    }
+    std::swap(ranked[0], ranked[best]);
+    if (ref == best) {
+      ref = 0;
+    } else if (ref == 0) {
+      ref = best;  // the swap moved it
+    }
+    ranked[0].rank = 1;
+    if (ref_rank > 0) {
+      if (ref_rank > 1) std::swap(ranked[ref_rank - 1], ranked[ref]);
+      ranked[ref_rank - 1].rank = int(ref_rank);
+      plan.reference_rank = int(ref_rank);
+    }
+  } else {
+    // Indices are sorted rather than the candidates themselves (a Candidate is costly to move); std::sort makes the
+    // same comparisons either way, so the order is the same.
+    std::vector<std::size_t> order(n);
+    std::iota(order.begin(), order.end(), std::size_t(0));
+    std::sort(order.begin(), order.end(), before);
+    permute(ranked, order);
+    for (std::size_t i = 0; i < n; ++i) {
+      ranked[i].rank = int(i) + 1;
+      if (plan.reference && ranked[i].config == *plan.reference) plan.reference_rank = ranked[i].rank;
+    }
   }
   if (!plan.ranked.front().cost.valid) {
     plan.unserved = fmt::format("the cost model cannot price {} on {}: {}", fc.family, profile.name,

@@ -26,9 +26,10 @@ struct PlanOptions {
   // Names of the profiles of the devices that are present (the host CPU's, a detected GPU's). A plan for any
   // other profile is a prediction and is labelled so.
   std::vector<std::string> running_profiles;
-  // Dispatch wants only the ranked list's head and the reference rank: skip the explanation's neighbour search and
-  // everything else only the explanation or printing uses (the roofline, path and wave analyses, the binding limit,
-  // the decision log). `ranked`, `rejected`, `reference` and `reference_rank` are those of a full plan.
+  // Dispatch wants only the ranked list's head and the reference rank: skip the sort, the explanation's neighbour
+  // search and everything else only the explanation or printing uses (the roofline, path and wave analyses, the
+  // binding limit, the decision log). `rejected`, `reference` and `reference_rank` are those of a full plan;
+  // `ranked` holds the same candidates with the choice first and the reference at its rank, the rest unordered.
   bool pick_only = false;
 };
 

@@ -31,7 +31,7 @@ Config analytic_config(std::string_view family, const Problem& problem, const Bl
 
 // The parameter space of a family for a problem (MR, NR, KC, MC, NC, PACK_B with their constraints), whether or
 // not the host runs that family: the planner plans for CPUs that are not present.
-ParamSpace family_space(std::string_view family, const Problem& problem);
+const ParamSpace& family_space(std::string_view family, const Problem& problem);
 
 std::unique_ptr<Backend> make_cpu_backend();
 
