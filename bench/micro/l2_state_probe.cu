@@ -11,19 +11,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(x)                                                                         \
-  do {                                                                                   \
-    cudaError_t e_ = (x);                                                                \
-    if (e_ != cudaSuccess) {                                                             \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                      \
-    }                                                                                    \
-  } while (0)
-
-__global__ void write_scrub(unsigned* buf, long long words, unsigned v) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < words; i += (long long)gridDim.x * blockDim.x)
-    buf[i] = v + unsigned(i);
-}
+#include "probe_cuda.cuh"
 
 // Reads every 16 bytes once; one word per block is written so that the compiler keeps the loads.
 __global__ void read_all(const uint4* buf, long long vecs, unsigned* sink) {

@@ -13,24 +13,11 @@
 #include <vector>
 
 #include "sm80_skinny/gemm.cuh"
-
-#define CHECK(x)                                                                                \
-  do {                                                                                          \
-    cudaError_t e_ = (x);                                                                       \
-    if (e_ != cudaSuccess) {                                                                    \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));   \
-      std::exit(1);                                                                             \
-    }                                                                                           \
-  } while (0)
+#include "probe_cuda.cuh"
 
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::THREADS) skinny_kernel(const tf::skinny::Params p) {
   tf::skinny::gemm<Cfg>(p);
-}
-
-__global__ void write_scrub(unsigned* buf, long long words, unsigned v) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < words; i += (long long)gridDim.x * blockDim.x)
-    buf[i] = v + unsigned(i);
 }
 
 __global__ void fill(__half* p, long long n, unsigned seed) {

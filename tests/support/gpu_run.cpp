@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "hw/cuda_driver.hpp"
 #include "support/test_support.hpp"
 
 namespace tileforge::testing {
@@ -64,6 +65,38 @@ GpuRun run_on_gpu(Backend& backend, const Device& device, measure::RepTimer& tim
   EXPECT_TRUE(r.check.ok()) << p.describe() << " " << chosen.describe() << ": " << r.check.to_string();
   r.family = (*kernel)->config().family;
   return r;
+}
+
+void CudaGpuTest::SetUp() {
+  auto d = open_device("cuda");
+  if (!d.ok()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << d.status().message() << ")";
+  device_ = *d;
+  auto t = measure::make_timer(device_);
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  timer_ = std::move(*t);
+  cuda_ = find_backend("cuda");
+  ASSERT_NE(cuda_, nullptr);
+}
+
+std::unique_ptr<measure::OperandBuffer> CudaGpuTest::upload(const std::vector<unsigned char>& host) {
+  auto buf = timer_->allocate(host.size());
+  EXPECT_TRUE(buf.ok()) << buf.status().to_string();
+  if (!buf.ok()) return nullptr;
+  EXPECT_TRUE((*buf)->upload(host.data()).ok());
+  return std::move(*buf);
+}
+
+std::vector<unsigned char> CudaGpuTest::run_and_read(const Kernel& kernel, const Problem& problem,
+                                                     const GemmArgs& args, measure::OperandBuffer& c) {
+  const Status s = cuda_->run(kernel, problem, args);
+  EXPECT_TRUE(s.ok()) << s.to_string();
+  auto d = cuda::driver();
+  EXPECT_TRUE(d.ok());
+  if (!s.ok() || !d.ok()) return {};
+  EXPECT_EQ((*d)->cuCtxSynchronize(), CUDA_SUCCESS);
+  std::vector<unsigned char> host(c.bytes());
+  EXPECT_TRUE(c.download(host.data()).ok());
+  return host;
 }
 
 }  // namespace tileforge::testing

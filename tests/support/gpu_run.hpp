@@ -4,7 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
 
 #include "backends/backend.hpp"
 #include "measure/timer.hpp"
@@ -22,5 +26,28 @@ struct GpuRun {
 // every step that goes wrong.
 GpuRun run_on_gpu(Backend& backend, const Device& device, measure::RepTimer& timer, const Problem& problem,
                   const Config* config, int64_t offset_elems = 0, uint64_t seed = 1);
+
+// A fixture for tests on a CUDA device: the device, a timer on it (its stream, buffers and the device reference) and
+// the cuda backend; skips visibly without a GPU.
+class CudaGpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  // run_on_gpu through the cuda backend (or the backend named `backend`); the family of the kernel that ran.
+  std::string run(const Problem& problem, const Config* config, int64_t offset_elems = 0, uint64_t seed = 1,
+                  const std::string& backend = "cuda") {
+    return run_on_gpu(*find_backend(backend), device_, *timer_, problem, config, offset_elems, seed).family;
+  }
+
+  // Host bytes in a fresh device buffer.
+  std::unique_ptr<measure::OperandBuffer> upload(const std::vector<unsigned char>& host);
+  // `kernel` run on `args` (whose C is `c`), the context synchronized, C read back: for run-to-run comparisons.
+  // Empty, with a test failure, when a step fails.
+  std::vector<unsigned char> run_and_read(const Kernel& kernel, const Problem& problem, const GemmArgs& args,
+                                          measure::OperandBuffer& c);
+
+  Device device_;
+  std::unique_ptr<measure::RepTimer> timer_;
+  Backend* cuda_ = nullptr;
+};
 
 }  // namespace tileforge::testing

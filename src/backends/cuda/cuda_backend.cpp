@@ -76,6 +76,15 @@ Expected<jit::LoadedKernel> compile_and_load(const std::string& name, const std:
   return jit::load_kernel(request_for(name, source, *arch), entry, ordinal);
 }
 
+// Why a loaded instance must not run: its registers allow fewer threads per block than it launches; "" when not.
+std::string threads_refusal(const jit::LoadedKernel& k, int threads, const Config& config) {
+  if (k.max_threads_per_block > 0 && k.max_threads_per_block < threads) {
+    return fmt::format("{} needs {} threads per block but its registers allow only {}", config.describe(), threads,
+                       k.max_threads_per_block);
+  }
+  return {};
+}
+
 // The load width prepare() compiles an instance for: 16 bytes after COPY_AB, else the config's VEC_BYTES.
 int prepared_vec(const Config& config) { return config.at("COPY_AB") ? 16 : int(config.at("VEC_BYTES")); }
 
@@ -173,10 +182,7 @@ class CudaKernel final : public Kernel {
                                      "meant as an upper bound)",
                                      config().describe(), r.registers, estimate));
     }
-    if (k.max_threads_per_block > 0 && k.max_threads_per_block < gen.threads) {
-      return unsupported(fmt::format("{} needs {} threads per block but its registers allow only {}",
-                                     config().describe(), gen.threads, k.max_threads_per_block));
-    }
+    if (std::string why = threads_refusal(k, gen.threads, config()); !why.empty()) return unsupported(why);
     return {};
   }
 
@@ -553,10 +559,7 @@ Expected<std::unique_ptr<Kernel>> prepare_sm90(const Problem& p, const Config& c
   if (std::string why = sm90_refusal(config, &loaded->resources, loaded->warnings); !why.empty()) {
     return unsupported(why + ": refused before it runs");
   }
-  if (loaded->max_threads_per_block > 0 && loaded->max_threads_per_block < src.threads) {
-    return unsupported(fmt::format("{} needs {} threads per block but its registers allow only {}", config.describe(),
-                                   src.threads, loaded->max_threads_per_block));
-  }
+  if (std::string why = threads_refusal(*loaded, src.threads, config); !why.empty()) return unsupported(why);
   auto props = properties_of(device.ordinal);
   if (!props) return props.status();
   int max_clusters = std::max(1, props->sm_count / src.cluster);
@@ -840,8 +843,18 @@ Expected<CompiledInstance> compile_cached(const std::string& entry, const std::s
 
 }  // namespace
 
-Expected<jit::LoadedKernel> load_generated(const std::string& entry, const std::string& source, int ordinal) {
-  return compile_and_load(entry, source, entry, ordinal);
+Expected<jit::LoadedKernel> load_generated(const std::string& entry, const std::string& source, int ordinal,
+                                           const Config& config, int threads) {
+  auto loaded = compile_and_load(entry, source, entry, ordinal);
+  if (!loaded) return loaded.status();
+  const jit::FunctionResources& r = loaded->resources;
+  if (r.spills()) {
+    return unsupported(fmt::format("{} spills ({} bytes stored, {} loaded; {} registers): refused before it runs "
+                                   "(choose smaller tiles or fewer stages)",
+                                   config.describe(), r.spill_store_bytes, r.spill_load_bytes, r.registers));
+  }
+  if (std::string why = threads_refusal(*loaded, threads, config); !why.empty()) return unsupported(why);
+  return loaded;
 }
 
 Expected<CompiledInstance> compile_generated(const std::string& entry, const std::string& source,

@@ -45,8 +45,11 @@ Expected<CompiledInstance> compile_instance(const Problem& problem, const Config
                                             jit::KernelCache* cache = nullptr);
 
 // For families with code of their own (plan::KernelFamily::prepare/run): one generated source compiled with NVRTC
-// through the kernel cache, with the same headers and options as the built-in families, and loaded on a GPU.
-Expected<jit::LoadedKernel> load_generated(const std::string& entry, const std::string& source, int ordinal);
+// through the kernel cache, with the same headers and options as the built-in families, and loaded on a GPU;
+// refused, as the built-in families' instances are, when it spills or its registers allow fewer than `threads`
+// threads per block. (launch() raises the dynamic shared memory limit when a launch needs it.)
+Expected<jit::LoadedKernel> load_generated(const std::string& entry, const std::string& source, int ordinal,
+                                           const Config& config, int threads);
 // The same compile without a device (compile_ahead), refused like prepare() when the instance spills.
 Expected<CompiledInstance> compile_generated(const std::string& entry, const std::string& source,
                                              const std::string& arch, jit::KernelCache* cache = nullptr);

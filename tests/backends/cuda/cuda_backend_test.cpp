@@ -5,96 +5,25 @@
 // and cuBLASLt too) are the conformance test's (tests/conformance/).
 #include <gtest/gtest.h>
 
-#include <cstring>
 
 #include "backends/backend.hpp"
 #include "backends/cuda/sm80/sm80_family.hpp"
 #include "measure/timer.hpp"
 #include "hw/cuda_driver.hpp"
+#include "support/gpu_run.hpp"
 #include "support/test_support.hpp"
 
 namespace tileforge {
 namespace {
 
-class CudaBackendTest : public ::testing::Test {
+class CudaBackendTest : public testing::CudaGpuTest {
  protected:
-  void SetUp() override {
-    auto d = open_device("cuda");
-    if (!d.ok()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << d.status().message() << ")";
-    device_ = *d;
-    auto t = measure::make_timer(device_);
-    ASSERT_TRUE(t.ok()) << t.status().to_string();
-    timer_ = std::move(*t);
+  // Random operands (at `offset_elems` past an aligned base, to test misaligned pointers) through `backend_name`
+  // with `config` (its heuristic when null), every element checked on the device.
+  void run(const Problem& problem, const std::string& backend_name, const Config* config = nullptr,
+           int64_t offset_elems = 0, uint64_t seed = 1) {
+    testing::CudaGpuTest::run(problem, config, offset_elems, seed, backend_name);
   }
-
-  struct Run {
-    verify::ErrorReport error;
-    Status check;
-  };
-
-  // Uploads random operands (at `offset_elems` past an aligned base, to test misaligned pointers), runs
-  // `backend_name` with `config` (its heuristic when empty) and checks every element on the device.
-  Run run(const Problem& problem, const std::string& backend_name, const Config* config = nullptr,
-          int64_t offset_elems = 0, uint64_t seed = 1) {
-    Run r;
-    Backend* backend = find_backend(backend_name);
-    EXPECT_NE(backend, nullptr);
-    auto ops = testing::make_operands(problem, seed);
-    const Problem& p = ops.problem;
-    const std::size_t in = size_of(p.precision.input), off = std::size_t(offset_elems) * in;
-    auto place = [&](const std::vector<unsigned char>& host, std::size_t extra) {
-      std::vector<unsigned char> padded(host.size() + extra, 0);
-      std::memcpy(padded.data() + extra, host.data(), host.size());
-      auto buf = timer_->allocate(padded.size());
-      EXPECT_TRUE(buf.ok());
-      EXPECT_TRUE((*buf)->upload(padded.data()).ok());
-      return std::move(*buf);
-    };
-    auto a = place(ops.a, off), b = place(ops.b, off), c_in = place(ops.c, 0), c = place(ops.c, 0);
-    if (p.beta == 0.0) {
-      EXPECT_TRUE(c->fill_bytes(0xFF).ok());  // NaN everywhere: unwritten elements show
-    }
-    Config chosen;
-    if (config) {
-      chosen = *config;
-    } else {
-      auto h = backend->heuristic(p, device_);
-      EXPECT_TRUE(h.ok()) << h.status().to_string();
-      chosen = *h;
-    }
-    auto kernel = backend->prepare(p, chosen, device_);
-    EXPECT_TRUE(kernel.ok()) << kernel.status().to_string();
-    if (!kernel.ok()) return r;
-    GemmArgs args{static_cast<char*>(a->data()) + off, static_cast<char*>(b->data()) + off, c->data(), timer_->stream()};
-    Status s = backend->run(**kernel, p, args);
-    EXPECT_TRUE(s.ok()) << s.to_string();
-    // The device reference reads A and B from the start of its buffers: hand it views at the same offsets.
-    struct View final : measure::OperandBuffer {
-      View(measure::OperandBuffer& base, std::size_t off, std::size_t bytes) : base_(base), off_(off), bytes_(bytes) {}
-      void* data() override { return static_cast<char*>(base_.data()) + off_; }
-      std::size_t bytes() const override { return bytes_; }
-      const void* host_view() const override { return nullptr; }
-      Status upload(const void*) override { return {}; }
-      Status download(void*) const override { return {}; }
-      Status copy_from(const OperandBuffer&) override { return {}; }
-      Status fill_bytes(unsigned char) override { return {}; }
-      measure::OperandBuffer& base_;
-      std::size_t off_, bytes_;
-    };
-    View va(*a, off, ops.a.size()), vb(*b, off, ops.b.size());
-    auto e = timer_->verify_on_device(p, va, vb, *c_in, *c);
-    EXPECT_TRUE(e.ok()) << e.status().to_string();
-    if (!e.ok()) return r;
-    r.error = *e;
-    r.check = verify::check(p, r.error);
-    EXPECT_EQ(r.error.checked, p.m * p.n * p.batch);
-    EXPECT_TRUE(r.check.ok()) << backend_name << " " << p.describe() << " " << chosen.describe() << ": "
-                              << r.check.to_string();
-    return r;
-  }
-
-  Device device_;
-  std::unique_ptr<measure::RepTimer> timer_;
 };
 
 Problem half(int64_t m, int64_t n, int64_t k, Layout l, DType in = DType::f16, DType out = DType::f16) {

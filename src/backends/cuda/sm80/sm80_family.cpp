@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "backends/cuda/common/elem_tag.hpp"
 #include "backends/cuda/sm80/sm80_cost_model.hpp"
 
 namespace tileforge::cuda {
@@ -20,8 +21,6 @@ constexpr int kMaxThreadsPerBlock = 512;
 // column-major operands), so that the estimate stays an upper bound: CI checks it for the configs the heuristic
 // picks, the largest legal one and the BLOCK_K 64 pipelined tiles (tests/backends/cuda/sm80_family_test.cpp).
 constexpr int kRegisterOverhead = 20;
-
-int tag_of(DType t) { return t == DType::f32 ? 0 : t == DType::f16 ? 1 : 2; }
 
 int widest_alignment(uint64_t bytes_ld, uintptr_t base) {
   for (int w : {16, 8, 4}) {
@@ -211,8 +210,8 @@ GeneratedKernel sm80_source(const Problem& problem, const Config& c, int vec_byt
       fmt::arg("bk", p(c, "BLOCK_K")), fmt::arg("wm", p(c, "WARPS_M")), fmt::arg("wn", p(c, "WARPS_N")),
       fmt::arg("st", p(c, "STAGES")), fmt::arg("gm", p(c, "GROUP_M")), fmt::arg("vec", vec_bytes),
       fmt::arg("arow", a_row_major(q.layout) ? "true" : "false"),
-      fmt::arg("brow", b_row_major(q.layout) ? "true" : "false"), fmt::arg("in", tag_of(q.precision.input)),
-      fmt::arg("out", tag_of(q.precision.output)), fmt::arg("epi", epi_vec),
+      fmt::arg("brow", b_row_major(q.layout) ? "true" : "false"), fmt::arg("in", elem_tag(q.precision.input)),
+      fmt::arg("out", elem_tag(q.precision.output)), fmt::arg("epi", epi_vec),
       fmt::arg("pipe", p(c, "FRAG_PIPE") ? "true" : "false"), fmt::arg("entry", k.entry));
   return k;
 }

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "backends/cuda/common/elem_tag.hpp"
 #include "core/int_math.hpp"
 #include "plan/format.hpp"
 
@@ -42,9 +43,6 @@ constexpr double kL2BytesPerSecond = 7e12;
 constexpr int kRegisters = 80;
 
 int64_t v(const Config& c, const char* name) { return c.at(name); }
-
-int in_tag(DType t) { return t == DType::bf16 ? 2 : 1; }
-int out_tag(DType t) { return t == DType::f32 ? 0 : t == DType::f16 ? 1 : 2; }
 
 int64_t m_tiles(const Problem& q) { return std::max<int64_t>(1, cdiv(q.m, 16)); }
 
@@ -240,8 +238,8 @@ SkinnySource skinny_source(const Problem& problem, const Config& c) {
       "  tf::skinny::gemm<Cfg>(p);\n"
       "}}\n",
       fmt::arg("config", c.describe()), fmt::arg("mt", mt), fmt::arg("w", w), fmt::arg("st", st),
-      fmt::arg("split", split), fmt::arg("brow", b_row ? "true" : "false"), fmt::arg("in", in_tag(q.precision.input)),
-      fmt::arg("out", out_tag(q.precision.output)), fmt::arg("entry", k.entry));
+      fmt::arg("split", split), fmt::arg("brow", b_row ? "true" : "false"), fmt::arg("in", elem_tag(q.precision.input)),
+      fmt::arg("out", elem_tag(q.precision.output)), fmt::arg("entry", k.entry));
   return k;
 }
 

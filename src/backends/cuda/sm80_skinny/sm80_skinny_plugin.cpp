@@ -190,26 +190,8 @@ class SkinnyFamily final : public CudaJitFamily {
     const Problem p = problem.normalized();
     if (Status s = skinny_space(p, device.profile).check(config); !s) return s;
     const SkinnySource src = skinny_source(p, config);
-    auto loaded = load_generated(src.entry, src.source, device.ordinal);
+    auto loaded = load_generated(src.entry, src.source, device.ordinal, config, src.threads);
     if (!loaded) return loaded.status();
-    if (loaded->resources.spills()) {
-      return unsupported(fmt::format("{} spills ({} bytes stored; {} registers): refused before it runs",
-                                     config.describe(), loaded->resources.spill_store_bytes,
-                                     loaded->resources.registers));
-    }
-    if (loaded->max_threads_per_block > 0 && loaded->max_threads_per_block < src.threads) {
-      return unsupported(fmt::format("{} needs {} threads per block but its registers allow only {}",
-                                     config.describe(), src.threads, loaded->max_threads_per_block));
-    }
-    auto d = driver();
-    if (!d) return d.status();
-    if (Status s = check((*d)->cuFuncSetAttribute(loaded->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                   int(src.smem_bytes)),
-                         fmt::format("{}: cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = {})", src.entry,
-                                     src.smem_bytes));
-        !s) {
-      return s;
-    }
     return std::unique_ptr<Kernel>(std::make_unique<SkinnyKernel>(config, device, std::move(*loaded), src));
 #else
     (void)problem, (void)config, (void)device;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "backends/cuda/common/elem_tag.hpp"
 #include "core/int_math.hpp"
 
 namespace tileforge::cuda {
@@ -21,9 +22,6 @@ constexpr int kConsumerRegs = 232;
 constexpr int kMaxRegistersPerThread = 255;
 
 int64_t p(const Config& c, const char* name) { return c.params.at(name); }
-
-int in_tag(DType t) { return t == DType::bf16 ? 2 : 1; }
-int out_tag(DType t) { return t == DType::f32 ? 0 : t == DType::f16 ? 1 : 2; }
 
 // Why TMA cannot read the operand with leading dimension `ld` (named `what`) in place: a row pitch that is not a
 // multiple of 16 bytes; "" when it can.
@@ -341,8 +339,8 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
       "}}\n",
       fmt::arg("config", c.describe()), fmt::arg("probe", probe), fmt::arg("bm", bm), fmt::arg("bn", bn), fmt::arg("bk", bk),
       fmt::arg("st", p(c, "STAGES")), fmt::arg("cons", cons), fmt::arg("cm", cm), fmt::arg("cn", cn),
-      fmt::arg("order", gm > 1 ? 1 : 0), fmt::arg("gm", gm), fmt::arg("in", in_tag(q.precision.input)),
-      fmt::arg("out", out_tag(q.precision.output)), fmt::arg("arow", a_row ? "true" : "false"),
+      fmt::arg("order", gm > 1 ? 1 : 0), fmt::arg("gm", gm), fmt::arg("in", elem_tag(q.precision.input)),
+      fmt::arg("out", elem_tag(q.precision.output)), fmt::arg("arow", a_row ? "true" : "false"),
       fmt::arg("brow", b_row ? "true" : "false"), fmt::arg("epi", p(c, "EPILOGUE")),
       fmt::arg("preg", sm90_producer_regs(c)), fmt::arg("creg", sm90_consumer_regs(c)),
       fmt::arg("split", p(c, "EPI_SPLIT")), fmt::arg("stm", p(c, "STMATRIX") ? "true" : "false"),

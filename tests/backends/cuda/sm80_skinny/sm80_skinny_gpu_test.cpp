@@ -50,25 +50,7 @@ TEST(SkinnyFamily, NvrtcBuildsEveryWarpCountWithoutSpillsForSm80AndSm90a) {
   std::filesystem::remove_all(dir);
 }
 
-class SkinnyGpuTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto d = open_device("cuda");
-    if (!d.ok()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << d.status().message() << ")";
-    device_ = *d;
-    auto t = measure::make_timer(device_);
-    ASSERT_TRUE(t.ok()) << t.status().to_string();
-    timer_ = std::move(*t);
-    cuda_ = find_backend("cuda");
-    ASSERT_NE(cuda_, nullptr);
-  }
-  std::string run(const Problem& p, const Config* c, int64_t offset = 0, uint64_t seed = 1) {
-    return testing::run_on_gpu(*cuda_, device_, *timer_, p, c, offset, seed).family;
-  }
-  Device device_;
-  std::unique_ptr<measure::RepTimer> timer_;
-  Backend* cuda_ = nullptr;
-};
+using SkinnyGpuTest = testing::CudaGpuTest;
 
 TEST_F(SkinnyGpuTest, DispatchAndEveryConfigKindAgainstTheReference) {
   EXPECT_EQ(cuda_->space(half(16, 4096, 4096).normalized(), device_).family, "sm80_skinny");
@@ -102,12 +84,6 @@ TEST_F(SkinnyGpuTest, SplitKIsBitIdenticalFromRunToRunOnTwoStreamsAndInTheCaller
   const Problem p = half(16, 2056, 8200).normalized();
   const Config c = skinny(8, 4, 12);
   auto ops = testing::make_operands(p, 77);
-  auto upload = [&](const std::vector<unsigned char>& host) {
-    auto buf = timer_->allocate(host.size());
-    EXPECT_TRUE(buf.ok());
-    EXPECT_TRUE((*buf)->upload(host.data()).ok());
-    return std::move(*buf);
-  };
   auto a = upload(ops.a), b = upload(ops.b);
   auto kernel = cuda_->prepare(p, c, device_);
   ASSERT_TRUE(kernel.ok()) << kernel.status().to_string();
@@ -126,13 +102,8 @@ TEST_F(SkinnyGpuTest, SplitKIsBitIdenticalFromRunToRunOnTwoStreamsAndInTheCaller
       args.workspace = (*ws)->data();
       args.workspace_bytes = ws_bytes;
     }
-    ASSERT_TRUE(cuda_->run(**kernel, p, args).ok());
-    auto d = cuda::driver();
-    ASSERT_TRUE(d.ok());
-    ASSERT_EQ((*d)->cuCtxSynchronize(), CUDA_SUCCESS);
-    std::vector<unsigned char> host(ops.c.size());
-    ASSERT_TRUE(out->download(host.data()).ok());
-    outs.push_back(std::move(host));
+    outs.push_back(run_and_read(**kernel, p, args, *out));
+    ASSERT_EQ(outs.back().size(), ops.c.size());
   }
   EXPECT_EQ(outs[0], outs[1]) << "two runs differ";
   EXPECT_EQ(outs[0], outs[2]) << "another stream differs";

@@ -20,33 +20,17 @@ namespace {
 
 using cuda::testing_sm90::sm90_config;
 
-class Sm90GpuTest : public ::testing::Test {
+class Sm90GpuTest : public testing::CudaGpuTest {
  protected:
   void SetUp() override {
-    auto d = open_device("cuda");
-    if (!d.ok()) GTEST_SKIP() << "SKIPPED: no CUDA device (" << d.status().message() << ")";
-    auto props = cuda::query_device(d->ordinal);
+    testing::CudaGpuTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    auto props = cuda::query_device(device_.ordinal);
     ASSERT_TRUE(props.ok()) << props.status().to_string();
     if (cuda::nvrtc_arch(props->cc_major, props->cc_minor) != "sm_90a") {
       GTEST_SKIP() << "SKIPPED: the sm90 family needs an sm_90a GPU; this is " << props->name;
     }
-    device_ = *d;
-    auto t = measure::make_timer(device_);
-    ASSERT_TRUE(t.ok()) << t.status().to_string();
-    timer_ = std::move(*t);
-    cuda_ = find_backend("cuda");
-    ASSERT_NE(cuda_, nullptr);
   }
-
-  // Runs `config` (the backend's own choice when null) on random operands placed `offset_elems` past an aligned
-  // base and checks every element on the device. Returns the family of the kernel that ran.
-  std::string run(const Problem& problem, const Config* config, int64_t offset_elems = 0, uint64_t seed = 1) {
-    return testing::run_on_gpu(*cuda_, device_, *timer_, problem, config, offset_elems, seed).family;
-  }
-
-  Device device_;
-  std::unique_ptr<measure::RepTimer> timer_;
-  Backend* cuda_ = nullptr;
 };
 
 Problem half(int64_t m, int64_t n, int64_t k, Layout l, DType in = DType::f16, DType out = DType::f16) {
@@ -233,12 +217,6 @@ TEST_F(Sm90GpuTest, SplitKAndStreamKAreExactAndBitIdenticalFromRunToRun) {
 
     // Bit-identical: the same operands three times, the third on another stream (its own workspace).
     auto ops = testing::make_operands(p, seed);
-    auto upload = [&](const std::vector<unsigned char>& host) {
-      auto buf = timer_->allocate(host.size());
-      EXPECT_TRUE(buf.ok());
-      EXPECT_TRUE((*buf)->upload(host.data()).ok());
-      return std::move(*buf);
-    };
     auto a = upload(ops.a), b = upload(ops.b);
     auto kernel = cuda_->prepare(p, k.config, device_);
     ASSERT_TRUE(kernel.ok()) << kernel.status().to_string();
@@ -247,13 +225,8 @@ TEST_F(Sm90GpuTest, SplitKAndStreamKAreExactAndBitIdenticalFromRunToRun) {
     std::vector<std::vector<unsigned char>> outs;
     for (void* stream : {timer_->stream(), timer_->stream(), static_cast<void*>(other->get())}) {
       auto c = upload(ops.c);
-      ASSERT_TRUE(cuda_->run(**kernel, p, GemmArgs{a->data(), b->data(), c->data(), stream}).ok());
-      auto d = cuda::driver();
-      ASSERT_TRUE(d.ok());
-      ASSERT_EQ((*d)->cuCtxSynchronize(), CUDA_SUCCESS);
-      std::vector<unsigned char> host(ops.c.size());
-      ASSERT_TRUE(c->download(host.data()).ok());
-      outs.push_back(std::move(host));
+      outs.push_back(run_and_read(**kernel, p, GemmArgs{a->data(), b->data(), c->data(), stream}, *c));
+      ASSERT_EQ(outs.back().size(), ops.c.size());
     }
     EXPECT_EQ(outs[0], outs[1]) << k.config.describe() << " differs between two runs";
     EXPECT_EQ(outs[0], outs[2]) << k.config.describe() << " differs on another stream";

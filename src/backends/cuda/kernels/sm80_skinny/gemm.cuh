@@ -11,6 +11,7 @@
 #include <cuda_fp16.h>
 
 #include "common/elem.cuh"
+#include "common/mma_sync.cuh"
 
 namespace tf::skinny {
 
@@ -49,48 +50,6 @@ struct Config {
   static_assert(IN == 1 || IN == 2, "inputs are f16 or bf16");
 };
 
-__device__ __forceinline__ unsigned smem_u32(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
-
-// 16 bytes from global memory, of which `src_bytes` are read and the rest zero-filled.
-__device__ __forceinline__ void cp_async16(unsigned dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int kPending>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
-}
-
-template <bool kTrans>
-__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
-  if constexpr (kTrans) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
-  } else {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
-  }
-}
-
-template <int kInTag>
-__device__ __forceinline__ void mma16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-  if constexpr (kInTag == 1) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-}
-
 // Byte offsets inside one stage. Rows of 32 bytes (A, and B column-major: 16 k of one row) keep their two 16-byte
 // halves swapped on every other group of four rows, and rows of 128 bytes (B row-major: 64 n of one k) rotate their
 // eight chunks by the row, so that ldmatrix's eight row reads hit eight different bank groups.
@@ -108,7 +67,7 @@ __device__ __forceinline__ void load_step(const Params& p, unsigned stage, int k
     int bytes = row < p.m ? (k_end - kk) * 2 : 0;
     bytes = bytes < 0 ? 0 : bytes > 16 ? 16 : bytes;
     const void* src = bytes > 0 ? a + (row * p.lda + kk) * 2 : p.a;
-    cp_async16(stage + off32(row, half), src, bytes);
+    cp_async_zfill<16>(stage + off32(row, half), src, bytes);
   }
   const unsigned bs = stage + Cfg::A_STAGE;
   if constexpr (Cfg::B_ROW) {
@@ -117,7 +76,7 @@ __device__ __forceinline__ void load_step(const Params& p, unsigned stage, int k
     for (int c = lane; c < Cfg::KS * 8; c += 32) {
       const int row = c >> 3, chunk = c & 7, kk = k0 + row, nn = n0 + chunk * 8;
       const bool in = kk < k_end && nn < p.n;
-      cp_async16(bs + off128(row, chunk), in ? b + (kk * p.ldb + nn) * 2 : p.b, in ? 16 : 0);
+      cp_async_zfill<16>(bs + off128(row, chunk), in ? b + (kk * p.ldb + nn) * 2 : p.b, in ? 16 : 0);
     }
   } else {
     // B column-major: 64 n rows x 16 k, two chunks per row.
@@ -126,7 +85,7 @@ __device__ __forceinline__ void load_step(const Params& p, unsigned stage, int k
       const int row = c >> 1, half = c & 1, nn = n0 + row, kk = k0 + half * 8;
       int bytes = nn < p.n ? (k_end - kk) * 2 : 0;
       bytes = bytes < 0 ? 0 : bytes > 16 ? 16 : bytes;
-      cp_async16(bs + off32(row, half), bytes > 0 ? b + (nn * p.ldb + kk) * 2 : p.b, bytes);
+      cp_async_zfill<16>(bs + off32(row, half), bytes > 0 ? b + (nn * p.ldb + kk) * 2 : p.b, bytes);
     }
   }
 }
@@ -148,8 +107,8 @@ __device__ __forceinline__ void mma_step(unsigned stage, int lane, float (&acc)[
     }
 #pragma unroll
     for (int mt = 0; mt < Cfg::MT; ++mt) {
-      mma16816<Cfg::IN>(acc[mt][j], af[mt], bf[0], bf[1]);
-      mma16816<Cfg::IN>(acc[mt][j + 1], af[mt], bf[2], bf[3]);
+      mma_16816<Cfg::IN>(acc[mt][j], af[mt], bf[0], bf[1]);
+      mma_16816<Cfg::IN>(acc[mt][j + 1], af[mt], bf[2], bf[3]);
     }
   }
 }
