@@ -45,7 +45,9 @@ void expect_same_pick(const Problem& q, const hw::HwProfile& chip, PlanOptions o
     EXPECT_EQ(a[i].cost.seconds, b[i].cost.seconds) << a[i].config.describe();
     EXPECT_EQ(a[i].cost.bound, b[i].cost.bound) << a[i].config.describe();
   }
-  if (!full->ranked.empty()) EXPECT_EQ(pick->ranked.front().rank, 1);
+  if (!full->ranked.empty()) {
+    EXPECT_EQ(pick->ranked.front().rank, 1);
+  }
   if (full->reference_rank > 0) {
     const std::size_t r = std::size_t(full->reference_rank) - 1;
     EXPECT_EQ(full->ranked[r].config, pick->ranked[r].config) << "the reference's entry";
