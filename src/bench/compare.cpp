@@ -80,6 +80,7 @@ Expected<std::vector<RowTiming>> read_bench_rows(std::string_view path) {
       r.median_ms = row.at("median_ms").get<double>();
       r.iqr_ms = row.value("q3_ms", r.median_ms) - row.value("q1_ms", r.median_ms);
       if (row.contains("ratio") && row["ratio"].is_number()) r.ratio = row["ratio"].get<double>();
+      r.busy = row.value("busy_flag", false);
       if (row.contains("native") && row["native"].is_object()) {
         const json& n = row["native"];
         r.native = n.value("backend", json()).is_string() ? n["backend"].get<std::string>() : std::string();
@@ -118,7 +119,11 @@ std::vector<RowChange> compare_rows(const std::vector<RowTiming>& a, const std::
     const double sa = relative_iqr(ra), sb = relative_iqr(rb);
     if (ra.ratio && rb.ratio && *ra.ratio > 0) c.ratio_change = *rb.ratio / *ra.ratio - 1;
     c.by_ratio = c.ratio_change && ra.native_median_ms > 0 && rb.native_median_ms > 0;
-    if (c.by_ratio) {
+    if (ra.busy || rb.busy) {
+      // Timed while other processes held part of the machine: an even slowdown the spreads cannot see.
+      c.band = 0;
+      c.verdict = fmt::format("not judged: machine busy in {}", ra.busy && rb.busy ? "A and B" : ra.busy ? "A" : "B");
+    } else if (c.by_ratio) {
       const double na = ra.native_iqr_ms / ra.native_median_ms, nb = rb.native_iqr_ms / rb.native_median_ms;
       c.band = std::max(kCompareBandFloor, 2 * std::sqrt(sa * sa + sb * sb + na * na + nb * nb));
       const double fall = -*c.ratio_change;  // a lower ratio: ours slower against native
@@ -183,7 +188,7 @@ std::string format_changes(const std::vector<RowChange>& changes, std::string_vi
     improvements += c.verdict == "improvement";
     cells.push_back({c.key, ms(c.a), ms(c.b), both ? percent(c.time_change) : "-", ratio(c.a), ratio(c.b),
                      c.ratio_change ? percent(*c.ratio_change) : "-",
-                     both ? fmt::format("+/-{:.1f}%", 100 * c.band) : "-", both ? (c.by_ratio ? "ratio" : "time") : "-",
+                     both && c.band > 0 ? fmt::format("+/-{:.1f}%", 100 * c.band) : "-", both ? (c.by_ratio ? "ratio" : "time") : "-",
                      c.verdict == "regression" ? "REGRESSION" : c.verdict,
                      c.b ? c.b->config : (c.a ? c.a->config : "-")});
   }

@@ -20,6 +20,7 @@ struct RowTiming {
   std::optional<double> ratio;  // native time / ours
   std::string native;       // the native backend
   double native_median_ms = 0, native_iqr_ms = 0;  // the native call's, from the same interleaved reps
+  bool busy = false;        // other processes held part of the machine while it was timed (bench's busy_flag)
 };
 
 struct RowChange {

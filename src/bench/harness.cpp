@@ -29,6 +29,7 @@ struct Entry {
   std::unique_ptr<Kernel> kernel;
   std::unique_ptr<OperandBuffer> c;
   std::vector<double> samples;
+  double others_cores = -1;  // other processes' use of the machine while the samples were taken
   bool failed = false;
   std::string failure;
 };
@@ -333,7 +334,9 @@ CaseResult run_unchecked(const Device& device, const CasePlan& plan, const Setti
     // Interleaved rounds (ours, native, peers, ours, native, ...) so that drift and neighbours hit all alike.
     std::vector<std::function<Status()>> calls;
     for (Entry& e : entries) calls.push_back([&call, &e] { return call(e); });
-    const std::vector<Interleaved> timed = time_interleaved(timer, settings, calls);
+    measure::Contract contract = settings;
+    contract.own_threads = device.kind == "cpu" ? effective_threads(device) : 1;
+    const std::vector<Interleaved> timed = time_interleaved(timer, contract, calls);
     std::size_t i = 0;
     for (Entry& e : entries) {
       const Interleaved& t = timed[i++];
@@ -342,9 +345,11 @@ CaseResult run_unchecked(const Device& device, const CasePlan& plan, const Setti
         e.failure = fmt::format("run failed while timing: {}", t.failure.message());
       }
       e.samples = t.samples;
+      e.others_cores = t.others_cores;
     }
     auto finish = [&](Entry* e, Measured& m) {
       m.timing = summarize(e->samples);
+      m.timing.others_cores = e->others_cores;
       m.tflops = tflops_of(p, m.timing.median_ms);
     };
     if (ours_entry) {

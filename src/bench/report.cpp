@@ -47,6 +47,11 @@ std::optional<double> bandwidth_share(std::optional<double> gbps, const Environm
 ojson optional_number(std::optional<double> v) { return v ? ojson(finite(*v)) : ojson(nullptr); }
 
 // The native call or a peer of case `r`.
+// Other processes' use of the machine while the reps ran, in cores; null where it could not be read.
+ojson others_cores_json(const measure::Timing& t) {
+  return t.others_cores >= 0 ? ojson(finite(t.others_cores)) : ojson(nullptr);
+}
+
 ojson measured_json(const Measured& m, const CaseResult& r, const Environment& e) {
   ojson j;
   j["backend"] = m.backend;
@@ -57,6 +62,8 @@ ojson measured_json(const Measured& m, const CaseResult& r, const Environment& e
   j["q3_ms"] = finite(m.timing.q3_ms);
   j["reps"] = m.timing.reps;
   j["spread_flag"] = m.timing.spread();
+  j["others_cores"] = others_cores_json(m.timing);
+  j["busy_flag"] = m.timing.busy();
   j["tflops"] = finite(m.tflops);
   j["gbps"] = optional_number(r.gbps(m));
   j["bandwidth_fraction"] = optional_number(bandwidth_share(r.gbps(m), e));
@@ -91,6 +98,8 @@ ojson row_json(const CaseResult& r, const Environment& e) {
   j["q3_ms"] = finite(own.timing.q3_ms);
   j["reps"] = own.timing.reps;
   j["spread_flag"] = own.timing.spread();
+  j["others_cores"] = others_cores_json(own.timing);
+  j["busy_flag"] = own.timing.busy();
   j["tflops"] = finite(own.tflops);
   j["peak_fraction"] = finite(r.peak_fraction());
   j["gbps"] = optional_number(r.gbps());
@@ -276,7 +285,7 @@ std::string to_table(const Report& report, bool markdown) {
   cells.push_back({"shape", "layout", "dtype", fmt::format("ours {}", unit), fmt::format("native {}", unit), "ratio",
                    "peers", "error", "verdict", "config", "native kernel", "source", "flags"});
   if (bytes) cells.back().insert(cells.back().begin() + 4, {"ours GB/s", "of bw"});
-  bool any_spread = false;
+  bool any_spread = false, any_busy = false;
   for (const CaseResult& r : report.rows) {
     const Problem& p = r.plan.problem;
     const Measured* m = r.row();
@@ -290,6 +299,10 @@ std::string to_table(const Report& report, bool markdown) {
       flags.push_back("ours-failed");
     }
     if (m && m->timing.spread()) flags.push_back("spread");
+    if (m && m->timing.busy()) {
+      flags.push_back(fmt::format("busy {:.1f}", m->timing.others_cores));
+      any_busy = true;
+    }
     if (r.ours && !r.check) flags.push_back("FAIL");
     std::string native = r.native ? fmt::format("{} {}", r.native->backend, r.native->timing.reps ? rate(*r.native) : "ok")
                                   : std::string("none");
@@ -323,6 +336,11 @@ std::string to_table(const Report& report, bool markdown) {
   out += "ratio = native time / our time (above 1: tileforge is faster); error = ||C - Cref||_F / ||Cref||_F "
          "against float64";
   if (any_spread) out += "; ~ = spread: interquartile range over 0.30 of the median";
+  if (any_busy) {
+    out += fmt::format("; busy N = other processes used N cores while it was timed (over {:.1f}): even reps may all "
+                       "be slow",
+                       measure::kHostBusyCores);
+  }
   out += "; verdict = the cost model's binding limit for our config and the share of it reached (! below 70%)";
   out += "\n";
   if (bytes) {

@@ -26,6 +26,13 @@ Timing summarize(std::vector<double> samples) {
   return t;
 }
 
+Timing summarize_run(const Interleaved& run) {
+  Timing t = summarize(run.samples);
+  t.others_cores = run.others_cores;
+  t.spare_cores = run.spare_cores;
+  return t;
+}
+
 std::vector<Interleaved> time_interleaved(RepTimer& timer, const Contract& settings,
                                           const std::vector<std::function<Status()>>& calls) {
   struct State {
@@ -63,6 +70,7 @@ std::vector<Interleaved> time_interleaved(RepTimer& timer, const Contract& setti
       }
     }
   }
+  const HostLoadWindow window;
   for (bool pending = true; pending;) {
     pending = false;
     for (std::size_t i = 0; i < calls.size(); ++i) {
@@ -73,6 +81,12 @@ std::vector<Interleaved> time_interleaved(RepTimer& timer, const Contract& setti
       }
       pending = pending || !done(i);
     }
+  }
+  const double others = window.others_cores().value_or(-1.0);
+  const double spare = std::max(0, HostLoadWindow::cores() - std::max(1, settings.own_threads));
+  for (Interleaved& run : out) {
+    run.others_cores = others;
+    run.spare_cores = others >= 0 ? spare : -1.0;
   }
   return out;
 }

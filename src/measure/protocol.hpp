@@ -2,10 +2,12 @@
 // summary (median, min, max, spread).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <vector>
 
+#include "measure/host_load.hpp"
 #include "measure/timer.hpp"
 #include "tileforge/tileforge.hpp"
 
@@ -20,6 +22,7 @@ struct Contract {
   double warmup_time_s = 0.1;   // and at least this much warm-up time per call
   uint64_t seed = 42;           // operands are random from this seed, never zeros
   double reference_full_limit = 2.0e9;  // above this many multiply-adds the float64 reference samples rows of C
+  int own_threads = 1;          // threads the timed calls keep busy (a CPU team; 1 for a GPU's host thread)
 };
 
 // The contract's spread rule: the interquartile range of the reps over their median. Robust where max/min is not
@@ -31,11 +34,16 @@ struct Timing {
   double median_ms = 0, min_ms = 0, max_ms = 0;
   double q1_ms = 0, q3_ms = 0;  // first and third quartiles of the reps (linear interpolation between order statistics)
   int reps = 0;
+  // Other processes' use of the machine while these reps ran, in cores (host_load.hpp), and the cores our threads
+  // left them; -1 where unknown.
+  double others_cores = -1, spare_cores = -1;
   // (q3 - q1) / median; 0 with no reps.
   double iqr_share() const { return median_ms > 0 ? (q3_ms - q1_ms) / median_ms : 0.0; }
   // The contract's spread symptom (an unflushed cache, unpinned threads, a noisy neighbour): iqr_share() above the
   // limit.
   bool spread() const { return iqr_share() > kSpreadIqrLimit; }
+  // Other processes took cores our threads wanted while these reps ran (kHostBusyCores): even reps may all be slow.
+  bool busy() const { return others_cores >= 0 && others_cores > std::max(0.0, spare_cores) + kHostBusyCores; }
 };
 Timing summarize(std::vector<double> samples_ms);
 
@@ -43,11 +51,16 @@ Timing summarize(std::vector<double> samples_ms);
 struct Interleaved {
   std::vector<double> samples;  // its timed reps, in ms
   Status failure;               // the status of the rep that failed (the call then dropped out); ok otherwise
+  double others_cores = -1;     // other processes' use of the machine over the timed rounds (-1: unknown)
+  double spare_cores = -1;      // the machine's cores less the contract's own_threads (-1: unknown)
 };
+// summarize(run.samples) with the window's others_cores.
+Timing summarize_run(const Interleaved& run);
 // The contract's timing loop: the calls are run in interleaved rounds (one rep of each in turn) so that drift and
 // neighbours hit all alike. Warm-up rounds until every call has max(warmup_reps, the timer's minimum) untimed
 // reps and warmup_time_s (at most max_time_s), then timed rounds until every call has min_reps and min_time_s of
-// timed time, or max_time_s. A call whose rep fails is not run again. Used by bench (ours, native, peers) and by
+// timed time, or max_time_s. A call whose rep fails is not run again. What other processes used of the machine over
+// the timed rounds is taken too (the same window for every call: they were interleaved). Used by bench (ours, native, peers) and by
 // tune's confirmation (its leaders).
 std::vector<Interleaved> time_interleaved(RepTimer& timer, const Contract& contract,
                                           const std::vector<std::function<Status()>>& calls);

@@ -27,8 +27,11 @@ ojson config_json(const Config& c) {
 
 ojson timing_json(const measure::Timing& t) {
   if (t.reps == 0) return nullptr;
-  return ojson{{"median_ms", finite(t.median_ms)}, {"min_ms", finite(t.min_ms)}, {"max_ms", finite(t.max_ms)},
-               {"reps", t.reps}, {"iqr_share", finite(t.iqr_share())}, {"spread_flag", t.spread()}};
+  ojson j{{"median_ms", finite(t.median_ms)}, {"min_ms", finite(t.min_ms)}, {"max_ms", finite(t.max_ms)},
+          {"reps", t.reps}, {"iqr_share", finite(t.iqr_share())}, {"spread_flag", t.spread()}};
+  j["others_cores"] = t.others_cores >= 0 ? ojson(finite(t.others_cores)) : ojson(nullptr);
+  j["busy_flag"] = t.busy();
+  return j;
 }
 
 // "MR=6 NR=16 ...": the family is in the header.

@@ -90,6 +90,11 @@ std::string noisy_reason(const measure::Timing& t, double predicted_ms) {
   if (t.spread()) {
     why.push_back(fmt::format("reps spread {:.2f} of the median (limit {:.2f})", t.iqr_share(), measure::kSpreadIqrLimit));
   }
+  if (t.busy()) {
+    why.push_back(fmt::format("other processes used {:.2f} cores while it was timed, {:.0f} spare (limit {:.2f} beyond "
+                              "the spare)",
+                              t.others_cores, std::max(0.0, t.spare_cores), measure::kHostBusyCores));
+  }
   if (t.min_ms > 0 && t.median_ms > kWinnerMedianOverMin * t.min_ms) {
     why.push_back(fmt::format("median {} is {:.1f}x its fastest rep {} (limit {:g}x)", ms_text(t.median_ms),
                               t.median_ms / t.min_ms, ms_text(t.min_ms), kWinnerMedianOverMin));
@@ -539,7 +544,9 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
                     leaders.size() == 1 ? "" : "s", names));
     std::vector<std::function<Status()>> calls;
     for (std::size_t i : leaders) calls.push_back([&, i] { return run_on(backend, *kernels[i]); });
-    const std::vector<measure::Interleaved> timed = measure::time_interleaved(*timer, options.contract, calls);
+    measure::Contract contract = options.contract;
+    contract.own_threads = device.kind == "cpu" ? tileforge::effective_threads(device) : 1;
+    const std::vector<measure::Interleaved> timed = measure::time_interleaved(*timer, contract, calls);
     for (std::size_t k = 1; k <= leaders.size(); ++k) {
       CandidateResult& c = cands[leaders[k - 1]];
       const measure::Interleaved& run = timed[k - 1];
@@ -552,7 +559,7 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
         continue;
       }
       c.confirmed = true;
-      c.confirm = measure::summarize(run.samples);
+      c.confirm = measure::summarize_run(run);
       c.noise = relative_iqr(run.samples);
       say("confirm", k, leaders.size(),
           fmt::format("[confirm {}/{}] rank {} {}: median {} (min {}, max {}, {} reps, IQR {:.1f}%)", k, leaders.size(),
@@ -607,13 +614,18 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
       result.warnings.push_back(fmt::format("the winner's {} after a second measurement (it would not be recorded)",
                                             result.noisy));
     }
-  } else if (result.winner && !result.noisy.empty()) {
+  } else if (result.winner && !result.noisy.empty() && !options.store_noisy) {
     // Not an error: the tune did its job and says why it keeps the result out of the DB (exit status 0).
     result.db_outcome = fmt::format("not stored: the winner's {} after a second measurement", result.noisy);
     result.warnings.push_back(fmt::format("{} was not recorded: the winner's {} after a second measurement; tune "
                                           "again on a quieter machine",
                                           p.describe(), result.noisy));
   } else if (result.winner) {
+    if (!result.noisy.empty()) {
+      result.warnings.push_back(fmt::format("{} was recorded although the winner's {} after a second measurement "
+                                            "(--store-noisy)",
+                                            p.describe(), result.noisy));
+    }
     const CandidateResult& win = cands[*result.winner];
     db::Record r;
     r.device = dispatch::running_fingerprint(running);

@@ -51,6 +51,7 @@ struct TuneOptions {
   std::string kernel_cache_dir;  // "" = the shared kernel cache, which prepare() reads
   // ---- the DB
   bool write_db = true;
+  bool store_noisy = false;      // record a winner that stays noisy after the second measurement (and say so)
   std::string db_path;           // where the winner goes (db::resolve_location decides it); needed when write_db
   // ---- injected by tests; nullptr = the device's own backend and timer
   Backend* backend = nullptr;

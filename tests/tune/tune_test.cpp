@@ -115,6 +115,7 @@ TEST_F(Tune, WinnerIsLegalVerifiedAndRecordedAsTuned) {
     TuneOptions o = quick();
     o.write_db = true;
     o.db_path = path;
+    o.store_noisy = true;  // a test beside this one may disturb the reps; the guard has its own tests
     std::vector<std::string> lines;
     auto r = tune(p, device, o, [&](const Progress& pr) { lines.push_back(pr.line); });
     ASSERT_TRUE(r) << r.status().to_string();
@@ -356,6 +357,31 @@ TEST(WinnerGuard, CleanSpreadFarFromMinAndFarFromPrediction) {
   EXPECT_EQ(noisy_reason(measure::Timing{}, 1.0), "");  // not measured
 }
 
+TEST(WinnerGuard, EvenRepsWhileOtherProcessesHeldACore) {
+  // A neighbour holding one of two cores for the whole run slows every rep alike: the quartiles are close, the
+  // median near the fastest rep and within 4x the prediction; only the machine's other work gives it away.
+  measure::Timing t;
+  t.median_ms = 11.9;
+  t.min_ms = 11.5;
+  t.max_ms = 13.0;
+  t.q1_ms = 11.8;
+  t.q3_ms = 12.0;
+  t.reps = 30;
+  t.others_cores = 0.97;
+  t.spare_cores = 0;  // our two threads on the two cores
+  const std::string why = noisy_reason(t, 4.6);
+  EXPECT_NE(why.find("other processes used 0.97 cores while it was timed, 0 spare (limit 0.30 beyond the spare)"),
+            std::string::npos) << why;
+  EXPECT_EQ(why.find("spread"), std::string::npos) << why;
+  t.others_cores = 0.30;  // at the bound: clean
+  EXPECT_EQ(noisy_reason(t, 4.6), "");
+  t.others_cores = 0.97;  // the same neighbour beside a 1-thread run: it took only the spare core
+  t.spare_cores = 1;
+  EXPECT_EQ(noisy_reason(t, 4.6), "");
+  t.others_cores = -1;  // unknown (not Linux): no claim either way
+  EXPECT_EQ(noisy_reason(t, 4.6), "");
+}
+
 // Disturbs the scripted times as a busy machine does: per config, reps cycle through 1, 1, 4 and 6 times their
 // base, so that the median lands near 2.5x the fastest rep and the quartiles far apart.
 class NoisyTimer final : public measure::RepTimer {
@@ -446,6 +472,17 @@ TEST_F(Tune, ANoisyWinnerIsMeasuredAgainAndNotStoredWhenItStaysNoisy) {
   auto choice = dispatch::choose_config(r->problem, device, *own_backend("cpu"), d);
   ASSERT_TRUE(choice) << choice.status().to_string();
   EXPECT_NE(choice->source, "db-exact") << choice->reason;
+
+  // --store-noisy: the same disturbed tune is recorded, and the warning says what was recorded and why.
+  o.store_noisy = true;
+  auto kept = tune(p, device, o);
+  ASSERT_TRUE(kept) << kept.status().to_string();
+  EXPECT_FALSE(kept->noisy.empty());
+  EXPECT_EQ(kept->db_outcome, "inserted") << kept->db_outcome;
+  ASSERT_FALSE(kept->warnings.empty());
+  EXPECT_NE(kept->warnings.back().find("recorded although the winner's reps spread"), std::string::npos)
+      << kept->warnings.back();
+  EXPECT_EQ(db::Store::open(o.db_path)->list()->size(), 1u);
 }
 
 TEST_F(Tune, ANoisyFirstConfirmationMeasuredAgainQuietlyIsStored) {

@@ -24,6 +24,7 @@ struct TuneArgs {
   RunArgs run;
   std::string top, budget, leaders, screen_reps, family, ranks;
   bool exhaustive = false;
+  bool store_noisy = false;
 };
 
 Expected<int64_t> count(const std::string& text, const char* name, int64_t max) {
@@ -88,6 +89,7 @@ Expected<tune::TuneOptions> options_from(const TuneArgs& a, const bench::Setting
   if (!where) return where.status();
   o.write_db = where->enabled;
   o.db_path = where->path;
+  o.store_noisy = a.store_noisy;
   return o;
 }
 
@@ -175,6 +177,9 @@ Command add_tune_command(CLI::App& parent) {
   app->add_option("--screen-reps", a->screen_reps, "timed reps per candidate when screening, at least (default: 3)")
       ->type_name("N");
   app->add_option("--family", a->family, "kernel family to tune (default: the profile's)")->type_name("NAME");
+  app->add_flag("--store-noisy", a->store_noisy,
+                "record the winner even when its measurement still looks disturbed after the second one (a busy "
+                "machine you cannot quieten); the report says it was noisy");
   return {app, [a] { return run_tune(*a); }};
 }
 

@@ -21,12 +21,12 @@ namespace tileforge::cpu::constants {
 // core there. Bytes per cycle per core, for DRAM rows read in place and for packing from DRAM.
 inline constexpr double kInPlaceDramBytesPerCycle = 1.75;
 inline constexpr double kPackDramBytesPerCycle = 2.3;
-// Packing reads an operand with strided loads and writes panels: ~1 vector of output per cycle at best; the
-// phase does not overlap the micro-kernel (threads wait at a barrier after packing B).
+// Packing reads an operand with strided loads and writes panels: ~1 vector of output per cycle at best; a thread
+// packs, then runs the micro-kernel on what it packed, so packing does not overlap its micro-kernel.
 inline constexpr double kPackVectorsPerCycle = 1.0;
-// One team barrier (all threads) costs about a microsecond on a one-socket server; the loop nest has two per
-// (NC, KC) panel.
-inline constexpr double kBarrierSeconds = 1.0e-6;
+// A team's wait for B's packing pieces another thread holds (one per column chunk and K block): about a
+// microsecond on a one-socket server, as a barrier.
+inline constexpr double kTeamWaitSeconds = 1.0e-6;
 // Waking the thread pool and joining it once per call.
 inline constexpr double kCpuCallSeconds = 10.0e-6;
 

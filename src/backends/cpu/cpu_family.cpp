@@ -50,11 +50,44 @@ bool lists_avx512(const hw::HwProfile& p) {
 }
 bool lists_avx2_fma(const hw::HwProfile& p) { return p.has("avx2") && p.has("fma"); }
 
-// The driver's thread grid for a team of `threads` (at least one): rows x columns of threads over C.
-std::pair<int, int> thread_grid(int64_t m, int mr, int threads) {
+// How the driver splits the work of a team of `threads` (gemm_driver.cpp), as the model needs it.
+struct WorkSplit {
+  int row_blocks = 1;          // row blocks that read B at the same time (1: threads take column chunks)
+  int64_t rows = 0;            // rows of C in one piece of work (its A blocks: min(MC, rows))
+  int64_t row_units = 1;       // pieces of work down the rows of C
+  int64_t col_parts = 1;       // parts one NC panel's micro-panels are cut into
+  int64_t chunks = 1;          // column chunks of the team's packed B
+  int64_t a_packs = 1;         // times each element of A is packed
+  double balance_m = 1.0, balance_n = 1.0;  // share of the team's time spent on useful micro-tiles
+};
+
+WorkSplit work_split(const Problem& q, int64_t mr, int64_t nr, int64_t mc, int64_t nc, bool pack_b, int threads) {
   threads = std::max(1, threads);
-  const int rows = rows_split(m, mr, threads);
-  return {rows, threads / rows};
+  WorkSplit w;
+  const int64_t m_panels = cdiv(q.m, mr);
+  const int64_t nc_eff = std::min(nc, q.n), n_panels = cdiv(nc_eff, nr);
+  if (threads == 1 || rows_split(q.m, int(mr), threads) == 1) {
+    // One thread, or few rows: each thread's share of the columns with all rows (the driver claims narrower
+    // chunks; the share is what each thread ends up with on a quiet machine).
+    w.rows = m_panels * mr;
+    w.row_units = 1;
+    w.col_parts = threads;
+    w.a_packs = cdiv(q.n, nc);
+    w.balance_n = double(n_panels) / double(threads * cdiv(n_panels, threads));
+    return w;
+  }
+  const TeamSplit s = team_split(q.m, q.n, q.k, int(mr), int(nr), mc, nc, pack_b, threads);
+  w.rows = s.rows;
+  w.row_units = s.row_units;
+  w.row_blocks = int(std::min<int64_t>(threads, s.row_units));
+  w.col_parts = s.col_parts;
+  w.chunks = s.chunks;
+  w.a_packs = s.chunks * s.col_parts;
+  // Threads claim units as they run: the team waits at the end for the last round's units only.
+  const int64_t units = s.row_units * s.col_parts, rounds = cdiv(units, threads);
+  w.balance_m = double(m_panels) / double(s.row_units * (s.rows / mr));
+  w.balance_n = double(units) / double(threads * rounds);
+  return w;
 }
 
 // `v` rounded to the nearest multiple of `step` within [step, max rounded down to a multiple of step].
@@ -288,15 +321,15 @@ Cost CpuFamily::cost(const Problem& problem, const hw::HwProfile& profile, const
     return c;
   }
 
-  // The driver's thread grid and its balance.
-  const auto [tm, tn] = thread_grid(q.m, int(mr), t);
-  const int64_t m_panels = cdiv(q.m, mr), panels_per_row_thread = cdiv(m_panels, tm);
-  const double balance_m = double(m_panels) / double(tm * panels_per_row_thread);
+  // The driver's work split and its balance.
+  const int64_t m_panels = cdiv(q.m, mr);
   const int64_t nc_eff = std::min(nc, q.n);
   const int64_t n_panels = cdiv(nc_eff, nr);
-  const double balance_n = double(n_panels) / double(tn * cdiv(n_panels, tn));
+  const WorkSplit split = work_split(q, mr, nr, mc, nc, pack_b, t);
+  const int tm = split.row_blocks;
+  const double balance_m = split.balance_m, balance_n = split.balance_n;
   const int64_t kc_eff = std::min(kc, q.k);
-  const int64_t rows_per_thread = panels_per_row_thread * mr;
+  const int64_t rows_per_thread = split.rows;
   const int64_t mc_eff = std::min(mc, rows_per_thread);
   const double mp = double(m_panels * mr);
   const double np = double((q.n / nc) * cdiv(nc, nr) * nr + cdiv(q.n % nc, nr) * nr);
@@ -372,9 +405,9 @@ Cost CpuFamily::cost(const Problem& problem, const hw::HwProfile& profile, const
   (a_in_l2 ? l2_bytes : l3_bytes) += a_stream;
   // A B micro-panel that does not stay in L1 is reloaded from L2 for every MR-panel of A.
   if (pack_b && !b_in_l1) l2_bytes += f * k * np * (mp / double(mr)) * batch;
-  // The B panel is first touched once per MC block of every row of threads: from L3, or DRAM when it spills
+  // The B panel is first touched once per MC block of every row block: from L3, or DRAM when it spills
   // (or when B is read in place, unpacked).
-  const double b_touch = f * k * np * double(tm * cdiv(rows_per_thread, mc_eff)) * batch;
+  const double b_touch = f * k * np * double(split.row_units * cdiv(rows_per_thread, mc_eff)) * batch;
   if (!pack_b && tm > 1 && sharing >= tm) {
     // B read in place by row-split threads that share the L3: they walk the same rows of B at the same time, so
     // one of them brings each line from memory and the others find it in L3. (Measured on the project's AVX2
@@ -397,7 +430,7 @@ Cost CpuFamily::cost(const Problem& problem, const hw::HwProfile& profile, const
   // C: every KC pass loads and stores each micro-tile (the first pass does not read it when beta == 0).
   const double passes_k = double(cdiv(q.k, kc_eff));
   const double c_bytes = f * double(q.m) * double(q.n) * (2.0 * passes_k - 1.0) * batch;
-  const double c_thread = double(rows_per_thread) * double(cdiv(nc_eff, tn)) * f;
+  const double c_thread = double(rows_per_thread) * double(cdiv(n_panels, split.col_parts) * nr) * f;
   if (g2.size_bytes > 0 && c_thread + double(mc_eff * kc_eff) * f <= double(g2.size_bytes)) {
     l2_bytes += c_bytes;
   } else if (has_l3 && sharing * c_thread + double(kc_eff * nc_eff + sharing * mc_eff * kc_eff) * f <=
@@ -430,14 +463,15 @@ Cost CpuFamily::cost(const Problem& problem, const hw::HwProfile& profile, const
   c.levels = {{"DRAM", dram_bytes, dram_s > 0 ? dram_bytes / dram_s : dram_bw, dram_s}, {"L3", l3_bytes, l3_bw, l3_s}, {"L2", l2_bytes, l2_bw, l2_s}};
   combine_terms(c, {{"compute", c.compute_s, true}, {"DRAM", dram_s, true}, {"L3", l3_s, true}, {"L2", l2_s, true}});
 
-  // Packing runs between micro-kernel phases: A once per NC panel (each thread its rows), B once per (NC, KC)
-  // panel by the whole team. The source is DRAM unless the operand fits in the L3s.
+  // Packing runs between micro-kernel calls: A once per work unit and K block (its rows, the split's a_packs times
+  // in all), B once per (chunk, KC) block by whichever threads reach it first. The source is DRAM unless the
+  // operand fits in the L3s.
   // The L3s the team's threads sit on (one per shared_by cores; a team smaller than the chip reaches fewer).
   const int per_l3 = std::max(1, memo->l3_shared_by > 0 ? memo->l3_shared_by : cores);
   const int team_l3s = std::clamp((t + per_l3 - 1) / per_l3, 1, std::max(1, cores / per_l3));
   const double l3_total = has_l3 ? double(g3.size_bytes) * team_l3s : 0.0;
   const double pack_rate = double(t) * kPackVectorsPerCycle * vec_bytes * clock;
-  const double a_read = double(q.m) * k * in * double(cdiv(q.n, nc)) * batch;
+  const double a_read = double(q.m) * k * in * double(split.a_packs) * batch;
   const double b_read = pack_b ? k * double(q.n) * in * batch : 0.0;
   const bool a_from_dram = double(q.m) * k * in > l3_total, b_from_dram = k * double(q.n) * in > l3_total;
   const double pack_dram_bw = std::min(dram_bw, double(t) * kPackDramBytesPerCycle * clock);
@@ -445,8 +479,8 @@ Cost CpuFamily::cost(const Problem& problem, const hw::HwProfile& profile, const
   c.fill_s = a_read / std::min(pack_rate, a_src) + b_read / std::min(pack_rate, b_src);
   c.dram_bytes = dram_bytes + (a_from_dram ? a_read : 0.0) + (b_from_dram ? b_read : 0.0);
 
-  const double panels = double(cdiv(q.n, nc_eff)) * passes_k * batch;
-  if (t > 1 && pack_b) c.overhead_s += 2.0 * panels * kBarrierSeconds;
+  // A team waits once per (chunk, K block) for B's packing pieces others hold.
+  if (split.row_blocks > 1 && pack_b) c.overhead_s += double(split.chunks) * passes_k * batch * kTeamWaitSeconds;
   c.seconds = c.body_s + c.fill_s + c.overhead_s + c.latency_s;
   if (!b_in_l1 && pack_b) c.notes.push_back(fmt::format("the {} x {} B micro-panel ({} KB) does not stay in L1", kc_eff, nr, kc_eff * nr * 4 / 1024));
   if (!a_in_l2) c.notes.push_back(fmt::format("the {} x {} block of A ({} KB) spills from L2", mc_eff, kc_eff, mc_eff * kc_eff * 4 / 1024));
@@ -516,23 +550,35 @@ void CpuFamily::explain(plan::Plan& plan) const {
                plan::neighbours_of(plan, {"PACK_B"}));
 
   // ---- compute pipeline
-  const auto [tm, tn] = thread_grid(q.m, int(mr), plan.threads);
-  plan.log.add(L2, fmt::format("thread grid {} x {}", tm, tn),
-               fmt::format("rows of C go to {} thread(s) ({} MR-panels), columns of each NC panel to {}; as the "
-                           "backend's driver splits the work",
-                           tm, cdiv(q.m, mr), tn),
-               fmt::format("{} x {} micro-tiles of {}x{}; balance {} over rows of threads, {} over columns; tail "
-                           "waste M {}, N {}",
-                           cost.waves.tiles_m, cost.waves.tiles_n, mr, nr,
-                           fmtx::pct(double(cdiv(q.m, mr)) / double(tm * cdiv(cdiv(q.m, mr), tm))),
-                           fmtx::pct(double(cdiv(std::min(c.at("NC"), q.n), nr)) /
-                                     double(tn * cdiv(cdiv(std::min(c.at("NC"), q.n), nr), tn))),
-                           fmtx::pct(cost.waves.waste_m), fmtx::pct(cost.waves.waste_n)));
-  plan.log.add(L2, "packing phases between micro-kernel phases",
-               fmt::format("A is packed once per NC panel ({}x), B once per (NC, KC) panel; the team waits at a "
-                           "barrier after packing B, so packing does not overlap the micro-kernel",
-                           cdiv(q.n, c.at("NC"))),
-               fmt::format("packing {}, barriers and call {} ({} of the prediction)", fmtx::time(cost.fill_s),
+  const bool packs_b = c.at("PACK_B") != 0 || !can_stream_b(q);
+  const WorkSplit split = work_split(q, mr, nr, c.at("MC"), c.at("NC"), packs_b, plan.threads);
+  if (split.row_blocks > 1) {
+    plan.log.add(L2, fmt::format("work units of {} rows x 1/{} of the columns", split.rows, split.col_parts),
+                 fmt::format("{} units over {} thread(s), claimed as threads run, each through every K block of its "
+                             "columns: a thread the OS takes away delays the team by the unit it holds, not by a "
+                             "phase; as the backend's driver splits the work",
+                             split.row_units * split.col_parts * split.chunks, plan.threads),
+                 fmt::format("{} x {} micro-tiles of {}x{}; balance {} over rows, {} over units; tail waste M {}, N {}",
+                             cost.waves.tiles_m, cost.waves.tiles_n, mr, nr, fmtx::pct(split.balance_m),
+                             fmtx::pct(split.balance_n), fmtx::pct(cost.waves.waste_m), fmtx::pct(cost.waves.waste_n)));
+  } else if (plan.threads <= 1) {
+    plan.log.add(L2, "one thread", "the whole loop nest on the calling thread",
+                 fmt::format("{} x {} micro-tiles of {}x{}; tail waste M {}, N {}", cost.waves.tiles_m,
+                             cost.waves.tiles_n, mr, nr, fmtx::pct(cost.waves.waste_m), fmtx::pct(cost.waves.waste_n)));
+  } else {
+    plan.log.add(L2, fmt::format("columns split {} ways", split.col_parts),
+                 fmt::format("too few rows ({} MR-panels) to split: threads claim column chunks, each packing its own "
+                             "A and B; as the backend's driver splits the work",
+                             cdiv(q.m, mr)),
+                 fmt::format("{} x {} micro-tiles of {}x{}; balance {} over columns; tail waste M {}, N {}",
+                             cost.waves.tiles_m, cost.waves.tiles_n, mr, nr, fmtx::pct(split.balance_n),
+                             fmtx::pct(cost.waves.waste_m), fmtx::pct(cost.waves.waste_n)));
+  }
+  plan.log.add(L2, "packing beside the micro-kernel",
+               fmt::format("A is packed once per work unit and K block ({}x in all), B once per (chunk, KC) block by "
+                           "the first threads to need it; the others wait only for pieces already claimed",
+                           split.a_packs),
+               fmt::format("packing {}, waits and call {} ({} of the prediction)", fmtx::time(cost.fill_s),
                            fmtx::time(cost.overhead_s), fmtx::pct((cost.fill_s + cost.overhead_s) / cost.seconds)));
 
   // ---- parameter adaptation

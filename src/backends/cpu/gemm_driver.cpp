@@ -86,78 +86,6 @@ void merge_tile(const float* tile, int nr, int64_t mrem, int64_t nrem, float* c,
   }
 }
 
-// Thread `tid` of a team of `nthreads` split as tm (rows) x tn (columns); b_panel is the team's shared B panel.
-void gemm_team(const Job& job, int tid, int nthreads, int tm, Barrier& barrier, float* b_panel) {
-  const MicroKernel& uk = *job.uk;
-  const int mr = uk.mr, nr = uk.nr;
-  const int tn = nthreads / tm;
-  const int ti = tid / tn, tj = tid % tn;
-  const int64_t m_panels = (job.m + mr - 1) / mr;
-  const Range my_panels_m = share(m_panels, tm, ti);
-  const int64_t m0 = my_panels_m.begin * mr, m1 = std::min(job.m, my_panels_m.end * mr);
-  float* a_block = t_a_block.get(std::size_t(std::min(job.mc, std::max<int64_t>(m1 - m0, 1)) + mr) * job.kc);
-  float* b_edge = job.pack_b ? nullptr : t_b_edge.get(std::size_t(nr) * job.kc);
-  alignas(64) float tile[kMaxTile];
-
-  for (int64_t jc = 0; jc < job.n; jc += job.nc) {
-    const int64_t ncur = std::min(job.nc, job.n - jc);
-    const int64_t n_panels = (ncur + nr - 1) / nr;
-    const Range my_panels_n = share(n_panels, tn, tj);
-    for (int64_t pc = 0; pc < job.k; pc += job.kc) {
-      const int64_t kcur = std::min(job.kc, job.k - pc);
-      const float beta = pc == 0 ? job.beta : 1.0f;
-      if (job.pack_b) {
-        // All threads pack the KC x NC panel together, each a share of its NR micro-panels.
-        const Range q = share(n_panels, nthreads, tid);
-        if (q.end > q.begin) {
-          const int64_t cols = std::min(ncur - q.begin * nr, (q.end - q.begin) * nr);
-          uk.pack_b(cols, kcur, job.b.at(jc + q.begin * nr, pc), job.b.s_mn, job.b.s_k, job.b.type,
-                    b_panel + q.begin * nr * kcur);
-        }
-        barrier.arrive_and_wait();
-      }
-      for (int64_t ic = m0; ic < m1; ic += job.mc) {
-        const int64_t mcur = std::min(job.mc, m1 - ic);
-        uk.pack_a(mcur, kcur, job.a.at(ic, pc), job.a.s_mn, job.a.s_k, job.a.type, a_block);
-        for (int64_t p = my_panels_n.begin; p < my_panels_n.end; ++p) {
-          const int64_t j = jc + p * nr;
-          const int64_t nrem = std::min<int64_t>(nr, ncur - p * nr);
-          const float* bp;
-          int64_t b_stride;
-          ComputeFn compute;
-          if (job.pack_b) {
-            bp = b_panel + p * nr * kcur;
-            b_stride = nr;
-            compute = uk.compute;
-          } else if (nrem == nr) {
-            bp = static_cast<const float*>(job.b.at(j, pc));
-            b_stride = job.b.s_k;
-            compute = uk.compute_stream;
-          } else {
-            // Reading a partial panel in place would run past column N: pack just this one.
-            uk.pack_b(nrem, kcur, job.b.at(j, pc), job.b.s_mn, job.b.s_k, job.b.type, b_edge);
-            bp = b_edge;
-            b_stride = nr;
-            compute = uk.compute;
-          }
-          for (int64_t ir = 0; ir < mcur; ir += mr) {
-            const int64_t mrem = std::min<int64_t>(mr, mcur - ir);
-            float* cp = job.c + (ic + ir) * job.ldc + j;
-            const float* ap = a_block + ir * kcur;
-            if (mrem == mr && nrem == nr) {
-              compute(kcur, ap, bp, b_stride, cp, job.ldc, job.alpha, beta);
-            } else {
-              compute(kcur, ap, bp, b_stride, tile, nr, 1.0f, 0.0f);
-              merge_tile(tile, nr, mrem, nrem, cp, job.ldc, job.alpha, beta);
-            }
-          }
-        }
-      }
-      if (job.pack_b) barrier.arrive_and_wait();  // nobody repacks B while another thread still reads it
-    }
-  }
-}
-
 float load_f32(const void* base, DType t, int64_t i) {
   switch (t) {
     case DType::f32: return static_cast<const float*>(base)[i];
@@ -191,6 +119,180 @@ void finish_block(const Problem& p, const float* w, void* c, int64_t r0, int64_t
 void finish_rows(const Problem& p, const float* w, void* c, int64_t r0, int64_t r1) {
   finish_block(p, w, c, r0, r1, 0, p.n);
 }
+
+// The micro-kernel loops (jr, ir) for rows [ic, ic + mcur) of C, whose A block is packed in a_block, against
+// micro-panels [p0, p1) of B's (jc, pc) block: packed in b_block (NR x kcur each, in order), or read in place when
+// b_block is null (then b_edge holds a packed copy of a partial last panel).
+void compute_block(const Job& job, const float* a_block, int64_t ic, int64_t mcur, int64_t jc, int64_t ncur,
+                   int64_t pc, int64_t kcur, float beta, const float* b_block, int64_t p0, int64_t p1,
+                   float* b_edge) {
+  const MicroKernel& uk = *job.uk;
+  const int mr = uk.mr, nr = uk.nr;
+  alignas(64) float tile[kMaxTile];
+  for (int64_t p = p0; p < p1; ++p) {
+    const int64_t j = jc + p * nr;
+    const int64_t nrem = std::min<int64_t>(nr, ncur - p * nr);
+    const float* bp;
+    int64_t b_stride;
+    ComputeFn compute;
+    if (b_block) {
+      bp = b_block + p * nr * kcur;
+      b_stride = nr;
+      compute = uk.compute;
+    } else if (nrem == nr) {
+      bp = static_cast<const float*>(job.b.at(j, pc));
+      b_stride = job.b.s_k;
+      compute = uk.compute_stream;
+    } else {
+      // Reading a partial panel in place would run past column N: pack just this one.
+      uk.pack_b(nrem, kcur, job.b.at(j, pc), job.b.s_mn, job.b.s_k, job.b.type, b_edge);
+      bp = b_edge;
+      b_stride = nr;
+      compute = uk.compute;
+    }
+    for (int64_t ir = 0; ir < mcur; ir += mr) {
+      const int64_t mrem = std::min<int64_t>(mr, mcur - ir);
+      float* cp = job.c + (ic + ir) * job.ldc + j;
+      const float* ap = a_block + ir * kcur;
+      if (mrem == mr && nrem == nr) {
+        compute(kcur, ap, bp, b_stride, cp, job.ldc, job.alpha, beta);
+      } else {
+        compute(kcur, ap, bp, b_stride, tile, nr, 1.0f, 0.0f);
+        merge_tile(tile, nr, mrem, nrem, cp, job.ldc, job.alpha, beta);
+      }
+    }
+  }
+}
+
+// The whole loop nest on the calling thread alone; b_panel holds KC x NC floats when the job packs B.
+void gemm_serial(const Job& job, float* b_panel) {
+  const MicroKernel& uk = *job.uk;
+  const int mr = uk.mr, nr = uk.nr;
+  float* a_block = t_a_block.get(std::size_t(std::min(job.mc, job.m) + mr) * job.kc);
+  float* b_edge = job.pack_b ? nullptr : t_b_edge.get(std::size_t(nr) * job.kc);
+  for (int64_t jc = 0; jc < job.n; jc += job.nc) {
+    const int64_t ncur = std::min(job.nc, job.n - jc);
+    const int64_t n_panels = (ncur + nr - 1) / nr;
+    for (int64_t pc = 0; pc < job.k; pc += job.kc) {
+      const int64_t kcur = std::min(job.kc, job.k - pc);
+      const float beta = pc == 0 ? job.beta : 1.0f;
+      if (job.pack_b) uk.pack_b(ncur, kcur, job.b.at(jc, pc), job.b.s_mn, job.b.s_k, job.b.type, b_panel);
+      for (int64_t ic = 0; ic < job.m; ic += job.mc) {
+        const int64_t mcur = std::min(job.mc, job.m - ic);
+        uk.pack_a(mcur, kcur, job.a.at(ic, pc), job.a.s_mn, job.a.s_k, job.a.type, a_block);
+        compute_block(job, a_block, ic, mcur, jc, ncur, pc, kcur, beta, job.pack_b ? b_panel : nullptr, 0,
+                      n_panels, b_edge);
+      }
+    }
+  }
+}
+
+// A team GEMM without barriers, so that a thread the OS deschedules (a busy machine, a virtual CPU taken away)
+// delays the others by the work it holds, not by a phase: C is cut into units (row blocks x column parts of
+// column chunks), claimed one at a time by whichever threads are running, each unit running every K block of
+// its chunk in order. A thread that reaches a K block whose B is not packed yet claims the block's packing
+// pieces first, then waits only for pieces that others hold. Two chunk buffers alternate, so packing chunk c
+// waits only for chunk c - 2's units.
+class TeamGemm {
+ public:
+  TeamGemm(const Job& job, int nthreads, const Problem* finish, float* w, void* c)
+      : job_(job), finish_(finish), w_(w), c_(c) {
+    const int64_t nr = job.uk->nr;
+    const TeamSplit split =
+        team_split(job.m, job.n, job.k, job.uk->mr, job.uk->nr, job.mc, job.nc, job.pack_b, nthreads);
+    rows_ = split.rows;
+    row_units_ = split.row_units;
+    col_parts_ = split.col_parts;
+    chunk_cols_ = split.chunk_cols;
+    chunks_ = split.chunks;
+    units_per_chunk_ = row_units_ * col_parts_;
+    const int64_t chunk = chunk_cols_;
+    k_blocks_ = (job.k + job.kc - 1) / job.kc;
+    const int64_t chunk_panels = (chunk + nr - 1) / nr;
+    pack_pieces_ = std::clamp<int64_t>(2 * nthreads, 1, chunk_panels);
+    if (job.pack_b) {
+      const std::size_t slab = std::size_t(chunk_panels * nr) * std::size_t(job.k);
+      float* base = g_b_shared.get(slab * std::min<int64_t>(2, chunks_));
+      slabs_[0] = base;
+      slabs_[1] = chunks_ > 1 ? base + slab : base;
+      pack_state_ = std::make_unique<PackState[]>(std::size_t(chunks_ * k_blocks_));
+    }
+    units_done_ = std::make_unique<std::atomic<int64_t>[]>(std::size_t(chunks_));
+  }
+
+  // Run by every thread that joins: claims units until none are left.
+  void work() {
+    const int64_t nr = job_.uk->nr;
+    float* a_block = t_a_block.get(std::size_t(std::min(job_.mc, rows_) + job_.uk->mr) * job_.kc);
+    float* b_edge = job_.pack_b ? nullptr : t_b_edge.get(std::size_t(nr) * job_.kc);
+    const int64_t total = chunks_ * units_per_chunk_;
+    for (int64_t u = next_unit_.fetch_add(1); u < total; u = next_unit_.fetch_add(1)) {
+      const int64_t c = u / units_per_chunk_, in_chunk = u % units_per_chunk_;
+      const int64_t r = in_chunk / col_parts_, s = in_chunk % col_parts_;
+      const int64_t jc = c * chunk_cols_, ncur = std::min(chunk_cols_, job_.n - jc);
+      const int64_t n_panels = (ncur + nr - 1) / nr;
+      const Range part = share(n_panels, int(col_parts_), int(s));
+      const int64_t r0 = r * rows_, r1 = std::min(job_.m, r0 + rows_);
+      if (part.end > part.begin) {
+        for (int64_t q = 0; q < k_blocks_; ++q) {
+          const int64_t pc = q * job_.kc, kcur = std::min(job_.kc, job_.k - pc);
+          const float beta = pc == 0 ? job_.beta : 1.0f;
+          const float* b_block = job_.pack_b ? packed(c, q) : nullptr;
+          for (int64_t ic = r0; ic < r1; ic += job_.mc) {
+            const int64_t mcur = std::min(job_.mc, r1 - ic);
+            job_.uk->pack_a(mcur, kcur, job_.a.at(ic, pc), job_.a.s_mn, job_.a.s_k, job_.a.type, a_block);
+            compute_block(job_, a_block, ic, mcur, jc, ncur, pc, kcur, beta, b_block, part.begin, part.end, b_edge);
+          }
+        }
+        if (finish_) {
+          finish_block(*finish_, w_, c_, r0, r1, jc + part.begin * nr, std::min(jc + ncur, jc + part.end * nr));
+        }
+      }
+      units_done_[c].fetch_add(1, std::memory_order_acq_rel);
+      units_done_[c].notify_all();
+    }
+  }
+
+ private:
+  struct PackState {
+    std::atomic<int64_t> next{0}, done{0};
+  };
+
+  // B's (chunk c, K block q) packed, this thread packing the pieces nobody has claimed yet.
+  const float* packed(int64_t c, int64_t q) {
+    const int64_t nr = job_.uk->nr;
+    const int64_t jc = c * chunk_cols_, ncur = std::min(chunk_cols_, job_.n - jc);
+    const int64_t n_panels = (ncur + nr - 1) / nr, npad = n_panels * nr;
+    const int64_t pc = q * job_.kc, kcur = std::min(job_.kc, job_.k - pc);
+    float* block = slabs_[c % 2] + pc * npad;
+    PackState& st = pack_state_[c * k_blocks_ + q];
+    const int64_t pieces = std::min(pack_pieces_, n_panels);
+    if (st.done.load(std::memory_order_acquire) == pieces) return block;
+    for (int64_t i = st.next.fetch_add(1); i < pieces; i = st.next.fetch_add(1)) {
+      // The buffer held chunk c - 2 until all of its units finished.
+      if (c >= 2) wait_at_least(units_done_[c - 2], units_per_chunk_);
+      const Range piece = share(n_panels, int(pieces), int(i));
+      const int64_t cols = std::min(ncur - piece.begin * nr, (piece.end - piece.begin) * nr);
+      job_.uk->pack_b(cols, kcur, job_.b.at(jc + piece.begin * nr, pc), job_.b.s_mn, job_.b.s_k, job_.b.type,
+                      block + piece.begin * nr * kcur);
+      st.done.fetch_add(1, std::memory_order_acq_rel);
+      st.done.notify_all();
+    }
+    wait_at_least(st.done, pieces);
+    return block;
+  }
+
+  const Job& job_;
+  const Problem* finish_;  // 16-bit C: each unit rounds its own block of the f32 workspace w_ into c_
+  float* w_;
+  void* c_;
+  int64_t rows_ = 0, row_units_ = 0, col_parts_ = 0, units_per_chunk_ = 0;
+  int64_t chunk_cols_ = 0, chunks_ = 0, k_blocks_ = 0, pack_pieces_ = 0;
+  float* slabs_[2] = {nullptr, nullptr};
+  std::unique_ptr<PackState[]> pack_state_;
+  std::unique_ptr<std::atomic<int64_t>[]> units_done_;
+  std::atomic<int64_t> next_unit_{0};
+};
 
 Job make_job(const Problem& p, const void* a, const void* b, float* c, int64_t ldc, float alpha, float beta,
              const CpuPlan& plan) {
@@ -226,9 +328,12 @@ void run_entry(const Problem& p, const void* a, const void* b, void* c, const Cp
     if (alone) {
       finish_rows(p, nullptr, c, 0, p.m);
     } else {
-      pool.run(nthreads, [&](int tid, int nt) {
-        Range r = share(p.m, nt, tid);
-        finish_rows(p, nullptr, c, r.begin, r.end);
+      // Rows in chunks claimed as threads arrive.
+      const int64_t rows = std::max<int64_t>(1, (p.m + 4 * nthreads - 1) / (4 * nthreads));
+      std::atomic<int64_t> next{0};
+      pool.run(nthreads, [&] {
+        for (int64_t r0 = next.fetch_add(rows); r0 < p.m; r0 = next.fetch_add(rows))
+          finish_rows(p, nullptr, c, r0, std::min(p.m, r0 + rows));
       });
     }
     return;
@@ -246,22 +351,20 @@ void run_entry(const Problem& p, const void* a, const void* b, void* c, const Cp
   }
 
   if (alone) {
-    Barrier solo(1);
-    float* b_panel = job.pack_b ? t_b_private.get(std::size_t(job.kc) * job.nc) : nullptr;
-    gemm_team(job, 0, 1, 1, solo, b_panel);
+    const std::size_t width = std::size_t(std::min(job.nc, job.n) + job.uk->nr);  // NC columns padded to NR
+    float* b_panel = job.pack_b ? t_b_private.get(std::size_t(job.kc) * width) : nullptr;
+    gemm_serial(job, b_panel);
     if (!f32_out) finish_rows(p, w, c, 0, p.m);
     return;
   }
-  const int tm = rows_split(p.m, plan.kernel->mr, nthreads);
-  if (tm == 1) {
-    // Few rows: threads take whole column chunks, each packing its own A and B, with no barrier. Chunks are
-    // claimed as threads arrive, so a worker that wakes late (a sleeping thread can take milliseconds to wake
-    // on a virtual machine) only does less of the work instead of holding everyone up.
+  if (rows_split(p.m, plan.kernel->mr, nthreads) == 1) {
+    // Few rows: threads take whole column chunks, each packing its own A and B. Chunks are claimed as threads
+    // arrive, so a worker that wakes late (a sleeping thread can take milliseconds to wake on a virtual machine)
+    // only does less of the work instead of holding everyone up.
     const int nr = plan.kernel->nr;
     const int64_t chunk = std::max<int64_t>(4 * nr, (p.n + 4 * nthreads - 1) / (4 * nthreads) + nr - 1) / nr * nr;
     std::atomic<int64_t> next{0};
-    pool.run(nthreads, [&](int, int) {
-      Barrier solo(1);
+    pool.run(nthreads, [&] {
       const int64_t width = std::min(chunk, job.nc);
       float* b_panel = job.pack_b ? t_b_private.get(std::size_t(job.kc) * std::size_t(width + nr)) : nullptr;
       for (int64_t j0 = next.fetch_add(chunk); j0 < p.n; j0 = next.fetch_add(chunk)) {
@@ -270,22 +373,14 @@ void run_entry(const Problem& p, const void* a, const void* b, void* c, const Cp
         sub.nc = std::min(job.nc, sub.n);
         sub.b.base = job.b.at(j0, 0);
         sub.c = job.c + j0;
-        gemm_team(sub, 0, 1, 1, solo, b_panel);
+        gemm_serial(sub, b_panel);
         if (!f32_out) finish_block(p, w, c, 0, p.m, j0, j0 + sub.n);
       }
-    }, ThreadPool::Participation::optional);
+    });
     return;
   }
-  float* b_panel = job.pack_b ? g_b_shared.get(std::size_t(job.kc) * job.nc) : nullptr;
-  Barrier barrier(nthreads);
-  pool.run(nthreads, [&](int tid, int nt) {
-    gemm_team(job, tid, nt, tm, barrier, b_panel);
-    if (!f32_out) {
-      barrier.arrive_and_wait();
-      Range r = share(p.m, nt, tid);
-      finish_rows(p, w, c, r.begin, r.end);
-    }
-  });
+  TeamGemm team(job, nthreads, f32_out ? nullptr : &p, w, c);
+  pool.run(nthreads, [&] { team.work(); });
 }
 
 const void* offset(const void* base, DType t, int64_t elements) {
@@ -293,6 +388,42 @@ const void* offset(const void* base, DType t, int64_t elements) {
 }
 
 }  // namespace
+
+TeamSplit team_split(int64_t m, int64_t n, int64_t k, int mr, int nr, int64_t mc, int64_t nc, bool pack_b,
+                     int threads) {
+  // Largest packed-B chunk (K x chunk columns, f32): bigger problems run in column chunks.
+  constexpr int64_t kChunkFloats = int64_t(4) << 20;
+  threads = std::max(1, threads);
+  TeamSplit best;
+  int64_t chunk = std::max<int64_t>(1, std::min(n, nc));
+  if (pack_b && k * chunk > kChunkFloats) {
+    chunk = std::max<int64_t>(nr, kChunkFloats / std::max<int64_t>(1, k) / nr * nr);
+  }
+  best.chunk_cols = chunk;
+  best.chunks = (n + chunk - 1) / chunk;
+  const int64_t m_panels = (m + mr - 1) / mr, chunk_panels = (chunk + nr - 1) / nr;
+  // Two to four units per thread: enough that a late or slow thread's share is small, few enough that every
+  // unit's A block spans many micro-tiles of each B micro-panel it streams. Of those, the cut that keeps the
+  // team busiest when every thread runs (whole rounds of equal units, no short last row block), the larger
+  // units on a tie.
+  double best_busy = -1;
+  for (int64_t per_thread = 4; per_thread >= 2; --per_thread) {
+    const int64_t target = per_thread * threads;
+    const int64_t h_panels =
+        std::min(std::max<int64_t>(1, (m_panels + target - 1) / target), std::max<int64_t>(1, mc / mr));
+    TeamSplit s = best;
+    s.rows = h_panels * mr;
+    s.row_units = (m + s.rows - 1) / s.rows;
+    s.col_parts = std::clamp<int64_t>((target + s.row_units - 1) / s.row_units, 1, chunk_panels);
+    const int64_t units = s.row_units * s.col_parts, rounds = (units + threads - 1) / threads;
+    const double busy = double(m_panels) / double(s.row_units * h_panels) * double(units) / double(threads * rounds);
+    if (busy > best_busy + 1e-9) {
+      best_busy = busy;
+      best = s;
+    }
+  }
+  return best;
+}
 
 // Rows of C go to tm threads when there are enough MR-panels for each; otherwise columns are split.
 int rows_split(int64_t m, int mr, int nthreads) {
@@ -312,10 +443,10 @@ void run_gemm(const Problem& p, const void* a, const void* b, void* c, const Cpu
 
   std::lock_guard<std::mutex> lock(g_gemm_mutex);
   if (p.batch >= nthreads && nthreads > 1 && entry_flops < 5.0e7) {
-    // Many small entries: each thread takes whole entries and runs them alone.
-    pool.run(nthreads, [&](int tid, int nt) {
-      const Range r = share(p.batch, nt, tid);
-      for (int64_t e = r.begin; e < r.end; ++e) {
+    // Many small entries: threads claim whole entries as they arrive and run them alone.
+    std::atomic<int64_t> next{0};
+    pool.run(nthreads, [&] {
+      for (int64_t e = next.fetch_add(1); e < p.batch; e = next.fetch_add(1)) {
         run_entry(p, offset(a, in, e * p.stride_a), offset(b, in, e * p.stride_b),
                   const_cast<void*>(offset(c, out, e * p.stride_c)), plan, 1, true);
       }

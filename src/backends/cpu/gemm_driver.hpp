@@ -15,10 +15,19 @@ struct CpuPlan {
   int threads = 1;
 };
 
-// Threads of a team of `threads` that split the rows of C (the other factor of the team splits its columns): the
-// largest divisor of the team that still gives each of them two MR-panels of rows, 1 when none does. The cpu
-// families' cost model prices this same split.
+// Whether a team of `threads` splits C by rows (more than 1) or, with too few rows, takes column chunks each with
+// its own A and B (1): the largest divisor of the team that still gives each thread two MR-panels of rows, 1 when
+// none does. The cpu families' cost model prices the same split (and team_split below).
 int rows_split(int64_t m, int mr, int threads);
+
+// How a team cuts C when rows_split() > 1: units of `rows` rows (whole MR-panels, at most MC) by one of `col_parts`
+// parts of a chunk of `chunk_cols` columns, claimed by the threads as they run (no static share, no barrier).
+struct TeamSplit {
+  int64_t rows = 0, row_units = 0, col_parts = 0, chunk_cols = 0, chunks = 0;
+  int64_t units() const { return row_units * col_parts * chunks; }
+};
+TeamSplit team_split(int64_t m, int64_t n, int64_t k, int mr, int nr, int64_t mc, int64_t nc, bool pack_b,
+                     int threads);
 
 // Runs the (validated, normalized) problem on host pointers. Never reads C when beta == 0.
 void run_gemm(const Problem& problem, const void* a, const void* b, void* c, const CpuPlan& plan);

@@ -1,4 +1,4 @@
-// Fork-join thread pool and barrier for the CPU backend (see thread_pool.hpp for why it sleeps, not spins).
+// Fork-join thread pool and counter waits for the CPU backend (see thread_pool.hpp for why it sleeps, not spins).
 #include "backends/cpu/thread_pool.hpp"
 
 #include <pthread.h>
@@ -18,10 +18,10 @@
 namespace tileforge::cpu {
 namespace {
 
-// How long a waiting thread spins before it sleeps on the futex. Inside one GEMM (barriers, the caller waiting
-// for its workers) the wait is short but a sleep is not: waking a thread costs tens to hundreds of microseconds
-// on a virtual machine (the wake-up is an inter-processor interrupt), far more than a packing phase, so those
-// waits spin up to 2 ms. Between GEMMs an idle worker spins only 50 us, so that it does not take a core from
+// How long a waiting thread spins before it sleeps on the futex. Inside one GEMM (B's packing pieces another
+// thread holds, the caller waiting for its workers) the wait is short but a sleep is not: waking a thread costs
+// tens to hundreds of microseconds on a virtual machine (the wake-up is an inter-processor interrupt), far more
+// than packing a piece, so those waits spin up to 2 ms. Between GEMMs an idle worker spins only 50 us, so that it does not take a core from
 // the next library measured (DESIGN.md: no threads left spinning while the other library runs).
 constexpr std::chrono::microseconds kSpinInsideGemm{2000};
 constexpr std::chrono::microseconds kSpinBetweenGemms{50};
@@ -50,16 +50,9 @@ std::vector<int> usable_cpus() {
 
 }  // namespace
 
-void Barrier::arrive_and_wait() {
-  if (count_ <= 1) return;
-  const uint32_t phase = phase_.load(std::memory_order_acquire);
-  if (waiting_.fetch_add(1, std::memory_order_acq_rel) == count_ - 1) {
-    waiting_.store(0, std::memory_order_relaxed);
-    phase_.store(phase + 1, std::memory_order_release);
-    phase_.notify_all();
-    return;
-  }
-  wait_while_equal(phase_, phase, kSpinInsideGemm);
+void wait_at_least(const std::atomic<int64_t>& counter, int64_t target) {
+  for (int64_t v = counter.load(std::memory_order_acquire); v < target; v = counter.load(std::memory_order_acquire))
+    wait_while_equal(counter, v, kSpinInsideGemm);
 }
 
 ThreadPool& ThreadPool::instance() {
@@ -103,40 +96,25 @@ void ThreadPool::worker_loop(int tid) {
     // Join only a job that is still open and is the one this wake-up was for; the caller waits for every
     // worker inside before it returns, so job_ is never read after the caller's function object is gone.
     inside_.fetch_add(1);
-    if (open_.load() && generation_.load() == seen) {
-      if (optional_) {
-        (*job_)(tid, job_threads_);
-      } else if (tid < job_threads_) {
-        (*job_)(tid, job_threads_);
-        required_done_.fetch_add(1);
-        required_done_.notify_one();
-      }
-    }
+    if (open_.load() && generation_.load() == seen && tid < job_threads_) (*job_)();
     inside_.fetch_sub(1);
     inside_.notify_one();
   }
 }
 
-void ThreadPool::run(int nthreads, const std::function<void(int, int)>& fn, Participation mode) {
+void ThreadPool::run(int nthreads, const std::function<void()>& work) {
   if (nthreads <= 1 || workers_.empty()) {
-    fn(0, 1);
+    work();
     return;
   }
   if (nthreads > max_threads()) nthreads = max_threads();
   while (busy_.test_and_set(std::memory_order_acquire)) busy_.wait(true, std::memory_order_relaxed);
-  job_ = &fn;
+  job_ = &work;
   job_threads_ = nthreads;
-  optional_ = mode == Participation::optional;
-  required_done_.store(0);
   open_.store(true);
   generation_.fetch_add(1);
   generation_.notify_all();
-  fn(0, nthreads);
-  if (!optional_) {
-    for (int done = required_done_.load(); done != nthreads - 1; done = required_done_.load()) {
-      wait_while_equal(required_done_, done, kSpinInsideGemm);
-    }
-  }
+  work();
   // Late workers that have not joined yet never will: close the job, then wait for those inside to leave.
   open_.store(false);
   for (int in = inside_.load(); in != 0; in = inside_.load()) wait_while_equal(inside_, in, kSpinInsideGemm);

@@ -252,9 +252,11 @@ TEST(CpuFamily, InPlaceBFromDramIsBoundPerCore) {
 }
 
 TEST(CpuFamily, TeamCountsOnlyItsShareOfASharedL3) {
-  // Two threads on a 16-core guest whose 300 MB L3 the other cores (and other guests) share: C's 64 MB at 4096^3
-  // does not stay in the team's share, so every KC pass over C goes to memory and a deeper KC (fewer passes) is
-  // predicted faster. Measured there: 12x32 KC=432 ran ahead of 6x64 KC=160 in both calls that compared them.
+  // Two threads on a 16-core guest whose L3 the other cores (and other guests) share. Each work unit runs every KC
+  // pass over its own block of C (516 rows x 4096 columns, 8.5 MB at 4096^3): in the team's share of a 48 MB L3
+  // (6 MB) it does not stay, so every pass goes to memory and a deeper KC (fewer passes) is predicted faster; with
+  // the whole L3 it stays. (Measured on such a guest with a 300 MB L3 when each thread's pass covered all of its
+  // half of C: 12x32 KC=432 ran ahead of 6x64 KC=160 in both calls that compared them.)
   hw::HwProfile p = profile("generic-avx512");
   const double per_core_tflops = *p.peak_tflops(DType::f32, DType::f32) / p.cores;
   for (auto& r : p.peaks) r.tflops = per_core_tflops * 16;
@@ -264,8 +266,8 @@ TEST(CpuFamily, TeamCountsOnlyItsShareOfASharedL3) {
   for (auto* q : {&whole, &shared}) {
     for (auto& c : q->caches) {
       if (c.level != 3) continue;
-      c.size_bytes = 300ll << 20;
-      c.ways = 20;
+      c.size_bytes = 48ll << 20;
+      c.ways = 16;
       c.shared_by = q == &whole ? 2 : 16;
     }
   }
@@ -388,12 +390,23 @@ TEST(CpuFamily, ExplainSplitsThreadsAsTheDriverDoes) {
       ASSERT_TRUE(made.ok()) << made.status().to_string();
       ASSERT_TRUE(made->served) << made->unserved;
       EXPECT_EQ(made->family, "cpu-avx512");
-      const int mr = int(made->choice()->config.at("MR"));
-      const int rows = rows_split(q.m, mr, threads);
-      const std::string grid = "thread grid " + std::to_string(rows) + " x " + std::to_string(threads / rows);
+      const Config& cfg = made->choice()->config;
+      const int mr = int(cfg.at("MR")), nr = int(cfg.at("NR"));
+      std::string split;
+      if (threads == 1) {
+        split = "one thread";
+      } else if (rows_split(q.m, mr, threads) == 1) {
+        split = "columns split " + std::to_string(threads) + " ways";
+      } else {
+        const TeamSplit s =
+            team_split(q.m, q.n, q.k, mr, nr, cfg.at("MC"), cfg.at("NC"), cfg.at("PACK_B") != 0, threads);
+        split = "work units of " + std::to_string(s.rows) + " rows x 1/" + std::to_string(s.col_parts) +
+                " of the columns";
+      }
       const auto& entries = made->log.entries();
-      EXPECT_TRUE(std::any_of(entries.begin(), entries.end(), [&](const plan::Decision& d) { return d.decision == grid; }))
-          << "no entry '" << grid << "'";
+      EXPECT_TRUE(std::any_of(entries.begin(), entries.end(),
+                              [&](const plan::Decision& d) { return d.decision == split; }))
+          << "no entry '" << split << "'";
       // Every layer of the log has an entry.
       for (std::string_view layer : plan::kLayers) EXPECT_FALSE(made->log.in_layer(layer).empty()) << layer;
     }
