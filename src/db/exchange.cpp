@@ -1,6 +1,7 @@
 // JSON export/import of tuning records (validated field by field) and the Triton config export.
 #include "db/exchange.hpp"
 
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -34,6 +35,14 @@ ordered_json record_to_json(const Record& r) {
                   {"align", p.align}};
   j["config"] = ordered_json::parse(config_to_json(r.config));
   j["time_ms"] = {{"median", r.time.median_ms}, {"min", r.time.min_ms}, {"max", r.time.max_ms}, {"reps", r.time.reps}};
+  // Unknown values are left out, so that a record stored by schema v1 exports as it always did.
+  auto put = [&](const char* name, const std::optional<double>& v) {
+    if (v) j["time_ms"][name] = *v;
+  };
+  put("q1", r.time.q1_ms);
+  put("q3", r.time.q3_ms);
+  put("others_cores", r.time.others_cores);
+  put("spare_cores", r.time.spare_cores);
   j["tflops"] = r.tflops;
   j["rel_error"] = r.rel_error;
   j["max_scaled_error"] = r.max_scaled_error;
@@ -80,6 +89,14 @@ class Fields {
     const json& v = get(name);
     if (!v.is_number()) throw Bad{path(name), fmt::format("must be a number, not {}", v.dump())};
     return v.get<double>();
+  }
+  // A member older exports lack: nullopt when absent or null.
+  std::optional<double> optional_number(const char* name) {
+    seen_.insert(name);
+    auto it = j_.find(name);
+    if (it == j_.end() || it->is_null()) return std::nullopt;
+    if (!it->is_number()) throw Bad{path(name), fmt::format("must be a number or null, not {}", it->dump())};
+    return it->get<double>();
   }
   template <class T>
   T parsed(const char* name, Expected<T> (*parse)(std::string_view, std::string_view)) {
@@ -141,6 +158,10 @@ Record record_from_json(const json& j) {
     r.time.min_ms = t.number("min");
     r.time.max_ms = t.number("max");
     r.time.reps = t.integer("reps");
+    r.time.q1_ms = t.optional_number("q1");
+    r.time.q3_ms = t.optional_number("q3");
+    r.time.others_cores = t.optional_number("others_cores");
+    r.time.spare_cores = t.optional_number("spare_cores");
     t.done();
   }
   r.tflops = f.number("tflops");
@@ -196,10 +217,11 @@ Expected<std::vector<Record>> parse_export(std::string_view text, std::string_vi
   if (fv == j.end() || !fv->is_number_integer()) {
     return invalid_argument(fmt::format("{}: field format_version must be an integer", origin));
   }
-  if (fv->get<int64_t>() != kExportFormatVersion) {
-    return invalid_argument(fmt::format("{}: format_version {} is not supported (this tileforge reads {}); export it "
-                                        "again with this version or import it with a newer one",
-                                        origin, fv->get<int64_t>(), kExportFormatVersion));
+  if (fv->get<int64_t>() < kOldestExportFormatVersion || fv->get<int64_t>() > kExportFormatVersion) {
+    return invalid_argument(fmt::format("{}: format_version {} is not supported (this tileforge reads {} to {}); "
+                                        "export it again with this version or import it with a newer one",
+                                        origin, fv->get<int64_t>(), kOldestExportFormatVersion,
+                                        kExportFormatVersion));
   }
   for (const auto& [name, value] : j.items()) {
     if (name != "format" && name != "format_version" && name != "tool_version" && name != "exported_at" &&

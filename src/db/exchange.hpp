@@ -14,7 +14,10 @@ namespace tileforge::db {
 
 // The "format" member every export carries, and the version of its layout (docs/TUNING-DB.md).
 inline constexpr std::string_view kExportFormat = "tileforge-tuning-db";
-inline constexpr int kExportFormatVersion = 1;
+// 2: records may carry their measurement's quartiles and host load (time_ms.q1, .q3, .others_cores,
+// .spare_cores); a version-1 file (without them) is still read.
+inline constexpr int kExportFormatVersion = 2;
+inline constexpr int kOldestExportFormatVersion = 1;
 
 // The records as one JSON document (pretty-printed, stable member order, records in the given order).
 std::string export_json(const std::vector<Record>& records);

@@ -1,6 +1,7 @@
 // Record values: checking them, the config's JSON text, ISO time stamps.
 #include "db/record.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <mutex>
@@ -84,6 +85,30 @@ std::optional<FieldError> check_record(const Record& r) {
     return bad("time_ms", fmt::format("min {} <= median {} <= max {} does not hold", t.min_ms, t.median_ms, t.max_ms));
   }
   if (t.reps < 1) return bad("time_ms.reps", fmt::format("is {}; must be >= 1", t.reps));
+  // The quartiles: both or neither (the spread needs both), and in order with min, median and max. A forged
+  // q3 < q1 would make a noisy measurement look clean. The slack of 1e-9 of the value is for rounding only: the
+  // quartiles are interpolated between reps, the median of an even count averaged.
+  if (t.q1_ms.has_value() != t.q3_ms.has_value()) {
+    return bad(t.q1_ms ? "time_ms.q3" : "time_ms.q1",
+               fmt::format("is missing while time_ms.{} is given; give both quartiles or neither",
+                           t.q1_ms ? "q1" : "q3"));
+  }
+  if (t.q1_ms) {
+    if (!positive(*t.q1_ms)) return bad("time_ms.q1", fmt::format("is {}; must be a positive number", *t.q1_ms));
+    if (!positive(*t.q3_ms)) return bad("time_ms.q3", fmt::format("is {}; must be a positive number", *t.q3_ms));
+    auto at_most = [](double a, double b) { return a <= b + 1e-9 * std::abs(b); };
+    if (!(at_most(t.min_ms, *t.q1_ms) && at_most(*t.q1_ms, t.median_ms) && at_most(t.median_ms, *t.q3_ms) &&
+          at_most(*t.q3_ms, t.max_ms))) {
+      return bad("time_ms", fmt::format("min {} <= q1 {} <= median {} <= q3 {} <= max {} does not hold", t.min_ms,
+                                        *t.q1_ms, t.median_ms, *t.q3_ms, t.max_ms));
+    }
+  }
+  for (auto [name, v] : {std::pair{"time_ms.others_cores", t.others_cores},
+                         std::pair{"time_ms.spare_cores", t.spare_cores}}) {
+    if (v && !(std::isfinite(*v) && *v >= 0)) {
+      return bad(name, fmt::format("is {}; must be a finite number of cores >= 0 (or unknown)", *v));
+    }
+  }
   auto non_negative = [](double v) { return std::isfinite(v) && v >= 0; };
   if (!positive(r.tflops)) return bad("tflops", fmt::format("is {}; must be a positive number", r.tflops));
   if (r.tflops > Plausible::max_tflops) {
@@ -108,6 +133,32 @@ std::optional<FieldError> check_record(const Record& r) {
     return bad("created_at", fmt::format("'{}' is not YYYY-MM-DDTHH:MM:SSZ (UTC)", r.created_at));
   }
   return std::nullopt;
+}
+
+std::optional<double> Timing::iqr_share() const {
+  if (!q1_ms || !q3_ms || !(median_ms > 0)) return std::nullopt;
+  return (*q3_ms - *q1_ms) / median_ms;
+}
+
+Quality Timing::quality() const {
+  Quality q;
+  std::string why;
+  if (const auto share = iqr_share(); share && *share > kSpreadIqrLimit) {
+    q.noisy = true;
+    why = fmt::format("measured noisy (reps spread {:.2f} of the median, limit {:.2f})", *share, kSpreadIqrLimit);
+  }
+  // As measure::Timing::busy(): an unknown spare count leaves the others no spare core.
+  if (others_cores && *others_cores >= 0) {
+    const double spare = std::max(0.0, spare_cores.value_or(0.0));
+    if (*others_cores > spare + kHostBusyCores) {
+      q.busy = true;
+      why += fmt::format("{}measured on a busy host (other processes used {:.2f} cores, {:.0f} spare; limit {:.2f} "
+                         "beyond the spare)",
+                         why.empty() ? "" : " and ", *others_cores, spare, kHostBusyCores);
+    }
+  }
+  q.why = std::move(why);
+  return q;
 }
 
 namespace {
@@ -146,11 +197,13 @@ std::string describe(const Record& r) {
   for (const auto& [name, value] : r.config.params) {
     params += fmt::format("{}{}={}", params.empty() ? "" : " ", name, value);
   }
-  return fmt::format("#{} {} {} v{} {} on {}: {}; median {:.4g} ms (min {:.4g}, max {:.4g}, {} reps), {:.1f} TFLOP/s, "
-                     "rel error {:.1e}, {} {}",
+  const auto share = r.time.iqr_share();
+  return fmt::format("#{} {} {} v{} {} on {}: {}; median {:.4g} ms (min {:.4g}, max {:.4g}, {} reps{}), {:.1f} "
+                     "TFLOP/s, rel error {:.1e}, {} {}",
                      r.id, r.backend, r.config.family, r.family_version, r.problem.key(), r.device.describe(), params,
-                     r.time.median_ms, r.time.min_ms, r.time.max_ms, r.time.reps, r.tflops, r.rel_error,
-                     to_string(r.source), r.created_at);
+                     r.time.median_ms, r.time.min_ms, r.time.max_ms, r.time.reps,
+                     share ? fmt::format(", spread {:.2f}", *share) : "", r.tflops, r.rel_error, to_string(r.source),
+                     r.created_at);
 }
 
 std::string config_to_json(const Config& config) {

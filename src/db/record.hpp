@@ -19,10 +19,42 @@ enum class Source { tuned, imported };
 std::string_view to_string(Source);
 Expected<Source> parse_source(std::string_view text);
 
+// The contract's rules for a measurement to trust, restated here because the DB layer sits below measure/ (which
+// defines them: measure::kSpreadIqrLimit in protocol.hpp, measure::kHostBusyCores in host_load.hpp). tune.cpp sees
+// both layers and static_asserts that the two stay equal.
+inline constexpr double kSpreadIqrLimit = 0.30;  // (q3 - q1) / median above it: the reps disagree
+inline constexpr double kHostBusyCores = 0.3;    // other processes' cores beyond the spare ones above it: busy host
+
+// What Timing::quality() finds: whether the measurement can be trusted, and if not why.
+struct Quality {
+  bool noisy = false;  // the reps spread more than kSpreadIqrLimit of the median
+  bool busy = false;   // other processes took more than kHostBusyCores of the cores our threads wanted
+  // Empty when clean: "measured noisy (reps spread 0.42 of the median, limit 0.30)".
+  std::string why;
+  bool clean() const { return !noisy && !busy; }
+};
+
 // The measured time distribution under the benchmark contract.
 struct Timing {
+  Timing() = default;
+  // The v1 form {median, min, max, reps}: quartiles and host load unknown. A constructor rather than an aggregate,
+  // so that this form stays the short one without warnings about the optional members it leaves out.
+  Timing(double median, double min, double max, int64_t count)
+      : median_ms(median), min_ms(min), max_ms(max), reps(count) {}
+
   double median_ms = 0, min_ms = 0, max_ms = 0;
   int64_t reps = 0;
+  // Schema v2: the reps' first and third quartiles, other processes' use of the machine while they ran (in cores)
+  // and the cores our threads left them. nullopt = unknown: rows stored by schema v1, imports that lack them, and
+  // the host load where the counters could not be read.
+  std::optional<double> q1_ms, q3_ms;
+  std::optional<double> others_cores, spare_cores;
+
+  // (q3 - q1) / median, when both quartiles are known.
+  std::optional<double> iqr_share() const;
+  // The rules of measure::Timing::spread() and busy() on what is known. Unknown fields count as clean: v1 records
+  // were all stored by a tuner that already refused winners whose reps spread.
+  Quality quality() const;
 };
 
 struct Record {
@@ -44,8 +76,8 @@ struct Record {
 };
 
 // One line for `db list` and logs: "#12 cuda sm80 v1 4096x4096x4096 f16->f16 acc f32 RR align 16 on NVIDIA H200
-// (sm_90a, ...): BLOCK_M=128 ...; median 0.171 ms (min 0.169, max 0.175, 100 reps), 803.2 TFLOP/s, rel error
-// 1.2e-04, tuned 2026-03-01T12:00:00Z".
+// (sm_90a, ...): BLOCK_M=128 ...; median 0.171 ms (min 0.169, max 0.175, 100 reps, spread 0.02), 803.2 TFLOP/s,
+// rel error 1.2e-04, tuned 2026-03-01T12:00:00Z" (the spread only where the quartiles are known).
 std::string describe(const Record& record);
 
 // A problem with a record: the field as the JSON export names it ("time_ms.median", "problem.align") and why.
@@ -72,8 +104,9 @@ struct Plausible {
 };
 
 // Checks every value a record carries (sizes >= 1, known dtypes and a legal precision policy, an alignment class
-// the dtypes allow, a device kind cpu or gpu, min <= median <= max within Plausible's bounds, TFLOP/s finite,
-// plausible and consistent with the median, finite non-negative errors, an ISO time or none, parameter names).
+// the dtypes allow, a device kind cpu or gpu, min <= median <= max within Plausible's bounds, both quartiles or
+// neither with min <= q1 <= median <= q3 <= max, host load finite and >= 0 where known, TFLOP/s finite, plausible
+// and consistent with the median, finite non-negative errors, an ISO time or none, parameter names).
 std::optional<FieldError> check_record(const Record& record);
 
 // What this build knows about names and parameters: the backends, their device kinds, the kernel families and

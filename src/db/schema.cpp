@@ -1,4 +1,4 @@
-// The tuning DB's schema, as an ordered list of migrations (v1 now); a new version is one more entry.
+// The tuning DB's schema, as an ordered list of migrations (v1, v2 now); a new version is one more entry.
 #include "db/store.hpp"
 
 namespace tileforge::db {
@@ -43,11 +43,23 @@ CREATE INDEX records_by_bucket ON records(backend, input, output, accum, layout,
 CREATE INDEX records_by_time ON records(created_at);
 )sql";
 
+// v2: the spread and the host load of the measurement, so that dispatch can pass over a record measured in a
+// disturbed moment (docs/TUNING-DB.md). Nullable, NULL = unknown: ALTER TABLE upgrades a v1 file in place without
+// rewriting its rows, and those rows (stored by a tuner that already refused winners whose reps spread) and
+// imports that lack the fields stay usable.
+constexpr std::string_view kV2 = R"sql(
+ALTER TABLE records ADD COLUMN q1_ms REAL;         -- first quartile of the reps
+ALTER TABLE records ADD COLUMN q3_ms REAL;         -- third quartile of the reps
+ALTER TABLE records ADD COLUMN others_cores REAL;  -- other processes' use of the machine while timed, in cores
+ALTER TABLE records ADD COLUMN spare_cores REAL;   -- the cores our threads left them
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
   static const std::vector<Migration> list = {
       {1, "v1: devices and records tables", [](const SqlExec& exec) { return exec(kV1); }},
+      {2, "v2: quartiles and host load of each record's measurement", [](const SqlExec& exec) { return exec(kV2); }},
   };
   return list;
 }

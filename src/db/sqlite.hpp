@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -32,6 +33,10 @@ class Stmt {
   // Parameters are numbered from 1, as in SQL's ?1.
   Stmt& bind_int(int i, int64_t v) { return check(sqlite3_bind_int64(s_, i, v)); }
   Stmt& bind_double(int i, double v) { return check(sqlite3_bind_double(s_, i, v)); }
+  // NULL for nullopt: a nullable column's "unknown".
+  Stmt& bind_double(int i, const std::optional<double>& v) {
+    return v ? bind_double(i, *v) : check(sqlite3_bind_null(s_, i));
+  }
   Stmt& bind_text(int i, std::string_view v) {
     return check(sqlite3_bind_text(s_, i, v.data(), int(v.size()), SQLITE_TRANSIENT));
   }
@@ -51,6 +56,11 @@ class Stmt {
   // Columns are numbered from 0.
   int64_t i64(int c) const { return sqlite3_column_int64(s_, c); }
   double f64(int c) const { return sqlite3_column_double(s_, c); }
+  // nullopt for NULL (f64 would read it as 0).
+  std::optional<double> opt_f64(int c) const {
+    if (sqlite3_column_type(s_, c) == SQLITE_NULL) return std::nullopt;
+    return f64(c);
+  }
   std::string text(int c) const {
     const unsigned char* p = sqlite3_column_text(s_, c);
     return p ? std::string(reinterpret_cast<const char*>(p), std::size_t(sqlite3_column_bytes(s_, c))) : std::string();

@@ -54,9 +54,21 @@ constexpr std::string_view kSelect = R"sql(
 SELECT r.id, d.kind, d.name, d.arch, d.cores, d.clock_mhz, d.driver, d.toolkit,
        r.backend, r.family_version, r.m, r.n, r.k, r.batch, r.input, r.output, r.accum, r.layout, r.align,
        r.config, r.median_ms, r.min_ms, r.max_ms, r.reps, r.tflops, r.rel_error, r.max_scaled_error,
-       r.tool_version, r.created_at, r.source, r.device, r.family
+       r.tool_version, r.created_at, r.source, r.device, r.family,
+       r.q1_ms, r.q3_ms, r.others_cores, r.spare_cores
 FROM records r JOIN devices d ON d.hash = r.device
 )sql";
+// The same from a v1 file opened read-only (dispatch never migrates): v2 only added the measurement's quartiles
+// and host load, which such rows do not know.
+constexpr std::string_view kSelectV1 = R"sql(
+SELECT r.id, d.kind, d.name, d.arch, d.cores, d.clock_mhz, d.driver, d.toolkit,
+       r.backend, r.family_version, r.m, r.n, r.k, r.batch, r.input, r.output, r.accum, r.layout, r.align,
+       r.config, r.median_ms, r.min_ms, r.max_ms, r.reps, r.tflops, r.rel_error, r.max_scaled_error,
+       r.tool_version, r.created_at, r.source, r.device, r.family,
+       NULL, NULL, NULL, NULL
+FROM records r JOIN devices d ON d.hash = r.device
+)sql";
+std::string select_sql(int version) { return std::string(version >= 2 ? kSelect : kSelectV1); }
 
 // One row as read: the record as far as its columns parse, and why it is not usable (empty when it is).
 struct Row {
@@ -101,7 +113,14 @@ Row read_row(const sql::Stmt& s) {
   take(parse_layout(s.text(17)), "problem.layout", r.problem.layout);
   r.problem.align = int(s.i64(18));
   take(config_from_json(s.text(19), "config"), "config", r.config);
-  r.time = {s.f64(20), s.f64(21), s.f64(22), s.i64(23)};
+  r.time.median_ms = s.f64(20);
+  r.time.min_ms = s.f64(21);
+  r.time.max_ms = s.f64(22);
+  r.time.reps = s.i64(23);
+  r.time.q1_ms = s.opt_f64(32);
+  r.time.q3_ms = s.opt_f64(33);
+  r.time.others_cores = s.opt_f64(34);
+  r.time.spare_cores = s.opt_f64(35);
   r.tflops = s.f64(24);
   r.rel_error = s.f64(25);
   r.max_scaled_error = s.f64(26);
@@ -389,12 +408,9 @@ Expected<Store> Store::open(const std::string& path, const OpenOptions& options)
       migrate(db, path, steps, &version);
     } else if (version == 0) {
       return Status{Code::not_available, fmt::format("tuning DB {} is empty (tune writes one)", path)};
-    } else if (version < known) {
-      return Status{Code::unsupported,
-                    fmt::format("tuning DB {} has schema v{}, older than this tileforge's v{}; open it once for "
-                                "writing (any `tileforge db` command or a tune) to migrate it",
-                                path, version, known)};
     }
+    // An older file opened read-only is read as it is (select_sql): each later version only added columns that
+    // such rows leave unknown. Opening it for writing migrates it.
     impl->version = version;
   } catch (const sql::Error& e) {
     return impl->error(e);
@@ -421,7 +437,7 @@ Upsert upsert_one(sqlite3* db, const Record& in, bool force) {
     s.run();
   }
   int64_t old_id = 0;
-  bool old_valid = false;
+  bool old_valid = false, old_clean = true;
   double old_median = 0;
   {
     sql::Stmt s(db, std::string(kSelect) +
@@ -434,15 +450,23 @@ Upsert upsert_one(sqlite3* db, const Record& in, bool force) {
       const Row old = read_row(s);
       old_id = old.record.id;
       old_valid = old.valid();
+      old_clean = old.record.time.quality().clean();
       old_median = old.record.time.median_ms;
     }
   }
-  // An invalid stored row never blocks a valid result: a median of 0 would otherwise win every comparison.
-  if (old_id != 0 && old_valid && !force && !(r.time.median_ms < old_median)) return Upsert::kept;
+  // An invalid stored row never blocks a valid result: a median of 0 would otherwise win every comparison. Nor
+  // does a noisy one block a clean result (dispatch passes noisy rows over), and a noisy result never replaces a
+  // clean row, however fast its median (a disturbed measurement is not evidence of a faster kernel). Between two
+  // of the same kind the faster median stays.
+  if (old_id != 0 && old_valid && !force) {
+    const bool new_clean = r.time.quality().clean();
+    if (old_clean && !new_clean) return Upsert::kept;
+    if (old_clean == new_clean && !(r.time.median_ms < old_median)) return Upsert::kept;
+  }
 
   const Signature b = r.problem.bucket();
   auto bind_value = [&](sql::Stmt& s) {
-    // ?1..?13 key, ?14..?17 bucket, ?18.. value
+    // ?1..?13 key, ?14..?17 bucket, ?18..?32 value
     s.bind_text(1, hash).bind_text(2, r.backend).bind_text(3, r.family()).bind_int(4, r.family_version);
     bind_signature(s, 5, r.problem);
     s.bind_int(14, b.m).bind_int(15, b.n).bind_int(16, b.k).bind_int(17, b.batch);
@@ -451,26 +475,31 @@ Upsert upsert_one(sqlite3* db, const Record& in, bool force) {
     s.bind_int(22, r.time.reps).bind_double(23, r.tflops).bind_double(24, r.rel_error);
     s.bind_double(25, r.max_scaled_error).bind_text(26, r.tool_version).bind_text(27, r.created_at);
     s.bind_text(28, to_string(r.source));
+    s.bind_double(29, r.time.q1_ms).bind_double(30, r.time.q3_ms);
+    s.bind_double(31, r.time.others_cores).bind_double(32, r.time.spare_cores);
   };
   if (old_id == 0) {
     sql::Stmt s(db, "INSERT INTO records (device, backend, family, family_version, m, n, k, batch, input, output, "
                     "accum, layout, align, bucket_m, bucket_n, bucket_k, bucket_batch, config, median_ms, min_ms, "
-                    "max_ms, reps, tflops, rel_error, max_scaled_error, tool_version, created_at, source) VALUES "
+                    "max_ms, reps, tflops, rel_error, max_scaled_error, tool_version, created_at, source, q1_ms, "
+                    "q3_ms, others_cores, spare_cores) VALUES "
                     "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-                    "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)");
+                    "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32)");
     bind_value(s);
     s.run();
     return Upsert::inserted;
   }
-  // The bucket is written too: a replaced invalid row may have been stored with a wrong one.
+  // The bucket is written too: a replaced invalid row may have been stored with a wrong one. The quartiles and
+  // host load are replaced with the rest of the measurement, NULL included: the old ones describe another run.
   sql::Stmt s(db, "UPDATE records SET config = ?18, median_ms = ?19, min_ms = ?20, max_ms = ?21, reps = ?22, "
                   "tflops = ?23, rel_error = ?24, max_scaled_error = ?25, tool_version = ?26, created_at = ?27, "
-                  "source = ?28, bucket_m = ?14, bucket_n = ?15, bucket_k = ?16, bucket_batch = ?17 "
-                  "WHERE id = ?29 AND device = ?1 AND backend = ?2 AND family = ?3 AND "
+                  "source = ?28, q1_ms = ?29, q3_ms = ?30, others_cores = ?31, spare_cores = ?32, "
+                  "bucket_m = ?14, bucket_n = ?15, bucket_k = ?16, bucket_batch = ?17 "
+                  "WHERE id = ?33 AND device = ?1 AND backend = ?2 AND family = ?3 AND "
                   "family_version = ?4 AND m = ?5 AND n = ?6 AND k = ?7 AND batch = ?8 AND input = ?9 AND "
                   "output = ?10 AND accum = ?11 AND layout = ?12 AND align = ?13");
   bind_value(s);
-  s.bind_int(29, old_id);
+  s.bind_int(33, old_id);
   s.run();
   if (sqlite3_changes(db) != 1) {
     throw sql::Error{SQLITE_CORRUPT, fmt::format("record {} vanished while it was replaced", old_id)};
@@ -604,7 +633,7 @@ Expected<std::vector<InvalidRow>> Store::prune_invalid(bool dry_run) {
     sql::WriteTxn txn(impl_->db);
     std::vector<InvalidRow> out;
     {
-      sql::Stmt s(impl_->db, std::string(kSelect) + " ORDER BY r.id");
+      sql::Stmt s(impl_->db, select_sql(impl_->version) + " ORDER BY r.id");
       while (s.step()) {
         const Row row = read_row(s);
         if (!row.valid()) out.push_back(row.invalid());
@@ -635,7 +664,7 @@ Expected<std::vector<Record>> Store::list(const ListFilter& f, std::vector<Inval
   if (!f.arch.empty()) where += " AND d.arch = ?4";
   std::lock_guard lock(impl_->mu);
   try {
-    sql::Stmt s(impl_->db, std::string(kSelect) + where +
+    sql::Stmt s(impl_->db, select_sql(impl_->version) + where +
                                " ORDER BY r.device, r.backend, r.family, r.m, r.n, r.k, r.batch, r.id");
     if (!f.device.empty()) s.bind_text(1, f.device);
     if (!f.backend.empty()) s.bind_text(2, f.backend);
@@ -659,7 +688,7 @@ Expected<std::vector<Record>> Store::list(const ListFilter& f, std::vector<Inval
 Expected<std::optional<Record>> Store::get(int64_t id, std::optional<InvalidRow>* invalid) const {
   std::lock_guard lock(impl_->mu);
   try {
-    sql::Stmt s(impl_->db, std::string(kSelect) + " WHERE r.id = ?1");
+    sql::Stmt s(impl_->db, select_sql(impl_->version) + " WHERE r.id = ?1");
     s.bind_int(1, id);
     if (!s.step()) return std::optional<Record>();
     Row row = read_row(s);
@@ -679,7 +708,7 @@ Expected<std::optional<Record>> Store::get(int64_t id, std::optional<InvalidRow>
 Expected<std::vector<InvalidRow>> Store::check() const {
   std::lock_guard lock(impl_->mu);
   try {
-    sql::Stmt s(impl_->db, std::string(kSelect) + " ORDER BY r.id");
+    sql::Stmt s(impl_->db, select_sql(impl_->version) + " ORDER BY r.id");
     std::vector<InvalidRow> out;
     while (s.step()) {
       const Row row = read_row(s);
@@ -730,7 +759,7 @@ Expected<LookupResult> Store::lookup(const LookupRequest& req) const {
     try {
       // Every record of this backend in the problem's bucket, on any device; the architecture rule is applied below
       // so that the reason can say how many records of other architectures were left out.
-      sql::Stmt s(impl_->db, std::string(kSelect) +
+      sql::Stmt s(impl_->db, select_sql(impl_->version) +
                                  " WHERE r.backend = ?1 AND r.input = ?2 AND r.output = ?3 AND r.accum = ?4 AND "
                                  "r.layout = ?5 AND r.align = ?6 AND r.bucket_m = ?7 AND r.bucket_n = ?8 AND "
                                  "r.bucket_k = ?9 AND r.bucket_batch = ?10");

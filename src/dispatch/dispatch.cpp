@@ -266,10 +266,17 @@ Expected<Choice> choose_config(const Problem& problem, const Device& device, Bac
     request.accept = db::legal_in(space);
     db::LookupResult hit = db::lookup_or_plan(*db, request);
     choice.rejected = hit.rejected;
-    if (hit.record) {
+    // A record measured noisy or on a busy host may be far from what its config does here: the planner's
+    // prediction is the better guess, and the reason says which record was passed over and why. Records without
+    // quartiles or host load (schema v1) count as clean.
+    const db::Quality quality = hit.record ? hit.record->time.quality() : db::Quality{};
+    if (hit.record && quality.clean()) {
       choice.config = hit.record->config;
       choice.source = std::string(hit.config_source());
       choice.reason = hit.reason;
+    } else if (hit.record) {
+      db_reason = fmt::format("the tuning DB's {} record #{} for {} was {}: passed over", hit.config_source(),
+                              hit.record->id, hit.record->problem.shape(), quality.why);
     } else {
       db_reason = strip_planner_prefix(hit.reason);
     }

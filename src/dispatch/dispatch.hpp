@@ -37,7 +37,9 @@ struct Choice {
 
 // Chooses our config for `problem` (validated, normalized here) on `device`:
 //   1. the tuning DB on the device's fingerprint (exact shape, shape bucket, then another fingerprint of the same
-//      arch), each record vetoed by `ours.space(problem, device)` and the family's current version;
+//      arch), each record vetoed by `ours.space(problem, device)` and the family's current version; a record whose
+//      measurement was noisy or taken on a busy machine (db::Timing::quality()) is passed over for the planner,
+//      the reason saying so;
 //   2. else the planner's pick for the backend's family (plans are cached per problem and profile in-process);
 //   3. else the backend's heuristic;
 // and, when pins are given, the pins applied on top of that choice (source "pinned"); when a pin breaks one of the

@@ -15,11 +15,18 @@
 
 #include "dispatch/dispatch.hpp"
 #include "db/store.hpp"
+#include "measure/host_load.hpp"
+#include "measure/protocol.hpp"
 #include "plan/planner.hpp"
 #include "tune/compile.hpp"
 
 namespace tileforge::tune {
 namespace {
+
+// The DB judges the records it stores by the contract's rules, restated there (db sits below measure); this file
+// sees both, so the two copies cannot drift apart unnoticed.
+static_assert(db::kSpreadIqrLimit == measure::kSpreadIqrLimit, "db::kSpreadIqrLimit must equal the contract's");
+static_assert(db::kHostBusyCores == measure::kHostBusyCores, "db::kHostBusyCores must equal the contract's");
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -635,7 +642,18 @@ Expected<TuneResult> tune(const Problem& problem, const Device& device, const Tu
     r.family_version = v == versions.end() ? 0 : v->second;
     r.problem = db::signature_of(p);
     r.config = win.config;
-    r.time = db::Timing{win.confirm.median_ms, win.confirm.min_ms, win.confirm.max_ms, win.confirm.reps};
+    r.time.median_ms = win.confirm.median_ms;
+    r.time.min_ms = win.confirm.min_ms;
+    r.time.max_ms = win.confirm.max_ms;
+    r.time.reps = win.confirm.reps;
+    // The spread and the host load go with it, so that dispatch can pass over a record measured noisy or on a busy
+    // host (--store-noisy stores those). The host load only where the counters were read (-1: unknown).
+    r.time.q1_ms = win.confirm.q1_ms;
+    r.time.q3_ms = win.confirm.q3_ms;
+    if (win.confirm.others_cores >= 0) {
+      r.time.others_cores = win.confirm.others_cores;
+      if (win.confirm.spare_cores >= 0) r.time.spare_cores = win.confirm.spare_cores;
+    }
     r.tflops = result.winner_tflops;
     r.rel_error = win.error ? win.error->rel_error : 0;
     r.max_scaled_error = win.error ? win.error->max_scaled_error : 0;

@@ -294,7 +294,9 @@ TEST_F(CliDb, PruneDryRunNamesWhatWouldGoAndDeletesNothing) {
   EXPECT_NE(r.out.find("would prune 1 record from"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("nothing was deleted"), std::string::npos) << r.out;
   for (const auto& [what, id] : before) {
-    if (id != old_id) EXPECT_EQ(r.out.find(fmt::format("#{} ", id)), std::string::npos) << what << "\n" << r.out;
+    if (id != old_id) {
+      EXPECT_EQ(r.out.find(fmt::format("#{} ", id)), std::string::npos) << what << "\n" << r.out;
+    }
   }
 
   // Every record selected: each named, still none deleted.

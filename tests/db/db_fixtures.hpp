@@ -122,6 +122,18 @@ inline Record random_record(std::mt19937_64& rng, const Fingerprint& device, con
   return r;
 }
 
+// Random quartiles around the record's median (q1 in [min, median], q3 in [median, max]) and, with `host`, a random
+// host load: what a v2 tuner stores. The spread is whatever the random quartiles make it.
+inline void add_quartiles(std::mt19937_64& rng, Record& r, bool host = true) {
+  std::uniform_real_distribution<double> u(0, 1);
+  r.time.q1_ms = r.time.min_ms + u(rng) * (r.time.median_ms - r.time.min_ms);
+  r.time.q3_ms = r.time.median_ms + u(rng) * (r.time.max_ms - r.time.median_ms);
+  if (host) {
+    r.time.others_cores = 3 * u(rng);
+    r.time.spare_cores = double(std::uniform_int_distribution<int>(0, 63)(rng));
+  }
+}
+
 // The same record with the id cleared, for comparing what was stored with what was written.
 inline Record without_id(Record r) {
   r.id = 0;
@@ -138,6 +150,10 @@ inline void expect_same(const Record& a, const Record& b) {
   EXPECT_EQ(a.time.min_ms, b.time.min_ms);
   EXPECT_EQ(a.time.max_ms, b.time.max_ms);
   EXPECT_EQ(a.time.reps, b.time.reps);
+  EXPECT_EQ(a.time.q1_ms, b.time.q1_ms);
+  EXPECT_EQ(a.time.q3_ms, b.time.q3_ms);
+  EXPECT_EQ(a.time.others_cores, b.time.others_cores);
+  EXPECT_EQ(a.time.spare_cores, b.time.spare_cores);
   EXPECT_EQ(a.tflops, b.tflops);
   EXPECT_EQ(a.rel_error, b.rel_error);
   EXPECT_EQ(a.max_scaled_error, b.max_scaled_error);

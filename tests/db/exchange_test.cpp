@@ -1,5 +1,6 @@
-// Tuning DB exchange: JSON export -> import round trip, merging by best median, malformed files refused with the
-// record and field named, and the Triton export (parsed back with Python when it is installed).
+// Tuning DB exchange: JSON export -> import round trip (quartiles and host load too, and older exports without
+// them), merging by best median, malformed files refused with the record and field named, and the Triton export
+// (parsed back with Python when it is installed).
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -177,7 +178,9 @@ TEST(DbExchange, MalformedRecordsAreRefusedWithIndexAndField) {
   whole("[]", "must be a JSON object");
   J j = J::parse(valid);
   j["format_version"] = 99;
-  whole(j.dump(), "format_version 99 is not supported");
+  whole(j.dump(), "format_version 99 is not supported (this tileforge reads 1 to 2)");
+  j["format_version"] = 0;
+  whole(j.dump(), "format_version 0 is not supported");
   j = J::parse(valid);
   j["format"] = "something-else";
   whole(j.dump(), "field format must be");
@@ -215,6 +218,136 @@ std::string run_python(const std::string& script_path, const std::string& arg) {
     if (pclose(p) != 0) return "python failed: " + out;
   }
   return out;
+}
+
+// Records with every mix of known and unknown quartiles and host load, as a v2 DB holds them.
+std::vector<Record> records_with_quartiles(std::mt19937_64& rng, int count) {
+  std::vector<Record> recs = random_records(rng, count);
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    Record& r = recs[i];
+    switch (i % 4) {
+      case 0: break;
+      case 1: add_quartiles(rng, r, /*host=*/false); break;
+      case 2: add_quartiles(rng, r); break;
+      case 3: r.time.others_cores = double(rng() % 1000) / 250; break;  // the spare count unknown
+    }
+  }
+  return recs;
+}
+
+TEST(DbExchange, QuartilesAndHostLoadRoundTripThroughExportAndImport) {
+  const uint64_t seed = test_seed();
+  SCOPED_TRACE(::testing::Message() << "TILEFORGE_TEST_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  const std::vector<Record> recs = records_with_quartiles(rng, 40);
+  const std::string text = export_json(recs);
+  // In the time object where known, left out where not (so a v1 record exports as it always did).
+  const auto j = nlohmann::json::parse(text);
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    const auto& t = j.at("records").at(i).at("time_ms");
+    const Timing& want = recs[i].time;
+    for (const auto& [name, v] : {std::pair{"q1", want.q1_ms}, std::pair{"q3", want.q3_ms},
+                                  std::pair{"others_cores", want.others_cores},
+                                  std::pair{"spare_cores", want.spare_cores}}) {
+      ASSERT_EQ(t.contains(name), v.has_value()) << i << " " << name << " in " << t.dump();
+      if (v) {
+        EXPECT_EQ(t.at(name).get<double>(), *v) << i << " " << name;
+      }
+    }
+  }
+  auto back = parse_export(text, "x.json");
+  ASSERT_TRUE(back) << back.status().to_string();
+  ASSERT_EQ(back->size(), recs.size());
+  for (std::size_t i = 0; i < recs.size(); ++i) expect_same((*back)[i], recs[i]);
+
+  // Through a second DB: imported as written, and the same verdicts.
+  ScratchDir dir;
+  auto store = Store::open(dir.file("team.db"));
+  ASSERT_TRUE(store);
+  auto summary = import_json(*store, text, "x.json");
+  ASSERT_TRUE(summary) << summary.status().to_string();
+  EXPECT_EQ(summary->inserted, int64_t(recs.size()));
+  auto all = store->list();
+  ASSERT_TRUE(all);
+  ASSERT_EQ(all->size(), recs.size());
+  for (const Record& r : recs) {
+    const auto it = std::find_if(all->begin(), all->end(), [&](const Record& x) {
+      return x.device == r.device && x.problem == r.problem && x.family() == r.family() &&
+             x.family_version == r.family_version;
+    });
+    ASSERT_NE(it, all->end()) << r.problem.key();
+    Record want = r;
+    want.source = Source::imported;
+    expect_same(without_id(*it), want);
+    EXPECT_EQ(it->time.quality().why, r.time.quality().why);
+  }
+}
+
+// An export written before v2 has no quartiles or host load: it imports, the fields unknown, everything else kept.
+// A null value reads as unknown too.
+TEST(DbExchange, OlderExportsWithoutQuartilesOrHostLoadImport) {
+  const uint64_t seed = test_seed();
+  SCOPED_TRACE(::testing::Message() << "TILEFORGE_TEST_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  std::vector<Record> recs = random_records(rng, 20);
+  for (Record& r : recs) add_quartiles(rng, r);
+  nlohmann::json j = nlohmann::json::parse(export_json(recs));
+  for (auto& r : j["records"]) {
+    for (const char* name : {"q1", "q3", "others_cores", "spare_cores"}) r["time_ms"].erase(name);
+    // Exactly the members a v1 export has.
+    ASSERT_EQ(r["time_ms"].size(), 4u) << r["time_ms"].dump();
+  }
+  j["records"][3]["time_ms"]["q1"] = nullptr;
+  j["records"][3]["time_ms"]["q3"] = nullptr;
+  j["records"][5]["time_ms"]["others_cores"] = nullptr;
+  j["format_version"] = 1;  // as a tileforge before the quartiles wrote it
+  auto back = parse_export(j.dump(), "old.json");
+  ASSERT_TRUE(back) << back.status().to_string();
+  ASSERT_EQ(back->size(), recs.size());
+  ScratchDir dir;
+  auto store = Store::open(dir.file("tune.db"));
+  ASSERT_TRUE(store);
+  auto summary = import_json(*store, j.dump(), "old.json");
+  ASSERT_TRUE(summary) << summary.status().to_string();
+  EXPECT_EQ(summary->inserted, int64_t(recs.size()));
+  auto all = store->list();
+  ASSERT_TRUE(all);
+  ASSERT_EQ(all->size(), recs.size());
+  for (std::size_t i = 0; i < recs.size(); ++i) {
+    Record want = recs[i];
+    want.time = Timing(want.time.median_ms, want.time.min_ms, want.time.max_ms, want.time.reps);
+    expect_same((*back)[i], want);
+    EXPECT_TRUE((*back)[i].time.quality().clean());
+    const auto it = std::find_if(all->begin(), all->end(), [&](const Record& x) {
+      return x.device == want.device && x.problem == want.problem && x.family() == want.family();
+    });
+    ASSERT_NE(it, all->end());
+    want.source = Source::imported;
+    expect_same(without_id(*it), want);
+  }
+}
+
+TEST(DbExchange, MalformedQuartilesAndHostLoadAreRefusedNamingTheField) {
+  const uint64_t seed = test_seed();
+  SCOPED_TRACE(::testing::Message() << "TILEFORGE_TEST_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  std::vector<Record> recs = random_records(rng, 6);
+  for (Record& r : recs) add_quartiles(rng, r);
+  const std::string valid = export_json(recs);
+  ASSERT_TRUE(parse_export(valid, "team.json"));
+  using J = nlohmann::json;
+  const std::size_t i = std::size_t(rng() % recs.size());
+  expect_refused(valid, i, [](J& r) { r["time_ms"]["q1"] = "0.1"; }, "time_ms.q1", "must be a number or null");
+  expect_refused(valid, i, [](J& r) { r["time_ms"]["q3"] = true; }, "time_ms.q3", "must be a number or null");
+  expect_refused(valid, i, [](J& r) { r["time_ms"]["others_cores"] = J::array({1}); }, "time_ms.others_cores",
+                 "must be a number or null");
+  expect_refused(valid, i, [](J& r) { r["time_ms"]["spare_cores"] = {{"cores", 2}}; }, "time_ms.spare_cores",
+                 "must be a number or null");
+  expect_refused(valid, i, [](J& r) { r["time_ms"].erase("q3"); }, "time_ms.q3", "both quartiles or neither");
+  expect_refused(valid, i, [](J& r) { r["time_ms"]["q1"] = r["time_ms"]["median"].get<double>() * 1.5; }, "time_ms",
+                 "q1");
+  expect_refused(valid, i, [](J& r) { r["time_ms"]["others_cores"] = -1; }, "time_ms.others_cores", ">= 0");
+  expect_refused(valid, i, [](J& r) { r["time_ms"]["q2"] = 1.0; }, "time_ms.q2", "not a known field");
 }
 
 TEST(DbExchange, TritonExportMapsSm80AndSkipsTheRest) {

@@ -1,10 +1,14 @@
 // Dispatch on the host CPU: pinned > db-exact > db-bucket > db-arch > planner > heuristic, records of another
-// architecture or family version never used, a corrupted DB warned about once, --no-db, plans cached per shape.
+// architecture or family version never used, records measured noisy or on a busy host passed over for the planner,
+// a corrupted DB warned about once, --no-db, plans cached per shape.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <optional>
+#include <random>
 #include <tuple>
+
+#include <fmt/format.h>
 
 #include "dispatch/dispatch.hpp"
 #include "bench/harness.hpp"
@@ -194,6 +198,86 @@ TEST_F(Dispatch, RecordsOfAnotherVersionOrIllegalHereAreSkipped) {
   EXPECT_EQ(c.source, "db-arch") << c.reason;
   EXPECT_EQ(c.config, legal_[2]);
   EXPECT_FALSE(c.rejected.empty());
+}
+
+// A record whose measurement was not clean (reps spread past the contract's limit, or other processes on the cores
+// it wanted) is passed over: the planner chooses, and the reason names the record and why. A clean record, and one
+// stored without quartiles or host load (a schema v1 row), are used as before.
+TEST_F(Dispatch, NoisyOrBusyRecordsArePassedOverCleanAndLegacyOnesAreUsed) {
+  const uint64_t seed = db::dbtest::test_seed();
+  SCOPED_TRACE(::testing::Message() << "TILEFORGE_TEST_SEED=" << seed);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  db::Store w = writer();
+  const double median = 0.05 + u(rng);
+  // Quartiles `share` of the median apart around it, min and max at them.
+  auto spread = [&](db::Record& r, double share) {
+    r.time.q1_ms = r.time.min_ms = median * (1 - share / 2);
+    r.time.q3_ms = r.time.max_ms = median * (1 + share / 2);
+  };
+  auto quiet_host = [&](db::Record& r) {
+    r.time.spare_cores = double(rng() % 8);
+    r.time.others_cores = (*r.time.spare_cores + db::kHostBusyCores) * u(rng);
+  };
+
+  // Noisy: the reps' spread a random amount past the limit; the host was quiet.
+  db::Record noisy = record_for(fp_, problem_, legal_[0], median);
+  const double share = db::kSpreadIqrLimit + 0.01 + 0.6 * u(rng);
+  spread(noisy, share);
+  quiet_host(noisy);
+  ASSERT_TRUE(w.upsert(noisy, /*force=*/true));
+  const auto stored = w.list();
+  ASSERT_TRUE(stored && stored->size() == 1u) << "the noisy record must be stored and read back";
+  const int64_t id = stored->front().id;
+  Choice c = choose(problem_);
+  EXPECT_EQ(c.source, "planner") << c.reason;
+  EXPECT_EQ(c.config, planned_);
+  EXPECT_TRUE(c.reason.starts_with("planner: ")) << c.reason;
+  const std::string noisy_why =
+      fmt::format("the tuning DB's db-exact record #{} for {} was measured noisy (reps spread {:.2f} of the median, "
+                  "limit 0.30): passed over",
+                  id, db::signature_of(problem_).shape(), *noisy.time.iqr_share());
+  EXPECT_NE(c.reason.find(noisy_why), std::string::npos) << c.reason << "\n(expected " << noisy_why << ")";
+  EXPECT_EQ(c.reason.find("busy"), std::string::npos) << c.reason;
+
+  // The same on the bucket tier: a nearby shape finds that record as its db-bucket candidate, and plans instead.
+  Choice nearby = choose(nearby_);
+  EXPECT_EQ(nearby.source, "planner") << nearby.reason;
+  EXPECT_NE(nearby.reason.find(fmt::format("db-bucket record #{}", id)), std::string::npos) << nearby.reason;
+
+  // Busy: tight reps, but other processes used a random amount more than the spare cores and the allowance.
+  db::Record busy = record_for(fp_, problem_, legal_[1], median);
+  spread(busy, db::kSpreadIqrLimit * u(rng));
+  busy.time.spare_cores = double(rng() % 8);
+  busy.time.others_cores = *busy.time.spare_cores + db::kHostBusyCores + 0.01 + 2 * u(rng);
+  ASSERT_TRUE(w.upsert(busy, /*force=*/true));
+  c = choose(problem_);
+  EXPECT_EQ(c.source, "planner") << c.reason;
+  EXPECT_EQ(c.config, planned_);
+  const std::string busy_why = fmt::format("was measured on a busy host (other processes used {:.2f} cores, {:.0f} "
+                                           "spare; limit 0.30 beyond the spare): passed over",
+                                           *busy.time.others_cores, *busy.time.spare_cores);
+  EXPECT_NE(c.reason.find(busy_why), std::string::npos) << c.reason << "\n(expected " << busy_why << ")";
+  EXPECT_EQ(c.reason.find("noisy"), std::string::npos) << c.reason;
+
+  // Clean: both known, within the limits: used.
+  db::Record clean = record_for(fp_, problem_, legal_[2], median);
+  spread(clean, db::kSpreadIqrLimit * u(rng));
+  quiet_host(clean);
+  ASSERT_TRUE(clean.time.quality().clean()) << clean.time.quality().why;
+  ASSERT_TRUE(w.upsert(clean, /*force=*/true));
+  c = choose(problem_);
+  EXPECT_EQ(c.source, "db-exact") << c.reason;
+  EXPECT_EQ(c.config, legal_[2]);
+  EXPECT_EQ(c.reason.find("passed over"), std::string::npos) << c.reason;
+
+  // Legacy: neither quartiles nor host load known: counted clean, used.
+  const db::Record legacy = record_for(fp_, problem_, legal_[3], median);
+  ASSERT_FALSE(legacy.time.q1_ms || legacy.time.others_cores);
+  ASSERT_TRUE(w.upsert(legacy, /*force=*/true));
+  c = choose(problem_);
+  EXPECT_EQ(c.source, "db-exact") << c.reason;
+  EXPECT_EQ(c.config, legal_[3]);
 }
 
 TEST_F(Dispatch, NoDbIgnoresAnExistingDb) {

@@ -160,6 +160,18 @@ TEST_F(Tune, WinnerIsLegalVerifiedAndRecordedAsTuned) {
       EXPECT_EQ(rec.device, dispatch::running_fingerprint(device));
       EXPECT_DOUBLE_EQ(rec.time.median_ms, w.confirm.median_ms);
       EXPECT_EQ(rec.time.reps, w.confirm.reps);
+      // The quartiles always, the host load where it was read.
+      EXPECT_EQ(rec.time.q1_ms, w.confirm.q1_ms);
+      EXPECT_EQ(rec.time.q3_ms, w.confirm.q3_ms);
+      if (w.confirm.others_cores >= 0) {
+        EXPECT_EQ(rec.time.others_cores, w.confirm.others_cores);
+        EXPECT_EQ(rec.time.spare_cores, w.confirm.spare_cores);
+      } else {
+        EXPECT_FALSE(rec.time.others_cores);
+        EXPECT_FALSE(rec.time.spare_cores);
+      }
+      EXPECT_EQ(rec.time.quality().noisy, w.confirm.spread());
+      EXPECT_EQ(rec.time.quality().busy, w.confirm.busy());
       EXPECT_GT(rec.tflops, 0);
     }
     EXPECT_EQ(found, 1);
@@ -482,7 +494,19 @@ TEST_F(Tune, ANoisyWinnerIsMeasuredAgainAndNotStoredWhenItStaysNoisy) {
   ASSERT_FALSE(kept->warnings.empty());
   EXPECT_NE(kept->warnings.back().find("recorded although the winner's reps spread"), std::string::npos)
       << kept->warnings.back();
-  EXPECT_EQ(db::Store::open(o.db_path)->list()->size(), 1u);
+  auto stored = db::Store::open(o.db_path)->list();
+  ASSERT_TRUE(stored);
+  ASSERT_EQ(stored->size(), 1u);
+  // The record carries the spread, so dispatch passes it over for the planner and says why.
+  const db::Record& rec = stored->front();
+  ASSERT_TRUE(rec.time.iqr_share());
+  ASSERT_TRUE(kept->best());
+  EXPECT_EQ(*rec.time.iqr_share(), kept->best()->confirm.iqr_share());
+  EXPECT_TRUE(rec.time.quality().noisy) << *rec.time.iqr_share();
+  choice = dispatch::choose_config(kept->problem, device, *own_backend("cpu"), d);
+  ASSERT_TRUE(choice) << choice.status().to_string();
+  EXPECT_NE(choice->source, "db-exact") << choice->reason;
+  EXPECT_NE(choice->reason.find("was measured noisy (reps spread"), std::string::npos) << choice->reason;
 }
 
 TEST_F(Tune, ANoisyFirstConfirmationMeasuredAgainQuietlyIsStored) {

@@ -339,6 +339,17 @@ Expected<Selection> select_records(const DbArgs& db, const FilterArgs& filter) {
   return s;
 }
 
+// The SPREAD column of `db list`: (q3 - q1) / median, "-" where the quartiles are unknown, marked where dispatch
+// passes the record over.
+std::string spread_text(const db::Timing& t) {
+  const auto share = t.iqr_share();
+  const db::Quality q = t.quality();
+  std::string text = share ? fmt::format("{:.3f}", *share) : "-";
+  if (q.noisy) text += " noisy";
+  if (q.busy) text += " busy";
+  return text;
+}
+
 // One record as the JSON export writes it, with its id and device hash first.
 ojson record_json(const db::Record& r) {
   const ojson exported = ojson::parse(db::export_json({r}));
@@ -406,14 +417,15 @@ int run_list(const ListArgs& a) {
       for (const auto& [hash, d] : devices) out += fmt::format("{:<16}  {:>7}  {}\n", hash, d.second, d.first.describe());
     }
     const auto current = dispatch::current_family_versions();
-    out += fmt::format("\n{:>5}  {:<8}  {:<7}  {:<16}  {:<44}  {:>10}  {:>9}  {:<20}  {:<8}  {}\n", "ID", "DEVICE",
-                       "BACKEND", "FAMILY", "PROBLEM", "MEDIAN ms", "TFLOP/s", "CREATED", "SOURCE", "CONFIG");
+    out += fmt::format("\n{:>5}  {:<8}  {:<7}  {:<16}  {:<44}  {:>10}  {:<12}  {:>9}  {:<20}  {:<8}  {}\n", "ID",
+                       "DEVICE", "BACKEND", "FAMILY", "PROBLEM", "MEDIAN ms", "SPREAD", "TFLOP/s", "CREATED", "SOURCE",
+                       "CONFIG");
     for (const auto& r : records) {
       const std::string family = fmt::format("{} v{}{}", r.family(), r.family_version,
                                              version_note(r, current) == "current" ? "" : " (stale)");
-      out += fmt::format("{:>5}  {:<8}  {:<7}  {:<16}  {:<44}  {:>10.4g}  {:>9.4g}  {:<20}  {:<8}  {}\n", r.id,
-                         r.device.hash().substr(0, 8), r.backend, family, r.problem.key(), r.time.median_ms, r.tflops,
-                         r.created_at, to_string(r.source), params_text(r.config));
+      out += fmt::format("{:>5}  {:<8}  {:<7}  {:<16}  {:<44}  {:>10.4g}  {:<12}  {:>9.4g}  {:<20}  {:<8}  {}\n", r.id,
+                         r.device.hash().substr(0, 8), r.backend, family, r.problem.key(), r.time.median_ms,
+                         spread_text(r.time), r.tflops, r.created_at, to_string(r.source), params_text(r.config));
     }
     if (records.empty()) out += "(no records)\n";
   }
@@ -471,6 +483,23 @@ int run_show(const ShowArgs& a) {
     out += fmt::format("  config      {}\n", db::config_to_json(r.config));
     out += fmt::format("  time        median {:.4g} ms (min {:.4g}, max {:.4g}, {} reps)\n", r.time.median_ms,
                        r.time.min_ms, r.time.max_ms, r.time.reps);
+    if (const auto share = r.time.iqr_share()) {
+      out += fmt::format("  spread      {:.3f} of the median (q1 {:.4g} ms, q3 {:.4g} ms; limit {:.2f})\n", *share,
+                         *r.time.q1_ms, *r.time.q3_ms, db::kSpreadIqrLimit);
+    } else {
+      out += "  spread      unknown (stored without quartiles)\n";
+    }
+    if (r.time.others_cores) {
+      out += fmt::format("  host load   other processes used {:.2f} cores while it was timed, {} spare\n",
+                         *r.time.others_cores,
+                         r.time.spare_cores ? fmt::format("{:.0f}", *r.time.spare_cores) : std::string("unknown"));
+    }
+    const db::Quality quality = r.time.quality();
+    const bool known = r.time.iqr_share() || r.time.others_cores;
+    out += fmt::format("  dispatch    {}\n", !quality.clean() ? "passed over for the planner: " + quality.why
+                                            : known          ? std::string("usable (measured clean)")
+                                                             : std::string("usable (no spread or host load stored: "
+                                                                           "counts as clean)"));
     out += fmt::format("  throughput  {:.4g} TFLOP/s\n", r.tflops);
     out += fmt::format("  error       relative {:.2e}, max scaled {:.2e}\n", r.rel_error, r.max_scaled_error);
     out += fmt::format("  measured    by tileforge {} at {} ({})\n", r.tool_version, r.created_at, to_string(r.source));
