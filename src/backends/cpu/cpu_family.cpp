@@ -50,46 +50,6 @@ bool lists_avx512(const hw::HwProfile& p) {
 }
 bool lists_avx2_fma(const hw::HwProfile& p) { return p.has("avx2") && p.has("fma"); }
 
-// How the driver splits the work of a team of `threads` (gemm_driver.cpp), as the model needs it.
-struct WorkSplit {
-  int row_blocks = 1;          // row blocks that read B at the same time (1: threads take column chunks)
-  int64_t rows = 0;            // rows of C in one piece of work (its A blocks: min(MC, rows))
-  int64_t row_units = 1;       // pieces of work down the rows of C
-  int64_t col_parts = 1;       // parts one NC panel's micro-panels are cut into
-  int64_t chunks = 1;          // column chunks of the team's packed B
-  int64_t a_packs = 1;         // times each element of A is packed
-  double balance_m = 1.0, balance_n = 1.0;  // share of the team's time spent on useful micro-tiles
-};
-
-WorkSplit work_split(const Problem& q, int64_t mr, int64_t nr, int64_t mc, int64_t nc, bool pack_b, int threads) {
-  threads = std::max(1, threads);
-  WorkSplit w;
-  const int64_t m_panels = cdiv(q.m, mr);
-  const int64_t nc_eff = std::min(nc, q.n), n_panels = cdiv(nc_eff, nr);
-  if (threads == 1 || rows_split(q.m, int(mr), threads) == 1) {
-    // One thread, or few rows: each thread's share of the columns with all rows (the driver claims narrower
-    // chunks; the share is what each thread ends up with on a quiet machine).
-    w.rows = m_panels * mr;
-    w.row_units = 1;
-    w.col_parts = threads;
-    w.a_packs = cdiv(q.n, nc);
-    w.balance_n = double(n_panels) / double(threads * cdiv(n_panels, threads));
-    return w;
-  }
-  const TeamSplit s = team_split(q.m, q.n, q.k, int(mr), int(nr), mc, nc, pack_b, threads);
-  w.rows = s.rows;
-  w.row_units = s.row_units;
-  w.row_blocks = int(std::min<int64_t>(threads, s.row_units));
-  w.col_parts = s.col_parts;
-  w.chunks = s.chunks;
-  w.a_packs = s.chunks * s.col_parts;
-  // Threads claim units as they run: the team waits at the end for the last round's units only.
-  const int64_t units = s.row_units * s.col_parts, rounds = cdiv(units, threads);
-  w.balance_m = double(m_panels) / double(s.row_units * (s.rows / mr));
-  w.balance_n = double(units) / double(threads * rounds);
-  return w;
-}
-
 // `v` rounded to the nearest multiple of `step` within [step, max rounded down to a multiple of step].
 int64_t round_to(double v, int64_t step, int64_t max) {
   const int64_t hi = std::max<int64_t>(step, max / step * step);

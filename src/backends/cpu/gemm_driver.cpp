@@ -426,6 +426,36 @@ TeamSplit team_split(int64_t m, int64_t n, int64_t k, int mr, int nr, int64_t mc
   return best;
 }
 
+WorkSplit work_split(const Problem& q, int64_t mr, int64_t nr, int64_t mc, int64_t nc, bool pack_b, int threads) {
+  auto cdiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  threads = std::max(1, threads);
+  WorkSplit w;
+  const int64_t m_panels = cdiv(q.m, mr);
+  const int64_t nc_eff = std::min(nc, q.n), n_panels = cdiv(nc_eff, nr);
+  if (threads == 1 || rows_split(q.m, int(mr), threads) == 1) {
+    // One thread, or few rows: each thread's share of the columns with all rows (the driver claims narrower
+    // chunks; the share is what each thread ends up with on a quiet machine).
+    w.rows = m_panels * mr;
+    w.row_units = 1;
+    w.col_parts = threads;
+    w.a_packs = cdiv(q.n, nc);
+    w.balance_n = double(n_panels) / double(threads * cdiv(n_panels, threads));
+    return w;
+  }
+  const TeamSplit s = team_split(q.m, q.n, q.k, int(mr), int(nr), mc, nc, pack_b, threads);
+  w.rows = s.rows;
+  w.row_units = s.row_units;
+  w.row_blocks = int(std::min<int64_t>(threads, s.row_units));
+  w.col_parts = s.col_parts;
+  w.chunks = s.chunks;
+  w.a_packs = s.chunks * s.col_parts;
+  // Threads claim units as they run: the team waits at the end for the last round's units only.
+  const int64_t units = s.row_units * s.col_parts, rounds = cdiv(units, threads);
+  w.balance_m = double(m_panels) / double(s.row_units * (s.rows / mr));
+  w.balance_n = double(units) / double(threads * rounds);
+  return w;
+}
+
 // Rows of C go to tm threads when there are enough MR-panels for each; otherwise columns are split.
 int rows_split(int64_t m, int mr, int nthreads) {
   const int64_t m_panels = (m + mr - 1) / mr;

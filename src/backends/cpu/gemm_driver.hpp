@@ -29,6 +29,18 @@ struct TeamSplit {
 TeamSplit team_split(int64_t m, int64_t n, int64_t k, int mr, int nr, int64_t mc, int64_t nc, bool pack_b,
                      int threads);
 
+// The split as the cpu families' cost model needs it, for a team of `threads` on a normalized problem.
+struct WorkSplit {
+  int row_blocks = 1;       // row blocks that read B at the same time (1: threads take column chunks)
+  int64_t rows = 0;         // rows of C in one piece of work (its A blocks: min(MC, rows))
+  int64_t row_units = 1;    // pieces of work down the rows of C
+  int64_t col_parts = 1;    // parts one NC panel's micro-panels are cut into
+  int64_t chunks = 1;       // column chunks of the team's packed B
+  int64_t a_packs = 1;      // times each element of A is packed
+  double balance_m = 1.0, balance_n = 1.0;  // share of the team's time spent on useful micro-tiles
+};
+WorkSplit work_split(const Problem& q, int64_t mr, int64_t nr, int64_t mc, int64_t nc, bool pack_b, int threads);
+
 // Runs the (validated, normalized) problem on host pointers. Never reads C when beta == 0.
 void run_gemm(const Problem& problem, const void* a, const void* b, void* c, const CpuPlan& plan);
 
