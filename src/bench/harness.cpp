@@ -23,13 +23,12 @@ namespace {
 // Elements one operand spans over all batch entries.
 int64_t elements(int64_t stride, int64_t span, int64_t batch) { return span == 0 ? 0 : (batch - 1) * stride + span; }
 
-// One backend taking part in a case: its kernel, its own C buffer, and its samples.
+// One backend taking part in a case: its kernel, its own C buffer, and its timed reps.
 struct Entry {
   Backend* backend = nullptr;
   std::unique_ptr<Kernel> kernel;
   std::unique_ptr<OperandBuffer> c;
-  std::vector<double> samples;
-  double others_cores = -1;  // other processes' use of the machine while the samples were taken
+  measure::Interleaved timed;  // its reps and the window's host load
   bool failed = false;
   std::string failure;
 };
@@ -344,12 +343,10 @@ CaseResult run_unchecked(const Device& device, const CasePlan& plan, const Setti
         e.failed = true;
         e.failure = fmt::format("run failed while timing: {}", t.failure.message());
       }
-      e.samples = t.samples;
-      e.others_cores = t.others_cores;
+      e.timed = t;
     }
     auto finish = [&](Entry* e, Measured& m) {
-      m.timing = summarize(e->samples);
-      m.timing.others_cores = e->others_cores;
+      m.timing = summarize_run(e->timed);
       m.tflops = tflops_of(p, m.timing.median_ms);
     };
     if (ours_entry) {
