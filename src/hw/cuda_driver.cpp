@@ -408,14 +408,23 @@ Status launch(CUfunction function, const LaunchDims& dims, void** params, std::s
   config.blockDimZ = dims.block[2];
   config.sharedMemBytes = dims.dynamic_smem_bytes;
   config.hStream = dims.stream;
-  CUlaunchAttribute attr{};
+  CUlaunchAttribute attrs[2] = {};
+  unsigned n = 0;
   if (dims.cluster[0] || dims.cluster[1] || dims.cluster[2]) {
-    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr.value.clusterDim.x = std::max(1u, dims.cluster[0]);
-    attr.value.clusterDim.y = std::max(1u, dims.cluster[1]);
-    attr.value.clusterDim.z = std::max(1u, dims.cluster[2]);
-    config.attrs = &attr;
-    config.numAttrs = 1;
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[n].value.clusterDim.x = std::max(1u, dims.cluster[0]);
+    attrs[n].value.clusterDim.y = std::max(1u, dims.cluster[1]);
+    attrs[n].value.clusterDim.z = std::max(1u, dims.cluster[2]);
+    ++n;
+  }
+  if (dims.cooperative) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attrs[n].value.cooperative = 1;
+    ++n;
+  }
+  if (n > 0) {
+    config.attrs = attrs;
+    config.numAttrs = n;
   }
   const CUresult r = api.cuLaunchKernelEx(&config, function, params, nullptr);
   if (r == CUDA_SUCCESS) return Status::Ok();

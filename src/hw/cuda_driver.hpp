@@ -177,9 +177,12 @@ struct LaunchDims {
   unsigned cluster[3] = {0, 0, 0};  // all 0: no cluster attribute
   unsigned dynamic_smem_bytes = 0;
   CUstream stream = nullptr;
+  // All CTAs resident at once or the launch fails (CU_LAUNCH_ATTRIBUTE_COOPERATIVE): for kernels whose CTAs wait
+  // for one another.
+  bool cooperative = false;
 };
 
-// cuLaunchKernelEx with the cluster attribute when asked; raises the function's dynamic shared memory limit
+// cuLaunchKernelEx with the cluster and cooperative attributes when asked; raises the function's dynamic shared memory limit
 // first when the launch needs more than the default 48 KB. `what` names the kernel (and config) in errors.
 Status launch(CUfunction function, const LaunchDims& dims, void** params, std::string_view what);
 

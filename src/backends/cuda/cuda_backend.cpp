@@ -357,6 +357,7 @@ struct Sm90Params {
   int* counters;
   float* partials;
   int sk_tiles;
+  int shared_sum;
 };
 static_assert(sizeof(Sm90TmaDesc) == sizeof(CUtensorMap), "a tensor map is 128 bytes");
 
@@ -400,6 +401,9 @@ class Sm90Kernel final : public Kernel {
         arch_(std::move(arch)) {}
 
   int ordinal() const { return ordinal_; }
+  // Split-K tiles are summed by their last slice even where every slice could sum its share.
+  void keep_last_slice_sum() { shared_sum_refused_ = true; }
+  void launch_uncooperatively() { cooperative_ = false; }
 
   Status run(const Problem& p, const GemmArgs& args) const {
     // COPY_AB: A and B (1), A (2) or B (3) are copied first (on the caller's stream) into buffers whose rows are
@@ -453,7 +457,22 @@ class Sm90Kernel final : public Kernel {
     dims.dynamic_smem_bytes = unsigned(source_.smem_bytes);
     if (cs > 1) dims.cluster[0] = unsigned(cs);
     dims.stream = static_cast<CUstream>(args.stream);
-    return launch(loaded_.function, dims, kernel_args, source_.entry);
+    // The shared sum has the slices of a tile wait for one another, so every CTA must be resident at once: a
+    // cooperative launch, which fails rather than queue CTAs. Where the driver refuses it (another kernel holding
+    // SMs, or no cooperative launch with clusters), the last slice to arrive sums instead, which waits for nothing.
+    params_.shared_sum = sched.shared_sum && !shared_sum_refused_ ? 1 : 0;
+    dims.cooperative = params_.shared_sum != 0 && cooperative_;
+    Status launched = launch(loaded_.function, dims, kernel_args, source_.entry);
+    if (!launched && dims.cooperative) {
+      note_once(warnings_, fmt::format("{}: the cooperative launch of the shared split-K sum failed ({}); the last "
+                                       "slice of each tile sums it instead",
+                                       config().describe(), launched.message()));
+      shared_sum_refused_ = true;
+      params_.shared_sum = 0;
+      dims.cooperative = false;
+      launched = launch(loaded_.function, dims, kernel_args, source_.entry);
+    }
+    return launched;
   }
 
   std::size_t workspace_bytes(const Problem& p) const override {
@@ -531,6 +550,8 @@ class Sm90Kernel final : public Kernel {
   mutable Problem cached_p_;
   mutable std::unique_ptr<CudaKernel> fallback_;
   mutable std::vector<std::string> warnings_;
+  mutable bool shared_sum_refused_ = false;
+  bool cooperative_ = true;
   StreamWorkspaces workspaces_;
 };
 
@@ -593,6 +614,16 @@ Expected<std::unique_ptr<Kernel>> prepare_sm90(const Problem& p, const Config& c
   }
   auto kernel = std::make_unique<Sm90Kernel>(config, device.ordinal, std::move(*loaded), src, max_clusters,
                                              device.profile, arch);
+  // Diagnostic only (TILEFORGE_SM90_SHARED_SUM=0): the last slice sums every split-K tile even where the shared sum
+  // could run, to time the two and compare their bits in one process. Read when a kernel is prepared.
+  if (const char* v = std::getenv("TILEFORGE_SM90_SHARED_SUM"); v && std::string_view(v) == "0") {
+    kernel->keep_last_slice_sum();
+  }
+  // Diagnostic only, unsafe beside other kernels (TILEFORGE_SM90_SHARED_SUM=uncooperative): the shared sum launched
+  // without the cooperative attribute, to time what that attribute costs.
+  if (const char* v = std::getenv("TILEFORGE_SM90_SHARED_SUM"); v && std::string_view(v) == "uncooperative") {
+    kernel->launch_uncooperatively();
+  }
   if (config.get("COPY_AB").value_or(0) != 0) {
     if (auto copier = kernel->operand_copy().copier(); !copier) return copier.status();
   }

@@ -53,7 +53,14 @@ Sm90Grid sm90_grid(const Problem& problem, const Config& c, int sms) {
 Sm90Share sm90_share(const Sm90Schedule& s) {
   Sm90Share r;
   const int64_t g = std::max<int64_t>(1, s.clusters), kb = s.k_blocks, t = s.cluster_tiles;
-  if (s.split_k > 1) {
+  if (s.split_k > 1 && s.shared_sum) {
+    // One unit per cluster; every slice sums 1/SPLIT_K of the tile from all of them and writes it.
+    r.units = 1;
+    r.k_steps = cdiv(kb, s.split_k);
+    r.partials_written = 1;
+    r.partials_read = 1;
+    r.shared_sum = true;
+  } else if (s.split_k > 1) {
     // Units (tile, slice) dealt round-robin; a tile's last slice to finish sums all of its slices.
     r.units = cdiv(t * s.split_k, g);
     r.k_steps = r.units * cdiv(kb, s.split_k);
@@ -224,9 +231,12 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
     if (split > 1) epi_tile *= kEpilogueSplitSlowdown;
     if (epilogue == kSm90EpilogueDeferred) epi_tile *= kEpilogueDeferredSlowdown;
   }
-  const double epi_s = double(per_cta) * epi_tile;
+  // The shared sum writes 1/SPLIT_K of a tile with direct stores (in its fix-up, below) and no tile's epilogue.
+  const double epi_s =
+      share.shared_sum ? c_tile * (reads_c ? 2.0 : 1.0) / double(sched.split_k) / (kEpilogueDirectBytesPerSmCycle * clock)
+                       : double(per_cta) * epi_tile;
   c.body_s += epi_s;
-  if (epi_s > 0.05 * c.body_s) {
+  if (epi_s > 0.05 * c.body_s && !share.shared_sum) {
     c.notes.push_back(fmt::format("epilogue {} on the busiest SM ({} tiles of {} each)", fmtx::time(epi_s), per_cta,
                                   fmtx::bytes(c_tile)));
   }
@@ -238,16 +248,31 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
     const double bytes = double(share.partials_written + share.partials_read) * part;
     // The summing CTA loads a slice in groups of float4 per thread (the kernel's own fixup_group), one L2 round
     // trip per group and slice.
-    const int64_t m_iters = std::max<int64_t>(1, bm / std::max<int64_t>(1, consumers) / 64);
-    const int64_t vg = tf::sm90::fixup_group(int(m_iters), int(bn));
-    const int64_t round_trips = share.partials_read * m_iters * cdiv(bn / 8, std::max<int64_t>(1, vg));
-    const double fix_s = bytes / (l2_bw_sm * kFixupL2Share) + double(share.partials_written) * kFixupSeconds +
-                         double(round_trips) * kFixupReadSeconds;
+    int64_t round_trips = 0;
+    double fixed_s = double(share.partials_written) * kFixupSeconds;
+    if (share.shared_sum) {
+      // Each consumer thread sums its float4 of the share over every slice, kSharedSumBatch slices' loads at once;
+      // the wait for the other slices and the departure add one more fixed fix-up cost.
+      const int64_t share_f4 = cdiv(bm * bn / 4, sched.split_k);
+      round_trips = cdiv(share_f4, 128 * std::max<int64_t>(1, consumers)) * cdiv(sched.split_k, int64_t(tf::sm90::kSharedSumBatch));
+      fixed_s += kFixupSeconds;
+    } else {
+      const int64_t m_iters = std::max<int64_t>(1, bm / std::max<int64_t>(1, consumers) / 64);
+      const int64_t vg = tf::sm90::fixup_group(int(m_iters), int(bn));
+      round_trips = share.partials_read * m_iters * cdiv(bn / 8, std::max<int64_t>(1, vg));
+    }
+    const double fix_s = bytes / (l2_bw_sm * kFixupL2Share) + fixed_s + double(round_trips) * kFixupReadSeconds;
     c.body_s += fix_s;
-    c.notes.push_back(fmt::format("{}: the busiest CTA stores {} partial tile(s) of {} and reads {} back: {}",
-                                  sched.split_k > 1 ? fmt::format("split-K {}", sched.split_k)
-                                                    : fmt::format("stream-K over the last {} tiles", sched.sk_tiles),
-                                  share.partials_written, fmtx::bytes(part), share.partials_read, fmtx::time(fix_s)));
+    if (share.shared_sum) {
+      c.notes.push_back(fmt::format("split-K {} with a shared sum: each CTA stores its partial tile of {}, then sums "
+                                    "its 1/{} of the tile from all {} and writes it: {}",
+                                    sched.split_k, fmtx::bytes(part), sched.split_k, sched.split_k, fmtx::time(fix_s)));
+    } else {
+      c.notes.push_back(fmt::format("{}: the busiest CTA stores {} partial tile(s) of {} and reads {} back: {}",
+                                    sched.split_k > 1 ? fmt::format("split-K {}", sched.split_k)
+                                                      : fmt::format("stream-K over the last {} tiles", sched.sk_tiles),
+                                    share.partials_written, fmtx::bytes(part), share.partials_read, fmtx::time(fix_s)));
+    }
   }
 
   // One pipeline fill per CTA (persistent: later tiles' first stages load under the previous tile's epilogue).

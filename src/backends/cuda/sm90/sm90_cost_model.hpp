@@ -27,13 +27,15 @@ struct Sm90Grid {
 Sm90Grid sm90_grid(const Problem& problem, const Config& config, int sms);
 
 // The busiest CTA's share of a schedule (sm90_schedule): main-loop k-steps, work units, tiles it finishes (runs
-// the epilogue of), and split-K / stream-K partial tiles it stores and reads back.
+// the epilogue of), and split-K / stream-K partial tiles it stores and reads back (with the shared sum: its
+// 1/SPLIT_K share of every slice's partial, one tile's worth, which it writes to C itself).
 struct Sm90Share {
   int64_t k_steps = 0;
   int64_t units = 0;
   int64_t finished = 0;
   int64_t partials_written = 0;
   int64_t partials_read = 0;
+  bool shared_sum = false;
 };
 Sm90Share sm90_share(const Sm90Schedule& schedule);
 

@@ -92,6 +92,7 @@ Sm90Schedule sm90_schedule(const Problem& problem, const Config& c, int64_t max_
   if (s.split_k > 1) {
     s.clusters = std::min(s.cluster_tiles * s.split_k, max_clusters);
     s.slots = s.cluster_tiles * s.split_k;
+    s.shared_sum = s.slots <= max_clusters && s.split_k >= kSm90SharedSumMinSplit;
   } else if (s.stream_k) {
     const int64_t g = std::min(max_clusters, s.cluster_tiles * s.k_blocks);
     const int64_t rest = s.cluster_tiles % g;
@@ -103,7 +104,7 @@ Sm90Schedule sm90_schedule(const Problem& problem, const Config& c, int64_t max_
   }
   if (s.slots > 0) {
     const int64_t ctas_per_cluster = cm * cn;
-    s.counter_bytes = (s.cluster_tiles * ctas_per_cluster * 4 + 255) / 256 * 256;
+    s.counter_bytes = (s.cluster_tiles * ctas_per_cluster * 4 * (s.shared_sum ? 2 : 1) + 255) / 256 * 256;
     s.workspace_bytes = s.counter_bytes + s.slots * ctas_per_cluster * bm * bn * 4;
   }
   return s;
@@ -146,8 +147,9 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
        "next tile's main loop"},
       {"EPI_SPLIT", {1, 2}, "data scheduling", "staging rounds per tile of the TMA-store epilogue (2: half tiles)"},
       {"STMATRIX", {0, 1}, "hardware mapping", "1: the TMA-store epilogue writes its staging tile with stmatrix"},
-      {"SPLIT_K", {1, 2, 3, 4, 6, 8, 16}, "data scheduling",
-       "slices of K per output tile, run by different CTAs and summed in slice order in a workspace (1: none)"},
+      {"SPLIT_K", {1, 2, 3, 4, 6, 8, 16, 32}, "data scheduling",
+       "slices of K per output tile, run by different CTAs and summed in slice order in a workspace (1: none); from "
+       "4 slices with every slice on an SM of its own, each sums its share of the tile"},
       {"STREAM_K", {0, 1}, "data scheduling",
        "1: the last partial wave (and one full wave) shared out by k-blocks over every CTA, summed in order"},
       {"COPY_AB", {0, 1, 2, 3}, "hardware mapping",
@@ -276,7 +278,7 @@ Config sm90_heuristic(const Problem& problem, const hw::HwProfile& profile) {
   double best_cost = 0;
   const int64_t k_blocks = cdiv(q.k, int64_t(kSm90BlockK));
   for (const TileShape& t : kHeuristicTiles) {
-    for (const int64_t split : {1, 2, 4, 8, 16}) {
+    for (const int64_t split : {1, 2, 4, 8, 16, 32}) {
       Config c{"sm90",
                {{"BLOCK_M", t.bm}, {"BLOCK_N", t.bn}, {"BLOCK_K", kSm90BlockK}, {"STAGES", 8},
                 {"CONSUMERS", t.consumers}, {"CLUSTER_M", 1}, {"CLUSTER_N", 1}, {"GROUP_M", 8},

@@ -15,7 +15,9 @@ namespace tileforge::cuda {
 
 // The family's version. Bump when a change makes old tuned records invalid.
 // 2: SPLIT_K and STREAM_K (a tuned record of version 1 has neither).
-inline constexpr int kSm90Version = 2;
+// 3: split-K's shared sum when every unit has a cluster (timings of version 2 records are of the last-slice sum),
+//    SPLIT_K 32.
+inline constexpr int kSm90Version = 3;
 
 // EPILOGUE values (tf::sm90::kEpilogue* in gemm.cuh).
 inline constexpr int kSm90EpilogueDirect = 0;
@@ -25,10 +27,17 @@ inline constexpr int kSm90EpilogueDeferred = 2;
 // BLOCK_K is one 128-byte swizzle row of 16-bit elements.
 inline constexpr int kSm90BlockK = 64;
 
+// Fewest slices for which split-K sums a tile shared among its slices (when every unit has a cluster): measured on the
+// H200 (bench/results/h200/2026-12-02-shared-sum), the shared sum is slower than the last slice's at 2 slices (128x4096
+// x14336 with 64x128 tiles in 2x1 clusters: 50.7 against 48.9 us; 1000^3 with 128x128: 16.1 against 15.2), a little
+// faster at 4 (512x512x8192, 64x128 in 2x1 clusters: 18.1 against 18.5) and much faster from 8 on (128x4096x14336
+// with 128x256 at 8: 48.3 against 64.6 us; 256x256x16384 with 64x128 at 16: 15.3 against 20.7).
+inline constexpr int64_t kSm90SharedSumMinSplit = 4;
+
 // How the persistent grid shares out the work of one problem, as the kernel's Schedule walks it (gemm.cuh): whole
 // tiles; SPLIT_K slices of every tile; or stream-K, the last `sk_tiles` tiles' k-blocks shared out evenly over the
-// clusters after the whole tiles of the data-parallel part. The workspace holds one counter per CTA tile and one
-// f32 BLOCK_M x BLOCK_N partial per slot.
+// clusters after the whole tiles of the data-parallel part. The workspace holds one counter per CTA tile (two with
+// the shared sum) and one f32 BLOCK_M x BLOCK_N partial per slot.
 struct Sm90Schedule {
   int64_t cluster_tiles = 0;   // output tiles of a cluster (BLOCK_M x CLUSTER_M by BLOCK_N x CLUSTER_N)
   int64_t k_blocks = 0;        // ceil(K / BLOCK_K)
@@ -36,6 +45,11 @@ struct Sm90Schedule {
   int64_t split_k = 1;
   bool stream_k = false;
   int64_t sk_tiles = 0;        // stream-K: tiles shared out by k-blocks (the last ones of the walk)
+  // Split-K of at least kSm90SharedSumMinSplit slices with every work unit on a cluster of its own (tiles x
+  // SPLIT_K <= clusters that fit): the launch is
+  // cooperative and each slice sums its 1/SPLIT_K of the tile once all are stored (Params::shared_sum in gemm.cuh);
+  // otherwise the last slice to arrive sums the whole tile.
+  bool shared_sum = false;
   int64_t slots = 0;           // partial tiles in the workspace (per CTA of a cluster: x CLUSTER_M x CLUSTER_N)
   int64_t counter_bytes = 0;   // the counters, padded to 256 bytes
   int64_t workspace_bytes = 0; // counters + partials; 0 without split-K or stream-K

@@ -49,6 +49,9 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
       // Split-K (the fix-up's loads beside 128 accumulators must not spill) and stream-K.
       {problem(512, 512, 8192), sm90_config(128, 256, 4, 2, 1, 1, 8, 1, 2, 1, 4, 0)},
       {problem(16, 4096, 4096), sm90_config(64, 128, 8, 1, 1, 1, 8, 1, 1, 1, 8, 0)},
+      // The shared sum (every unit on its own SM): 32 slices of 128x128, 16 of 128x256 tiles in a cluster.
+      {problem(256, 256, 16384), sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 32, 0)},
+      {problem(512, 512, 8192), sm90_config(128, 256, 4, 2, 2, 1, 8, 1, 2, 1, 16, 0)},
       {problem(3000, 3000, 3000, Layout::RC), sm90_config(128, 256, 4, 2, 2, 1, 8, 1, 2, 1, 1, 1)},
       {problem(1000, 1000, 1000, Layout::CR), sm90_config(128, 128, 6, 2, 1, 1, 8, 2, 1, 1, 1, 1)},
   };

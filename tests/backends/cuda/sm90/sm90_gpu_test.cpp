@@ -5,6 +5,8 @@
 // sm80 family. Skips visibly without an sm_90a GPU.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "backends/cuda/sm90/sm90_test_config.hpp"
 #include "backends/backend.hpp"
 #include "backends/cuda/sm90/sm90_family.hpp"
@@ -192,6 +194,9 @@ TEST_F(Sm90GpuTest, SplitKAndStreamKAreExactAndBitIdenticalFromRunToRun) {
   Problem with_beta = half(1032, 1544, 2056, Layout::RC);
   with_beta.alpha = 0.5;
   with_beta.beta = -1.25;
+  Problem small_with_beta = half(520, 1032, 2056, Layout::RC);
+  small_with_beta.alpha = 0.5;
+  small_with_beta.beta = -1.25;
   const std::vector<Case> cases = {
       {half(1032, 1544, 2056, Layout::RR), sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1, 3, 0)},
       {half(1032, 1544, 2056, Layout::CC), sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 2, 0)},
@@ -200,6 +205,13 @@ TEST_F(Sm90GpuTest, SplitKAndStreamKAreExactAndBitIdenticalFromRunToRun) {
       {half(16, 4104, 4096, Layout::RC), sm90_config(64, 256, 5, 1, 1, 1, 8, 0, 1, 0, 4, 0)},
       {half(520, 264, 4104, Layout::RR, DType::f16, DType::f32), sm90_config(128, 64, 8, 2, 1, 2, 8, 0, 1, 0, 6, 0)},
       {with_beta, sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 4, 0)},
+      // The shared sum (4 slices or more, every unit on an SM of its own, 132 SMs): 128 units; 60 units of clusters
+      // of two with tails in M and N; beta with 100 units; f32 out (direct stores) with rows and columns past C.
+      {half(512, 512, 8192, Layout::RR), sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 8, 0)},
+      {half(264, 520, 8200, Layout::CR, DType::bf16, DType::bf16), sm90_config(128, 128, 6, 2, 2, 1, 8, 1, 1, 1, 6, 0)},
+      {small_with_beta, sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1, 4, 0)},
+      {half(1000, 1000, 1000, Layout::RR, DType::f16, DType::f32), sm90_config(128, 256, 4, 2, 1, 1, 8, 0, 1, 0, 4, 0)},
+      {half(256, 256, 16384, Layout::RC), sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 32, 0)},
       // Stream-K: every tile shared (63 and 117 tiles for 132 SMs), and whole waves with the rest shared (289).
       {half(1032, 1544, 2056, Layout::RR), sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1, 1, 1)},
       {half(1032, 1544, 2056, Layout::CR), sm90_config(128, 128, 6, 2, 1, 1, 8, 2, 1, 1, 1, 1)},
@@ -230,6 +242,45 @@ TEST_F(Sm90GpuTest, SplitKAndStreamKAreExactAndBitIdenticalFromRunToRun) {
     }
     EXPECT_EQ(outs[0], outs[1]) << k.config.describe() << " differs between two runs";
     EXPECT_EQ(outs[0], outs[2]) << k.config.describe() << " differs on another stream";
+  }
+}
+
+TEST_F(Sm90GpuTest, SharedSplitKSumHasTheLastSliceSumsBits) {
+  // The same configs with the shared sum and with the last slice summing (TILEFORGE_SM90_SHARED_SUM=0, read when a
+  // kernel is prepared): both add the slices in slice order from zero, so C must be the same to the bit.
+  struct Case {
+    Problem problem;
+    Config config;
+  };
+  Problem with_beta = half(520, 1032, 2056, Layout::RC);
+  with_beta.alpha = 0.5;
+  with_beta.beta = -1.25;
+  const std::vector<Case> cases = {
+      {half(512, 512, 8192, Layout::RR), sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 8, 0)},
+      {half(264, 520, 8200, Layout::CR, DType::bf16, DType::bf16), sm90_config(128, 128, 6, 2, 2, 1, 8, 1, 1, 1, 6, 0)},
+      {with_beta, sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1, 4, 0)},
+      {half(1000, 1000, 1000, Layout::RR, DType::f16, DType::f32), sm90_config(128, 256, 4, 2, 1, 1, 8, 0, 1, 0, 4, 0)},
+  };
+  uint64_t seed = 900;
+  for (const Case& k : cases) {
+    const Problem p = k.problem.normalized();
+    const cuda::Sm90Schedule sched = cuda::sm90_schedule(p, k.config, device_.profile.cores / cuda::sm90_cluster_size(k.config));
+    EXPECT_TRUE(sched.shared_sum) << k.config.describe() << " is meant to run the shared sum here";
+    auto ops = testing::make_operands(p, ++seed);
+    auto a = upload(ops.a), b = upload(ops.b);
+    auto shared = cuda_->prepare(p, k.config, device_);
+    ASSERT_TRUE(shared.ok()) << shared.status().to_string();
+    ::setenv("TILEFORGE_SM90_SHARED_SUM", "0", 1);
+    auto last = cuda_->prepare(p, k.config, device_);
+    ::unsetenv("TILEFORGE_SM90_SHARED_SUM");
+    ASSERT_TRUE(last.ok()) << last.status().to_string();
+    auto c1 = upload(ops.c), c2 = upload(ops.c);
+    const auto out_shared =
+        run_and_read(**shared, p, GemmArgs{a->data(), b->data(), c1->data(), timer_->stream()}, *c1);
+    const auto out_last = run_and_read(**last, p, GemmArgs{a->data(), b->data(), c2->data(), timer_->stream()}, *c2);
+    ASSERT_EQ(out_shared.size(), ops.c.size());
+    EXPECT_EQ(out_shared, out_last) << k.config.describe() << ": the shared sum and the last slice's differ";
+    EXPECT_NE(out_shared, ops.c) << k.config.describe() << ": C was not written";
   }
 }
 

@@ -54,13 +54,18 @@ struct Params {
   long long ldc;
   float alpha, beta;
   // Split-K and stream-K (Config::SPLIT_K > 1 or Config::STREAM_K): the caller's workspace, never shared between
-  // launches that may run at once. `counters`: one int per CTA tile (cluster tiles x CTAs per cluster), zero before
-  // the first launch; each launch leaves them zero. `partials`: f32 tiles of BM x BN, one per slot (split-K: tiles x
-  // SPLIT_K x CTAs per cluster; stream-K: 2 x clusters x CTAs per cluster). `sk_tiles`: stream-K only, the last
-  // sk_tiles cluster tiles (in the walk's order) are shared out by MAC iterations; the others are whole tiles.
+  // launches that may run at once. `counters`: one int per CTA tile (cluster tiles x CTAs per cluster), and with
+  // `shared_sum` a second run of as many after them (departures), zero before the first launch; each launch leaves
+  // them zero. `partials`: f32 tiles of BM x BN, one per slot (split-K: tiles x SPLIT_K x CTAs per cluster;
+  // stream-K: 2 x clusters x CTAs per cluster). `sk_tiles`: stream-K only, the last sk_tiles cluster tiles (in the
+  // walk's order) are shared out by MAC iterations; the others are whole tiles.
   int* counters;
   float* partials;
   int sk_tiles;
+  // Split-K only, and only when every work unit has a cluster of its own and the launch is cooperative (all CTAs
+  // resident at once): every slice waits for all of its tile's slices and then sums and writes its own 1/SPLIT_K of
+  // the tile, instead of the last slice to arrive summing the whole tile while the others idle. 0: the last sums.
+  int shared_sum;
 };
 
 // Element types by tag (common/elem.cuh).
@@ -560,13 +565,86 @@ __device__ __forceinline__ void gemm(const Params& p) {
         }
       }
     };
+    // One thread's pair of C elements (row, col) and (row, col + 1) from f32 values: alpha, beta C, the conversion
+    // and the bounds; a pair in one store where every pair is aligned to its size (ldc even, C's base aligned),
+    // otherwise (an odd ldc, as in 4095x4097) one element per store.
+    auto* const C = static_cast<typename Out::T*>(p.c_ptr);
+    const bool pairs =
+        (p.ldc & 1) == 0 && reinterpret_cast<unsigned long long>(p.c_ptr) % (2 * sizeof(typename Out::T)) == 0;
+    auto store_c = [&](int row, int col, float v0, float v1) {
+      if (row >= p.m || col >= p.n) return;
+      typename Out::T* at = C + static_cast<long long>(row) * p.ldc + col;
+      const bool second = col + 1 < p.n;
+      v0 *= p.alpha;
+      v1 *= p.alpha;
+      if (p.beta != 0.0f) {
+        v0 += p.beta * Out::to_float(at[0]);
+        if (second) v1 += p.beta * Out::to_float(at[1]);
+      }
+      if (pairs && second) {
+        if constexpr (Cfg::OUT == 0) {
+          *reinterpret_cast<float2*>(at) = make_float2(v0, v1);
+        } else if constexpr (Cfg::OUT == 1) {
+          *reinterpret_cast<__half2*>(at) = __floats2half2_rn(v0, v1);
+        } else {
+          *reinterpret_cast<__nv_bfloat162*>(at) = __floats2bfloat162_rn(v0, v1);
+        }
+        return;
+      }
+      auto store1 = [](typename Out::T* to, float v) {
+        if constexpr (Cfg::OUT == 0) {
+          *to = v;
+        } else if constexpr (Cfg::OUT == 1) {
+          *to = __float2half_rn(v);
+        } else {
+          *to = __float2bfloat16_rn(v);
+        }
+      };
+      store1(at, v0);
+      if (second) store1(at + 1, v1);
+    };
+
+    // Split-K with a shared sum (Params::shared_sum): once every slice's partial is stored, slice `seg` sums the
+    // float4 [seg, seg + 1) x SLOT / nseg of the tile's slots (fragment order, so that consecutive threads read
+    // consecutive float4) over every slice in slice order from zero, as the last-slice sum does element by element
+    // (the same bits), and writes them to C. Each float4 is a thread t's pair of columns in rows r and r + 8 of one
+    // 8-column block of one m64 block of consumer warpgroup cw: any thread can place it.
+    auto shared_sum = [&](const Work& w, const Schedule<Cfg::SPLIT_K, Cfg::STREAM_K>& sched, int m0, int n0) {
+      constexpr int SLOT = BM * BN / 4, NV = BN / 8, BATCH = kSharedSumBatch;
+      const float4* ws = reinterpret_cast<const float4*>(p.partials) + static_cast<long long>(rank) * SLOT;
+      const long long slot_stride = static_cast<long long>(CS) * SLOT;
+      const int f1 = (w.seg + 1) * SLOT / w.nseg;
+      for (int f = w.seg * SLOT / w.nseg + cw * 128 + tid; f < f1; f += 128 * Cfg::CONSUMERS) {
+        const int t = f % 128, g = f / 128;
+        const int v = g % NV, mi = (g / NV) % M_ITERS, owner = g / (NV * M_ITERS);
+        const int row = m0 + owner * WG_M + mi * 64 + (t / 32) * 16 + (t % 32) / 4;
+        const int col = n0 + 8 * v + 2 * (t % 4);
+        // A warp whose first row lies outside C stored nothing; this row lies past that one.
+        if (row >= p.m || col >= p.n) continue;
+        float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        for (int j0 = 0; j0 < w.nseg; j0 += BATCH) {
+          float4 x[BATCH];
+#pragma unroll
+          for (int u = 0; u < BATCH; ++u) {
+            if (j0 + u < w.nseg) x[u] = __ldcg(ws + sched.slot(w, j0 + u) * slot_stride + f);
+          }
+#pragma unroll
+          for (int u = 0; u < BATCH; ++u) {
+            if (j0 + u < w.nseg) sum.x += x[u].x, sum.y += x[u].y, sum.z += x[u].z, sum.w += x[u].w;
+          }
+        }
+        store_c(row, col, sum.x, sum.y);
+        store_c(row + 8, col, sum.z, sum.w);
+      }
+    };
+
     // Split-K / stream-K fix-up of a slice of a shared tile. The partial tile is stored in the accumulators' own
     // fragment order (float4 v of thread t of m64 block mi: 128 consecutive float4 per (mi, v)), so that every
     // store and load is coalesced; warps whose 16 rows lie outside C skip theirs (the columns are not checked: the
     // slot holds the whole tile, and what lies outside C is never written to it). Every slice stores its partial,
     // then counts itself on the tile's counter; the slice that brings the count to nseg resets it and sums all the
     // stored partials in slice order into acc. Returns whether this CTA holds the finished tile.
-    auto fixup = [&](const Work& w, const Schedule<Cfg::SPLIT_K, Cfg::STREAM_K>& sched, int m0) -> bool {
+    auto fixup = [&](const Work& w, const Schedule<Cfg::SPLIT_K, Cfg::STREAM_K>& sched, int m0, int n0) -> bool {
       constexpr long long SLOT = static_cast<long long>(BM) * BN / 4;  // float4 per slot
       float4* ws = reinterpret_cast<float4*>(p.partials);
       auto at = [&](long long slot, int mi, int v) -> float4* {
@@ -591,6 +669,36 @@ __device__ __forceinline__ void gemm(const Params& p) {
       // Release / acquire at GPU scope on the counter, as one thread's atomic: the CTA barrier orders every
       // consumer thread's stores before it (cumulativity), and orders the summing threads' loads after it.
       named_barrier(3, 128 * Cfg::CONSUMERS);
+      if constexpr (Cfg::SPLIT_K > 1) {
+        if (p.shared_sum) {
+          int* counter = p.counters + static_cast<long long>(w.tile) * CS + rank;
+          int* departed = counter + static_cast<long long>(num_tiles) * CS;
+          if (cw == 0 && tid == 0) {
+            int arrived;
+            asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;\n" : "=r"(arrived) : "l"(counter) : "memory");
+            ++arrived;  // with this slice
+            // Every slice of the tile is resident (one unit per cluster, a cooperative launch): wait for them all.
+            while (arrived < w.nseg) {
+              __nanosleep(64);
+              asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(arrived) : "l"(counter) : "memory");
+            }
+          }
+          named_barrier(3, 128 * Cfg::CONSUMERS);
+          shared_sum(w, sched, m0, n0);
+          // Every load of the share has been used (stored to C) before this barrier; the last slice to leave
+          // resets both counters for the next launch, after every slice has seen the arrivals complete.
+          named_barrier(3, 128 * Cfg::CONSUMERS);
+          if (cw == 0 && tid == 0) {
+            int old;
+            asm volatile("atom.relaxed.gpu.global.add.s32 %0, [%1], 1;\n" : "=r"(old) : "l"(departed) : "memory");
+            if (old == w.nseg - 1) {
+              asm volatile("st.relaxed.gpu.global.s32 [%0], 0;\n" ::"l"(counter) : "memory");
+              asm volatile("st.relaxed.gpu.global.s32 [%0], 0;\n" ::"l"(departed) : "memory");
+            }
+          }
+          return false;
+        }
+      }
       if (cw == 0 && tid == 0) {
         int* counter = p.counters + static_cast<long long>(w.tile) * CS + rank;
         int old;
@@ -695,7 +803,7 @@ __device__ __forceinline__ void gemm(const Params& p) {
       // A slice of a shared tile: its partial goes to the workspace; the last slice to arrive sums them all and
       // goes on to the epilogue, the others go on to their next work.
       if constexpr (Cfg::FIXUP) {
-        if (w.nseg > 1 && !fixup(w, sched, m0)) continue;
+        if (w.nseg > 1 && !fixup(w, sched, m0, n0)) continue;
       }
 
       // Epilogue. Accumulator layout of m64nN: thread (warp w, lane l) holds rows 16w + l/4 and +8 of each m64
@@ -716,50 +824,15 @@ __device__ __forceinline__ void gemm(const Params& p) {
         }
       }
       if (direct) {
-        auto* C = static_cast<typename Out::T*>(p.c_ptr);
-        const bool use_beta = beta != 0.0f;
-        // Pairs of elements in one store where every pair is aligned to its size (ldc even, C's base aligned);
-        // otherwise (an odd ldc, as in 4095x4097) one element per store.
-        const bool pairs = (p.ldc & 1) == 0 &&
-                           reinterpret_cast<unsigned long long>(p.c_ptr) % (2 * sizeof(typename Out::T)) == 0;
-        auto store1 = [&](typename Out::T* at, float v) {
-          if constexpr (Cfg::OUT == 0) {
-            *at = v;
-          } else if constexpr (Cfg::OUT == 1) {
-            *at = __float2half_rn(v);
-          } else {
-            *at = __float2bfloat16_rn(v);
-          }
-        };
 #pragma unroll
         for (int mi = 0; mi < M_ITERS; ++mi) {
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             const int row = m0 + cw * WG_M + mi * 64 + warp * 16 + lane / 4 + 8 * h;
             if (row >= p.m) continue;
-            typename Out::T* crow = C + static_cast<long long>(row) * p.ldc;
 #pragma unroll
             for (int j = 0; j < BN / 8; ++j) {
-              const int col = n0 + 8 * j + 2 * (lane % 4);
-              float v0 = alpha * acc[mi][4 * j + 2 * h], v1 = alpha * acc[mi][4 * j + 2 * h + 1];
-              if (col >= p.n) continue;
-              const bool second = col + 1 < p.n;
-              if (use_beta) {
-                v0 += beta * Out::to_float(crow[col]);
-                if (second) v1 += beta * Out::to_float(crow[col + 1]);
-              }
-              if (pairs && second) {
-                if constexpr (Cfg::OUT == 0) {
-                  *reinterpret_cast<float2*>(crow + col) = make_float2(v0, v1);
-                } else if constexpr (Cfg::OUT == 1) {
-                  *reinterpret_cast<__half2*>(crow + col) = __floats2half2_rn(v0, v1);
-                } else {
-                  *reinterpret_cast<__nv_bfloat162*>(crow + col) = __floats2bfloat162_rn(v0, v1);
-                }
-              } else {
-                store1(crow + col, v0);
-                if (second) store1(crow + col + 1, v1);
-              }
+              store_c(row, n0 + 8 * j + 2 * (lane % 4), acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
             }
           }
         }

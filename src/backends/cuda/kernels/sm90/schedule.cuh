@@ -20,6 +20,10 @@ TF_SM90_HD constexpr int fixup_group(int m_iters, int block_n) {
   return block_n / 8 < limit ? block_n / 8 : limit;
 }
 
+// The shared sum of split-K (gemm.cuh, Params::shared_sum) loads this many slices' float4 of one element at once:
+// one L2 round trip per batch of slices. The cost model counts its round trips by it.
+inline constexpr int kSharedSumBatch = 8;
+
 // One piece of a cluster's work: cluster tile `tile`, k-blocks [kb0, kb1); `nseg` > 1 when the tile's K is shared
 // with other clusters, this being slice `seg` of them (slices in k order), `first` the schedule's index of slice 0.
 struct Work {

@@ -37,6 +37,7 @@ auto with_schedule(const Sm90Schedule& s, F&& f) {
     case 6: return f.template operator()<6, false>();
     case 8: return f.template operator()<8, false>();
     case 16: return f.template operator()<16, false>();
+    case 32: return f.template operator()<32, false>();
   }
   EXPECT_EQ(s.split_k, 1) << "SPLIT_K " << s.split_k << " is not walked by this test";
   return f.template operator()<1, false>();
@@ -116,7 +117,18 @@ void check(const Problem& problem, const Config& config, int64_t max_clusters) {
       }
     }
   }
+  // The shared sum: from kSm90SharedSumMinSplit slices, and only with a cluster for every unit (its slices wait for
+  // one another), which then has two counters per CTA tile.
+  EXPECT_EQ(s.shared_sum, s.split_k >= kSm90SharedSumMinSplit && s.cluster_tiles * s.split_k <= max_clusters);
+  if (s.shared_sum) {
+    EXPECT_EQ(s.clusters, s.slots) << "a cluster with two units would wait on itself";
+    std::set<int> walked;
+    for (const Piece& p : pieces) EXPECT_TRUE(walked.insert(p.cluster).second) << "cluster " << p.cluster << " walks two units";
+  }
   if (s.slots > 0) {
+    const int64_t ctas = config.at("CLUSTER_M") * config.at("CLUSTER_N");
+    EXPECT_GE(s.counter_bytes, s.cluster_tiles * ctas * 4 * (s.shared_sum ? 2 : 1));
+    EXPECT_EQ(s.counter_bytes % 256, 0);
     EXPECT_EQ(s.workspace_bytes,
               s.counter_bytes + s.slots * config.at("CLUSTER_M") * config.at("CLUSTER_N") * config.at("BLOCK_M") *
                                     config.at("BLOCK_N") * 4);
@@ -133,7 +145,7 @@ TEST(Sm90Schedule, EveryKBlockOfEveryTileRunsOnceAndEverySliceHasItsOwnSlot) {
                                {520, 264, 4104}, {2056, 2056, 1032}};
   for (auto& sh : shapes) {
     const Problem p = half(sh[0], sh[1], sh[2]);
-    for (int split : {1, 2, 3, 4, 6, 8, 16}) {
+    for (int split : {1, 2, 3, 4, 6, 8, 16, 32}) {
       for (int stream_k : {0, 1}) {
         if (stream_k && split > 1) continue;
         for (auto [bm, bn, cm, cn] : {std::array{128, 256, 1, 1}, std::array{128, 128, 2, 1}, std::array{64, 64, 1, 2}}) {
