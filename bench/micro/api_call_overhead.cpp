@@ -125,6 +125,15 @@ void gpu_rows(int reps, std::vector<Row>& rows) {
   rows.push_back(ours);
   rows.push_back(time_calls("cuda:0", "gemm(), shape seen before, call to return", shape, reps,
                             [&](int) { (void)tf::gemm(p, a->data(), b->data(), c->data(), o); }, sync));
+  // New shapes (M = 1000, 1001, ...): dispatch, the planner over the sm90 space, and the kernel. Run the tool twice
+  // with one TILEFORGE_CACHE_DIR: the first run compiles each config the planner picks, the second takes every
+  // kernel from the cache (issue 15's "new shape, not counting a JIT compile"); prepare() only.
+  const int fresh = std::min(reps, 100);
+  Row fresh_row = time_calls("cuda:0", "prepare() of a new shape (DB lookup + planner + kernel from the cache)",
+                             "Mx256x256 f16", fresh,
+                             [&](int i) { (void)tf::prepare(tiny(1000 + i, 256, 256, tf::DType::f16), o); });
+  fresh_row.note = "kernels compiled by this run are in it: time a second run with the same kernel cache";
+  rows.push_back(fresh_row);
   if (tf::Backend* cublas = tf::find_backend("cublas"); cublas && cublas->available()) {
     auto device = tf::open_device("cuda:0");
     if (!device) die("open cuda:0", device.status());

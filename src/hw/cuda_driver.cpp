@@ -125,6 +125,7 @@ Expected<DriverApi> load_driver(const std::string& path) {
   TF_RESOLVE(cuEventSynchronize, 2000);
   TF_RESOLVE(cuEventDestroy, 4000);
   TF_RESOLVE(cuPointerGetAttribute, 4000);
+  TF_RESOLVE(cuPointerGetAttributes, 7000);
   TF_RESOLVE(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050);
 #undef TF_RESOLVE
   // Same signature in both versions; the 12.8 one where the driver has it.
@@ -321,18 +322,29 @@ Expected<float> Event::elapsed_ms(const Event& start, const Event& end) {
 
 // ---- pointers and launches ---------------------------------------------------------------------
 
+namespace {
+// The memory type of an address (CU_MEMORYTYPE_*), 0 for host memory CUDA does not know, without an API error for
+// the latter.
+CUresult memory_type(const DriverApi& api, CUdeviceptr address, unsigned int& type) {
+  type = 0;
+  CUpointer_attribute attr = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+  void* data[] = {&type};
+  return api.cuPointerGetAttributes(1, &attr, data, address);
+}
+}  // namespace
+
 Status check_device_pointer(const void* ptr, std::string_view what) {
   if (!ptr) return invalid_argument(fmt::format("{} is a null pointer", what));
   auto d = driver();
   if (!d) return d.status();
   unsigned int type = 0;
-  CUresult r = (*d)->cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(ptr));
-  if (r == CUDA_ERROR_INVALID_VALUE)
+  CUresult r = memory_type(**d, reinterpret_cast<CUdeviceptr>(ptr), type);
+  if (r == CUDA_ERROR_INVALID_VALUE || (r == CUDA_SUCCESS && type == 0))
     return invalid_argument(fmt::format("{} = {} is not device memory (host memory unknown to CUDA)", what, ptr));
   if (r == CUDA_ERROR_INVALID_CONTEXT)
     return invalid_argument(fmt::format("{} = {}: no CUDA context is current to check it in", what, ptr));
   // Messages are formatted only on failure: this runs on every GEMM call, inside timed reps.
-  if (r != CUDA_SUCCESS) return check(r, fmt::format("cuPointerGetAttribute({} = {})", what, ptr), Code::invalid_argument);
+  if (r != CUDA_SUCCESS) return check(r, fmt::format("cuPointerGetAttributes({} = {})", what, ptr), Code::invalid_argument);
   if (type == CU_MEMORYTYPE_HOST)
     return invalid_argument(fmt::format("{} = {} is pinned host memory, not device memory", what, ptr));
   if (type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED)
@@ -345,7 +357,7 @@ Expected<int> device_of_pointer(const void* ptr) {
   if (!d) return d.status();
   const auto address = reinterpret_cast<CUdeviceptr>(ptr);
   unsigned int type = 0;
-  CUresult r = (*d)->cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
+  CUresult r = memory_type(**d, address, type);
   if (r == CUDA_ERROR_INVALID_CONTEXT) {
     // No context is current on this thread. Device memory exists only where some GPU's primary context is active
     // (the runtime's cudaMalloc made it, perhaps on another thread): make such a one current and ask again. With
@@ -360,12 +372,12 @@ Expected<int> device_of_pointer(const void* ptr) {
         continue;
       }
       if (auto ctx = activate(ordinal); !ctx) return ctx.status();
-      r = (*d)->cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
+      r = memory_type(**d, address, type);
       break;
     }
   }
-  if (r == CUDA_ERROR_INVALID_VALUE) return -1;  // host memory CUDA does not know
-  if (r != CUDA_SUCCESS) return check(r, "cuPointerGetAttribute(MEMORY_TYPE)", Code::invalid_argument);
+  if (r == CUDA_ERROR_INVALID_VALUE || (r == CUDA_SUCCESS && type == 0)) return -1;  // host memory CUDA does not know
+  if (r != CUDA_SUCCESS) return check(r, "cuPointerGetAttributes(MEMORY_TYPE)", Code::invalid_argument);
   if (type != CU_MEMORYTYPE_DEVICE && type != CU_MEMORYTYPE_UNIFIED) return -1;  // page-locked host memory
   int ordinal = -1;
   r = (*d)->cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, address);

@@ -65,6 +65,9 @@ struct DriverApi {
   PFN_cuEventElapsedTime_v12080 cuEventElapsedTime = nullptr;  // the 2.0 form where the driver predates 12.8
   PFN_cuEventDestroy_v4000 cuEventDestroy = nullptr;
   PFN_cuPointerGetAttribute_v4000 cuPointerGetAttribute = nullptr;
+  // Unlike cuPointerGetAttribute, answers CUDA_SUCCESS with a memory type of 0 for host memory CUDA does not know:
+  // asking whether a caller's pointer is device memory is then not an API error (compute-sanitizer reports those).
+  PFN_cuPointerGetAttributes_v7000 cuPointerGetAttributes = nullptr;
   PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 cuOccupancyMaxActiveBlocksPerMultiprocessor = nullptr;
   // Optional: nullptr when the driver predates it (CUDA 12.0); callers check before use.
   PFN_cuTensorMapEncodeTiled_v12000 cuTensorMapEncodeTiled = nullptr;
