@@ -60,6 +60,10 @@ struct Constraint {
   Layer layer;
   std::string text;  // "MC % MR == 0"
   std::function<bool(const Config&)> holds;
+  // The parameters `holds` reads, whatever their values, when the family declares them (empty: not declared). A
+  // walk of the product that needs no rejection list (dispatch) checks such a constraint as soon as these are set and
+  // skips every combination below a failing value at once.
+  std::vector<std::string> reads = {};
 };
 
 struct ParamSpace {

@@ -89,8 +89,9 @@ PlanPick plan_pick(const Problem& p, const Device& device, const std::string& fa
   o.pins = pins;
   o.threads = threads;
   o.top_n = 0;
-  // Only the choice, the ranked list's size and the backend's own pick's rank are read below.
+  // Only the choice, the ranked list's size and the backend's own pick's rank are read below: no rejection list.
   o.pick_only = true;
+  o.legal_only = true;
   o.running_profiles = {device.profile.name};
   ++g_plans_made;
   auto made = plan::make_plan(p, device.profile, o);

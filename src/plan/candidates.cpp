@@ -48,6 +48,81 @@ void for_each_product(const std::string& family, const std::vector<ParamDecl>& d
   }
 }
 
+// The legal configs of a product space in for_each_product's order (the first parameter varying fastest), found by
+// setting the parameters from the last to the first and checking each constraint that declares its reads
+// (Constraint::reads) once the first of them is set, the others at the leaves: a failing value skips every
+// combination below it. `combinations` counts every combination, legal or not.
+class PrunedWalk {
+ public:
+  PrunedWalk(const ParamSpace& space, const std::vector<std::vector<int64_t>>& grid)
+      : space_(space), grid_(grid), n_(grid.size()), at_level_(grid.size() + 1), below_(grid.size() + 1, 1) {
+    for (std::size_t j = 0; j < n_; ++j) below_[j + 1] = below_[j] * grid[j].size();
+    for (const Constraint& k : space.constraints) {
+      std::size_t level = 0;
+      bool known = !k.reads.empty();
+      if (known) {
+        level = n_;
+        for (const std::string& r : k.reads) {
+          std::size_t j = 0;
+          while (j < n_ && space.params[j].name != r) ++j;
+          if (j == n_) known = false;
+          level = std::min(level, j);
+        }
+      }
+      at_level_[known ? level : 0].push_back(&k);
+    }
+  }
+
+  void run(std::vector<Config>& legal, std::size_t& combinations) {
+    for (const auto& g : grid_)
+      if (g.empty()) return;
+    config_ = Config{space_.family, {}};
+    for (std::size_t i = 0; i < n_; ++i) config_.params[space_.params[i].name] = grid_[i][0];
+    slot_.clear();
+    for (const ParamDecl& d : space_.params) slot_.push_back(&config_.params[d.name]);
+    legal_ = &legal;
+    combinations_ = &combinations;
+    if (n_ == 0) {
+      ++combinations;
+      if (holds(0)) legal.push_back(config_);
+      return;
+    }
+    walk(n_ - 1);
+  }
+
+ private:
+  bool holds(std::size_t level) const {
+    for (const Constraint* k : at_level_[level])
+      if (!k->holds(config_)) return false;
+    return true;
+  }
+  void walk(std::size_t j) {
+    for (const int64_t v : grid_[j]) {
+      *slot_[j] = v;
+      if (!holds(j)) {
+        *combinations_ += below_[j];
+        continue;
+      }
+      if (j == 0) {
+        ++*combinations_;
+        legal_->push_back(config_);
+      } else {
+        walk(j - 1);
+      }
+    }
+  }
+
+  const ParamSpace& space_;
+  const std::vector<std::vector<int64_t>>& grid_;
+  std::size_t n_;
+  std::vector<std::vector<const Constraint*>> at_level_;  // [j]: checked once parameters j..n-1 are set
+  std::vector<std::size_t> below_;                        // [j]: combinations of parameters 0..j-1
+  Config config_;
+  std::vector<int64_t*> slot_;
+  std::vector<Config>* legal_ = nullptr;
+  std::size_t* combinations_ = nullptr;
+};
+
 // A rejected config's reason, its text stored once.
 void add_reason(RejectedSet& r, const std::string& why, Layer layer) {
   auto it = std::find(r.reasons.begin(), r.reasons.end(), why);
@@ -132,7 +207,7 @@ std::vector<std::size_t> distinct_configs(const std::vector<int64_t>& keys, std:
 
 // enumerate_candidates; `consumable`, when given, is family.list itself, whose legal configs may be moved out.
 Expected<Enumeration> enumerate(const FamilySpace& family, std::vector<Config>* consumable, const Pins& pins,
-                                std::string_view profile_name) {
+                                std::string_view profile_name, bool record_rejected = true) {
   const ParamSpace& space = family.space;
   std::vector<std::string> names;
   for (const ParamDecl& d : space.params) names.push_back(d.name);
@@ -184,6 +259,15 @@ Expected<Enumeration> enumerate(const FamilySpace& family, std::vector<Config>* 
     }
   };
 
+  if (!record_rejected && !list_mode) {
+    Enumeration quick;
+    quick.rejected.family = e.rejected.family;
+    quick.rejected.names = e.rejected.names;
+    PrunedWalk(space, grid).run(quick.legal, quick.combinations);
+    if (!quick.legal.empty()) return quick;
+    // Nothing legal: the full enumeration below names what rules the combinations out.
+  }
+
   if (list_mode) {
     // A listed config may hold a value outside the declaration: check everything (as first_violation does; every
     // declared parameter is present, or reading the keys failed).
@@ -207,13 +291,15 @@ Expected<Enumeration> enumerate(const FamilySpace& family, std::vector<Config>* 
         if (!c.holds(listed[i])) why = Violation{c.text, c.layer};
       }
       if (why) {
-        e.rejected.add(values, why->text, why->layer);
+        if (record_rejected) e.rejected.add(values, why->text, why->layer);
       } else if (movable) {
         e.legal.push_back(std::move((*movable)[i]));
       } else {
         e.legal.push_back(listed[i]);
       }
     }
+    // Nothing legal and nothing listed: again with the rejections, which name what rules the configs out.
+    if (!record_rejected && e.legal.empty()) return enumerate(family, consumable, pins, profile_name, true);
   } else {
     for_each([&](const Config& c, const int64_t* values) {
       ++e.combinations;
@@ -326,8 +412,8 @@ Expected<Enumeration> enumerate_candidates(const FamilySpace& family, const Pins
 }
 
 Expected<Enumeration> enumerate_candidates_moving(FamilySpace& family, const Pins& pins,
-                                                  std::string_view profile_name) {
-  return enumerate(family, &family.list, pins, profile_name);
+                                                  std::string_view profile_name, bool record_rejected) {
+  return enumerate(family, &family.list, pins, profile_name, record_rejected);
 }
 
 }  // namespace tileforge::plan

@@ -54,6 +54,9 @@ struct FamilyFit {
 class CostScratch {
  public:
   virtual ~CostScratch() = default;
+  // False when the plan reads only each candidate's price and binding limit (dispatch's plans): a family may then
+  // leave out the text of its cost notes, which formatting would make most of a price's time.
+  bool notes = true;
 };
 
 // What an ahead-of-time compile of one config gave (families compiled at run time only).

@@ -277,8 +277,9 @@ Expected<Plan> make_plan(const Problem& problem, const hw::HwProfile& profile, c
 
   FamilySpace space = family.candidates(plan.problem, profile, plan.threads);
   // Only the neighbour search looks at the list again: without it, the legal configs are moved out, not copied.
-  auto en = options.pick_only ? enumerate_candidates_moving(space, options.pins, profile.name)
-                              : enumerate_candidates(space, options.pins, profile.name);
+  auto en = options.pick_only
+                ? enumerate_candidates_moving(space, options.pins, profile.name, !options.legal_only)
+                : enumerate_candidates(space, options.pins, profile.name);
   if (!en) return en.status();
   plan.coverage = std::move(space.coverage);
   plan.combinations = en->combinations;
@@ -299,6 +300,7 @@ Expected<Plan> make_plan(const Problem& problem, const hw::HwProfile& profile, c
   }
 
   const std::unique_ptr<CostScratch> scratch = family.make_scratch();
+  if (scratch && options.pick_only && options.legal_only) scratch->notes = false;
   const std::size_t n = en->legal.size();
   std::vector<Candidate>& ranked = plan.ranked;
   ranked.resize(n);

@@ -31,6 +31,11 @@ struct PlanOptions {
   // binding limit, the decision log). `rejected`, `reference` and `reference_rank` are those of a full plan;
   // `ranked` holds the same candidates with the choice first and the reference at its rank, the rest unordered.
   bool pick_only = false;
+  // With pick_only, dispatch's own case: the rejected configs are counted, not listed (`rejected` empty), so that the
+  // product of a large GPU space is walked with its constraints checked as early as they can be (candidates.hpp).
+  // The choice, the candidates, their prices, the reference and its rank are those of a full plan; the candidates'
+  // cost notes may be left out (CostScratch::notes).
+  bool legal_only = false;
 };
 
 struct Candidate {

@@ -93,6 +93,106 @@ TEST(PickOnly, RanksRandomH200ShapesAsAFullPlanDoes) {
   }
 }
 
+// Dispatch's case (pick_only with legal_only): the product walked with early constraint checks finds the same
+// candidates, priced the same, the same choice and reference rank, the same combination count; no rejection list.
+void expect_same_legal_pick(const Problem& q, const hw::HwProfile& chip, PlanOptions o) {
+  SCOPED_TRACE(q.describe() + " on " + chip.name);
+  o.pick_only = false;
+  o.legal_only = false;
+  auto full = make_plan(q, chip, o);
+  o.pick_only = true;
+  o.legal_only = true;
+  auto quick = make_plan(q, chip, o);
+  ASSERT_EQ(full.ok(), quick.ok());
+  if (!full.ok()) {
+    EXPECT_EQ(full.status().message(), quick.status().message());
+    return;
+  }
+  ASSERT_EQ(full->served, quick->served);
+  EXPECT_EQ(full->unserved, quick->unserved);
+  EXPECT_EQ(full->combinations, quick->combinations);
+  EXPECT_EQ(full->reference_rank, quick->reference_rank);
+  ASSERT_EQ(full->ranked.size(), quick->ranked.size());
+  auto by_config = [](const Candidate& a, const Candidate& b) { return a.config.params < b.config.params; };
+  std::vector<Candidate> a = full->ranked, b = quick->ranked;
+  std::sort(a.begin(), a.end(), by_config);
+  std::sort(b.begin(), b.end(), by_config);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].config, b[i].config);
+    EXPECT_EQ(a[i].cost.seconds, b[i].cost.seconds) << a[i].config.describe();
+  }
+  if (full->served) {
+    ASSERT_NE(quick->choice(), nullptr);
+    EXPECT_EQ(full->choice()->config, quick->choice()->config);
+    EXPECT_TRUE(quick->rejected.reason.empty()) << "dispatch's walk lists no rejections";
+    EXPECT_FALSE(full->rejected.reason.empty());
+  }
+}
+
+TEST(PickOnly, DispatchsWalkFindsTheCandidatesOfAFullPlan) {
+  std::mt19937 rng(20261202);
+  std::uniform_int_distribution<int64_t> dim(1, 8192), skinny(1, 64);
+  const Layout layouts[] = {Layout::RR, Layout::RC, Layout::CR, Layout::CC};
+  for (const char* chip : {"h200", "h100-sxm", "a100-sxm"}) {
+    const hw::HwProfile p = profile(chip);
+    for (int i = 0; i < 3; ++i) {
+      const int64_t m = i == 1 ? skinny(rng) : dim(rng);
+      Problem q = testing::make_problem(m, dim(rng), dim(rng), layouts[rng() % 4], i % 2 ? DType::bf16 : DType::f16,
+                                        i == 2 ? DType::f32 : DType::f16);
+      if (i == 2) q.lda = q.normalized().lda + 3;  // a leading dimension TMA cannot take
+      PlanOptions o;
+      o.top_n = 0;
+      expect_same_legal_pick(q, p, o);
+    }
+  }
+  // Pins, one of which leaves nothing legal (the same refusal), and the CPU families.
+  PlanOptions pinned;
+  pinned.pins = {{"SPLIT_K", 8}, {"CLUSTER_M", 2}};
+  expect_same_legal_pick(testing::make_problem(512, 512, 8192, Layout::RR, DType::f16, DType::f16), profile("h200"), pinned);
+  pinned.pins = {{"SPLIT_K", 32}, {"STREAM_K", 1}};
+  expect_same_legal_pick(testing::make_problem(512, 512, 8192, Layout::RR, DType::f16, DType::f16), profile("h200"), pinned);
+  PlanOptions cpu;
+  cpu.top_n = 0;
+  expect_same_legal_pick(testing::make_problem(300, 200, 100), hw::host_cpu_profile(), cpu);
+  expect_same_legal_pick(testing::make_problem(1000, 17, 999), profile("generic-avx2"), cpu);
+}
+
+TEST(PickOnly, ConstraintsReadOnlyWhatTheyDeclare) {
+  // A constraint that declares its reads is checked before the other parameters are set: its answer must not depend
+  // on them. Random configs of every registered family's space on two chips, each undeclared parameter changed to
+  // every other declared value.
+  std::mt19937 rng(31);
+  int checked = 0;
+  for (const char* chip : {"h200", "generic-avx2"}) {
+    const hw::HwProfile p = profile(chip);
+    const Problem q = testing::make_problem(1000, 1000, 1000, Layout::RC, DType::f16, DType::f16);
+    for (const KernelFamily* family : families()) {
+      if (!family->fit(p).ok) continue;
+      const FamilySpace f = family->candidates(q, p, 2);
+      const ParamSpace& space = f.space;
+      for (int round = 0; round < 200; ++round) {
+        Config c{space.family, {}};
+        for (const ParamDecl& d : space.params) c.params[d.name] = d.values[rng() % d.values.size()];
+        for (const Constraint& k : space.constraints) {
+          if (k.reads.empty()) continue;
+          const bool before = k.holds(c);
+          for (const ParamDecl& d : space.params) {
+            if (std::find(k.reads.begin(), k.reads.end(), d.name) != k.reads.end()) continue;
+            const int64_t kept = c.params[d.name];
+            for (int64_t v : d.values) {
+              c.params[d.name] = v;
+              ASSERT_EQ(k.holds(c), before) << k.text << " reads " << d.name << ", which it does not declare";
+              ++checked;
+            }
+            c.params[d.name] = kept;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000);
+}
+
 TEST(PickOnly, RanksPinnedAndRefusedPlansAsAFullPlanDoes) {
   const hw::HwProfile avx2 = profile("generic-avx2");
   std::mt19937 rng(7);

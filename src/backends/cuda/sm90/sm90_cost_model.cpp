@@ -84,7 +84,8 @@ Sm90Share sm90_share(const Sm90Schedule& s) {
   return r;
 }
 
-Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Config& cfg, Sm90CostCache* cache) {
+Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Config& cfg, Sm90CostCache* cache,
+               bool notes) {
   const Problem q = problem.normalized();
   const plan::PeakChoice peak = plan::peak_for(q, profile);
   if (!peak.tflops || *peak.tflops <= 0) return plan::invalid_cost(peak.note);
@@ -119,7 +120,7 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
     const double copy_s = bytes / (profile.mem_bandwidth_gbps * 1e9 * kCopyBandwidthShare) +
                           double(int(copy_a) + int(copy_b)) * kGpuLaunchSeconds;
     c.overhead_s += copy_s;
-    c.notes.push_back(fmt::format("COPY_AB: {} copied to 128-byte aligned rows first: {} moved, {}",
+    if (notes) c.notes.push_back(fmt::format("COPY_AB: {} copied to 128-byte aligned rows first: {} moved, {}",
                                   copy_a && copy_b ? "A and B" : copy_a ? "A" : "B", fmtx::bytes(bytes),
                                   fmtx::time(copy_s)));
   }
@@ -134,7 +135,7 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
       (b_slow ? (b_k_major ? kMisalignedKMajorSlowdown : kMisalignedMnMajorSlowdown) * b_share : 0) +
       (a_slow && b_slow ? kMisalignedBothExtra * a_share * b_share : 0);
   if (misaligned > 1.0) {
-    c.notes.push_back(fmt::format("rows of {} not on 32-byte sectors: TMA's reads slow the main loop by {:.0f}%",
+    if (notes) c.notes.push_back(fmt::format("rows of {} not on 32-byte sectors: TMA's reads slow the main loop by {:.0f}%",
                                   a_slow && b_slow ? "A and B" : a_slow ? "A" : "B", (misaligned - 1) * 100));
   }
   if (grid.cluster_tiles == 0 || q.k == 0) {
@@ -165,7 +166,7 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
                         (row_walk ? kRowMajorWalkSlowdown : 1.0) * misaligned;
   c.compute_s = double(share.k_steps) * step_k;
   c.compute_share = q.flops() / c.compute_s / (*peak.tflops * 1e12);
-  if (smem_k > tensor_k) {
+  if (notes && smem_k > tensor_k) {
     c.notes.push_back(fmt::format("wgmma is bound by its shared-memory reads with BLOCK_N {}: {:.0f} B per k-step "
                                   "at {:g} B/cycle take {} against {} of tensor work",
                                   bn, smem_k_bytes, smem_rate, fmtx::time(smem_k), fmtx::time(tensor_k)));
@@ -236,7 +237,7 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
       share.shared_sum ? c_tile * (reads_c ? 2.0 : 1.0) / double(sched.split_k) / (kEpilogueDirectBytesPerSmCycle * clock)
                        : double(per_cta) * epi_tile;
   c.body_s += epi_s;
-  if (epi_s > 0.05 * c.body_s && !share.shared_sum) {
+  if (notes && epi_s > 0.05 * c.body_s && !share.shared_sum) {
     c.notes.push_back(fmt::format("epilogue {} on the busiest SM ({} tiles of {} each)", fmtx::time(epi_s), per_cta,
                                   fmtx::bytes(c_tile)));
   }
@@ -263,11 +264,11 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
     }
     const double fix_s = bytes / (l2_bw_sm * kFixupL2Share) + fixed_s + double(round_trips) * kFixupReadSeconds;
     c.body_s += fix_s;
-    if (share.shared_sum) {
+    if (notes && share.shared_sum) {
       c.notes.push_back(fmt::format("split-K {} with a shared sum: each CTA stores its partial tile of {}, then sums "
                                     "its 1/{} of the tile from all {} and writes it: {}",
                                     sched.split_k, fmtx::bytes(part), sched.split_k, sched.split_k, fmtx::time(fix_s)));
-    } else {
+    } else if (notes) {
       c.notes.push_back(fmt::format("{}: the busiest CTA stores {} partial tile(s) of {} and reads {} back: {}",
                                     sched.split_k > 1 ? fmt::format("split-K {}", sched.split_k)
                                                       : fmt::format("stream-K over the last {} tiles", sched.sk_tiles),

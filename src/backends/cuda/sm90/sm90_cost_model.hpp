@@ -47,8 +47,8 @@ struct Sm90CostCache {
 
 // Predicted time of an sm90 config: the busiest CTA's main loop (wgmma at a share of the dense peak, bounded by
 // shared-memory reads; L2 and HBM bytes; the load latency the stages in flight cover), its epilogues, one pipeline
-// fill, the launch. Any config can be priced, legal or not.
+// fill, the launch. Any config can be priced, legal or not. `notes` false: the same price without the notes' text.
 plan::Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Config& config,
-                     Sm90CostCache* cache = nullptr);
+                     Sm90CostCache* cache = nullptr, bool notes = true);
 
 }  // namespace tileforge::cuda

@@ -162,17 +162,18 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
   const bool a_row = a_row_major(q.layout), b_row = b_row_major(q.layout);
   s.constraints = {
       {Layer::parameter_adaptation, "BLOCK_M % (64 * CONSUMERS) == 0 (each consumer warpgroup owns whole 64-row wgmma blocks)",
-       [](const Config& c) { return p(c, "BLOCK_M") % (64 * p(c, "CONSUMERS")) == 0; }},
+       [](const Config& c) { return p(c, "BLOCK_M") % (64 * p(c, "CONSUMERS")) == 0; }, {"BLOCK_M", "CONSUMERS"}},
       {Layer::parameter_adaptation,
        "(BLOCK_M / CONSUMERS / 64) * BLOCK_N / 2 <= 128 f32 accumulators per consumer thread",
-       [](const Config& c) { return sm90_accumulators(c) <= 128; }},
+       [](const Config& c) { return sm90_accumulators(c) <= 128; }, {"BLOCK_M", "BLOCK_N", "CONSUMERS"}},
       {Layer::parameter_adaptation,
        regs_per_sm > 0
            ? fmt::format("registers: 128 x {} (producer) + 128 x CONSUMERS x {} (consumers, setmaxnreg), or 255 per "
                          "thread with one consumer, <= {} per SM",
                          kProducerRegs, kConsumerRegs, regs_per_sm)
            : std::string("registers per SM: the profile records no registers_per_core"),
-       [regs_per_sm](const Config& c) { return regs_per_sm > 0 && sm90_register_budget(c) <= regs_per_sm; }},
+       [regs_per_sm](const Config& c) { return regs_per_sm > 0 && sm90_register_budget(c) <= regs_per_sm; },
+       {"CONSUMERS"}},
   };
   // COPY_AB names only copies that happen: an operand on 32-byte sectors is read in place, so a value copying only
   // such operands would be COPY_AB 0 again under another name (and tie with it in every ranking).
@@ -191,21 +192,24 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
                              : b_off ? "only B's rows are off 32-byte sectors" : "no operand's rows are off 32-byte sectors"),
            [useful](const Config& c) {
              return std::find(useful.begin(), useful.end(), p(c, "COPY_AB")) != useful.end();
-           }});
+           },
+           {"COPY_AB"}});
     }
   }
   if (const std::string why = tma_ld_refusal(q, q.lda, "lda"); !why.empty()) {
     s.constraints.push_back({Layer::hardware_mapping, fmt::format("COPY_AB in {{1, 2}} (A copied): {}", why),
-                             [](const Config& c) { return p(c, "COPY_AB") == 1 || p(c, "COPY_AB") == 2; }});
+                             [](const Config& c) { return p(c, "COPY_AB") == 1 || p(c, "COPY_AB") == 2; },
+                             {"COPY_AB"}});
   }
   if (const std::string why = tma_ld_refusal(q, q.ldb, "ldb"); !why.empty()) {
     s.constraints.push_back({Layer::hardware_mapping, fmt::format("COPY_AB in {{1, 3}} (B copied): {}", why),
-                             [](const Config& c) { return p(c, "COPY_AB") == 1 || p(c, "COPY_AB") == 3; }});
+                             [](const Config& c) { return p(c, "COPY_AB") == 1 || p(c, "COPY_AB") == 3; },
+                             {"COPY_AB"}});
   }
   const int64_t k_blocks = cdiv(q.k, int64_t(kSm90BlockK));
   s.constraints.push_back({Layer::data_scheduling,
                            fmt::format("SPLIT_K <= ceil(K / BLOCK_K) = {} (every slice holds a k-block)", k_blocks),
-                           [k_blocks](const Config& c) { return p(c, "SPLIT_K") <= k_blocks; }});
+                           [k_blocks](const Config& c) { return p(c, "SPLIT_K") <= k_blocks; }, {"SPLIT_K"}});
   s.constraints.push_back(
       {Layer::data_scheduling,
        "tiles x SPLIT_K, and with STREAM_K tiles x ceil(K / BLOCK_K), below 2^31 (the kernel's 32-bit schedule)",
@@ -213,32 +217,36 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
          const int64_t tiles = cdiv(q.m, p(c, "BLOCK_M")) * cdiv(q.n, p(c, "BLOCK_N"));
          return tiles * p(c, "SPLIT_K") < (int64_t(1) << 31) &&
                 (p(c, "STREAM_K") == 0 || tiles * k_blocks < (int64_t(1) << 31));
-       }});
+       },
+       {"BLOCK_M", "BLOCK_N", "SPLIT_K", "STREAM_K"}});
   s.constraints.push_back({Layer::data_scheduling, "SPLIT_K == 1 when STREAM_K == 1 (one way of sharing K)",
-                           [](const Config& c) { return p(c, "STREAM_K") == 0 || p(c, "SPLIT_K") == 1; }});
+                           [](const Config& c) { return p(c, "STREAM_K") == 0 || p(c, "SPLIT_K") == 1; },
+                           {"STREAM_K", "SPLIT_K"}});
   if (profile.has("cluster")) {
     s.constraints.push_back({Layer::hardware_mapping, "CLUSTER_M * CLUSTER_N <= 2 (clusters of one or two CTAs)",
-                             [](const Config& c) { return sm90_cluster_size(c) <= 2; }});
+                             [](const Config& c) { return sm90_cluster_size(c) <= 2; }, {"CLUSTER_M", "CLUSTER_N"}});
   } else {
     s.constraints.push_back({Layer::hardware_mapping,
                              "CLUSTER_M = CLUSTER_N = 1 (the chip record lists no thread-block clusters)",
-                             [](const Config& c) { return sm90_cluster_size(c) == 1; }});
+                             [](const Config& c) { return sm90_cluster_size(c) == 1; }, {"CLUSTER_M", "CLUSTER_N"}});
   }
   if (!a_row) {
     s.constraints.push_back({Layer::hardware_mapping,
                              "(BLOCK_M / 64) % CLUSTER_N == 0 (A is column-major: its 64-row boxes split evenly over "
                              "the CTAs that share it)",
-                             [](const Config& c) { return (p(c, "BLOCK_M") / 64) % p(c, "CLUSTER_N") == 0; }});
+                             [](const Config& c) { return (p(c, "BLOCK_M") / 64) % p(c, "CLUSTER_N") == 0; },
+                             {"BLOCK_M", "CLUSTER_N"}});
   }
   if (b_row) {
     s.constraints.push_back({Layer::hardware_mapping,
                              "(BLOCK_N / 64) % CLUSTER_M == 0 (B is row-major: its 64-column boxes split evenly over "
                              "the CTAs that share it)",
-                             [](const Config& c) { return (p(c, "BLOCK_N") / 64) % p(c, "CLUSTER_M") == 0; }});
+                             [](const Config& c) { return (p(c, "BLOCK_N") / 64) % p(c, "CLUSTER_M") == 0; },
+                             {"BLOCK_N", "CLUSTER_M"}});
   }
   if (const std::string why = tma_store_refusal(q); !why.empty()) {
     s.constraints.push_back({Layer::hardware_mapping, fmt::format("EPILOGUE == 0: {}", why),
-                             [](const Config& c) { return p(c, "EPILOGUE") == kSm90EpilogueDirect; }});
+                             [](const Config& c) { return p(c, "EPILOGUE") == kSm90EpilogueDirect; }, {"EPILOGUE"}});
   }
   s.constraints.push_back(
       {Layer::data_scheduling,
@@ -248,16 +256,18 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
          const int64_t split = p(c, "EPI_SPLIT");
          if (p(c, "EPILOGUE") == kSm90EpilogueDirect) return split == 1;
          return (p(c, "BLOCK_N") / split) % 64 == 0 && p(c, "BLOCK_N") % split == 0;
-       }});
+       },
+       {"EPI_SPLIT", "EPILOGUE", "BLOCK_N"}});
   if (!profile.has("stmatrix")) {
     s.constraints.push_back({Layer::hardware_mapping, "STMATRIX == 0 (the chip record lists no stmatrix)",
-                             [](const Config& c) { return p(c, "STMATRIX") == 0; }});
+                             [](const Config& c) { return p(c, "STMATRIX") == 0; }, {"STMATRIX"}});
   }
   s.constraints.push_back({Layer::hardware_mapping,
                            "STMATRIX == 0 unless the epilogue stages through shared memory (EPILOGUE 1 or 2)",
                            [](const Config& c) {
                              return p(c, "STMATRIX") == 0 || p(c, "EPILOGUE") != kSm90EpilogueDirect;
-                           }});
+                           },
+                           {"STMATRIX", "EPILOGUE"}});
   s.constraints.push_back(
       {Layer::data_scheduling,
        smem_limit > 0
@@ -265,7 +275,8 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
                          "2 / EPI_SPLIT, EPILOGUE 1 or 2) + barriers + 1024 <= {} bytes per block",
                          smem_limit)
            : std::string("shared memory per block: the profile records no smem_per_block_bytes"),
-       [smem_limit](const Config& c) { return smem_limit > 0 && sm90_smem_bytes(c) <= smem_limit; }});
+       [smem_limit](const Config& c) { return smem_limit > 0 && sm90_smem_bytes(c) <= smem_limit; },
+       {"BLOCK_M", "BLOCK_N", "BLOCK_K", "STAGES", "EPILOGUE", "EPI_SPLIT"}});
   return s;
 }
 

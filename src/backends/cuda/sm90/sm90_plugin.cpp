@@ -107,7 +107,7 @@ class Sm90Family final : public CudaJitFamily {
   plan::Cost cost(const Problem& problem, const hw::HwProfile& profile, const Config& config, int,
                   plan::CostScratch* scratch) const override {
     auto* s = dynamic_cast<Sm90Scratch*>(scratch);
-    return sm90_cost(problem, profile, config, s ? &s->cache : nullptr);
+    return sm90_cost(problem, profile, config, s ? &s->cache : nullptr, s ? s->notes : true);
   }
 
   std::string violation_detail(std::string_view t, const Config& c, const hw::HwProfile& profile) const override {
