@@ -129,9 +129,9 @@ void sm90_explain(plan::Plan& plan) {
     const int64_t sk = c.get("SPLIT_K").value_or(1), stk = c.get("STREAM_K").value_or(0);
     std::string what, reason;
     if (sk > 1 && sched.shared_sum) {
-      reason = fmt::format("{} tiles x {} slices of K = {} work units, one per cluster of {} (a cooperative launch): "
-                           "each slice runs {} of the {} k-blocks and stores an f32 partial tile; once all {} are "
-                           "stored, each sums its 1/{} of the tile from them in slice order and writes it "
+      reason = fmt::format("{} tiles x {} slices of K = {} work units for {} clusters, one each (a cooperative "
+                           "launch): each slice runs {} of the {} k-blocks and stores an f32 partial tile; once all {} "
+                           "are stored, each sums its 1/{} of the tile from them in slice order and writes it "
                            "(deterministic: bit-identical from run to run)",
                            sched.cluster_tiles, sk, sched.cluster_tiles * sk, sms / cs, cdiv(sched.k_blocks, sk),
                            sched.k_blocks, sk, sk);

@@ -39,6 +39,13 @@ Problem half(int64_t m, int64_t n, int64_t k, Layout l, DType in = DType::f16, D
   return testing::make_problem(m, n, k, l, in, out);
 }
 
+// C = 0.5 AB - 1.25 C: the epilogue's read of C and both scalars.
+Problem with_beta(Problem p) {
+  p.alpha = 0.5;
+  p.beta = -1.25;
+  return p;
+}
+
 TEST_F(Sm90GpuTest, DispatchRunsTheSm90FamilyHere) {
   const Problem p = half(4096, 4096, 4096, Layout::RR).normalized();
   EXPECT_EQ(cuda_->space(p, device_).family, "sm90");
@@ -191,12 +198,8 @@ TEST_F(Sm90GpuTest, SplitKAndStreamKAreExactAndBitIdenticalFromRunToRun) {
     Problem problem;
     Config config;
   };
-  Problem with_beta = half(1032, 1544, 2056, Layout::RC);
-  with_beta.alpha = 0.5;
-  with_beta.beta = -1.25;
-  Problem small_with_beta = half(520, 1032, 2056, Layout::RC);
-  small_with_beta.alpha = 0.5;
-  small_with_beta.beta = -1.25;
+  const Problem large_beta = with_beta(half(1032, 1544, 2056, Layout::RC));
+  const Problem small_beta = with_beta(half(520, 1032, 2056, Layout::RC));
   const std::vector<Case> cases = {
       {half(1032, 1544, 2056, Layout::RR), sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1, 3, 0)},
       {half(1032, 1544, 2056, Layout::CC), sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 2, 0)},
@@ -204,12 +207,12 @@ TEST_F(Sm90GpuTest, SplitKAndStreamKAreExactAndBitIdenticalFromRunToRun) {
       {half(16, 4104, 4096, Layout::RR), sm90_config(64, 128, 8, 1, 1, 1, 8, 1, 1, 1, 8, 0)},
       {half(16, 4104, 4096, Layout::RC), sm90_config(64, 256, 5, 1, 1, 1, 8, 0, 1, 0, 4, 0)},
       {half(520, 264, 4104, Layout::RR, DType::f16, DType::f32), sm90_config(128, 64, 8, 2, 1, 2, 8, 0, 1, 0, 6, 0)},
-      {with_beta, sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 4, 0)},
+      {large_beta, sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 4, 0)},
       // The shared sum (4 slices or more, every unit on an SM of its own, 132 SMs): 128 units; 60 units of clusters
       // of two with tails in M and N; beta with 100 units; f32 out (direct stores) with rows and columns past C.
       {half(512, 512, 8192, Layout::RR), sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 8, 0)},
       {half(264, 520, 8200, Layout::CR, DType::bf16, DType::bf16), sm90_config(128, 128, 6, 2, 2, 1, 8, 1, 1, 1, 6, 0)},
-      {small_with_beta, sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1, 4, 0)},
+      {small_beta, sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1, 4, 0)},
       {half(1000, 1000, 1000, Layout::RR, DType::f16, DType::f32), sm90_config(128, 256, 4, 2, 1, 1, 8, 0, 1, 0, 4, 0)},
       {half(256, 256, 16384, Layout::RC), sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 32, 0)},
       // Stream-K: every tile shared (63 and 117 tiles for 132 SMs), and whole waves with the rest shared (289).
@@ -217,7 +220,7 @@ TEST_F(Sm90GpuTest, SplitKAndStreamKAreExactAndBitIdenticalFromRunToRun) {
       {half(1032, 1544, 2056, Layout::CR), sm90_config(128, 128, 6, 2, 1, 1, 8, 2, 1, 1, 1, 1)},
       {half(2056, 2056, 1032, Layout::RR), sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 1, 1)},
       {half(2056, 2056, 1032, Layout::CC, DType::bf16, DType::bf16), sm90_config(128, 128, 6, 2, 2, 1, 8, 1, 1, 1, 1, 1)},
-      {with_beta, sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1, 1, 1)},
+      {large_beta, sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1, 1, 1)},
   };
   uint64_t seed = 500;
   for (const Case& k : cases) {
@@ -252,13 +255,10 @@ TEST_F(Sm90GpuTest, SharedSplitKSumHasTheLastSliceSumsBits) {
     Problem problem;
     Config config;
   };
-  Problem with_beta = half(520, 1032, 2056, Layout::RC);
-  with_beta.alpha = 0.5;
-  with_beta.beta = -1.25;
   const std::vector<Case> cases = {
       {half(512, 512, 8192, Layout::RR), sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 8, 0)},
       {half(264, 520, 8200, Layout::CR, DType::bf16, DType::bf16), sm90_config(128, 128, 6, 2, 2, 1, 8, 1, 1, 1, 6, 0)},
-      {with_beta, sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1, 4, 0)},
+      {with_beta(half(520, 1032, 2056, Layout::RC)), sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1, 4, 0)},
       {half(1000, 1000, 1000, Layout::RR, DType::f16, DType::f32), sm90_config(128, 256, 4, 2, 1, 1, 8, 0, 1, 0, 4, 0)},
   };
   uint64_t seed = 900;
