@@ -185,8 +185,9 @@ struct LaunchDims {
   bool cooperative = false;
 };
 
-// cuLaunchKernelEx with the cluster and cooperative attributes when asked; raises the function's dynamic shared memory limit
-// first when the launch needs more than the default 48 KB. `what` names the kernel (and config) in errors.
+// cuLaunchKernelEx with the cluster and cooperative attributes when asked; raises the function's dynamic shared
+// memory limit first when the launch needs more than the default 48 KB. `what` names the kernel (and config) in
+// errors.
 Status launch(CUfunction function, const LaunchDims& dims, void** params, std::string_view what);
 
 }  // namespace tileforge::cuda

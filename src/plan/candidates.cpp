@@ -19,6 +19,15 @@ std::string join_pins(const Pins& pins) {
   return fmt::format("{}", fmt::join(s, " "));
 }
 
+// Sets `c` to the first combination of `grid` and returns where each declared parameter's value lives in it (in
+// declaration order), for walks of the product that update one config in place.
+std::vector<int64_t*> first_combination(Config& c, const std::vector<ParamDecl>& decls,
+                                        const std::vector<std::vector<int64_t>>& grid) {
+  std::vector<int64_t*> slot;
+  for (std::size_t i = 0; i < decls.size(); ++i) slot.push_back(&(c.params[decls[i].name] = grid[i][0]));
+  return slot;
+}
+
 // Walks the Cartesian product of `grid`, calling fn with one Config updated in place and its values in declaration
 // order (read from the config, so that a rejected one is recorded without a lookup per name).
 template <class Fn>
@@ -27,9 +36,7 @@ void for_each_product(const std::string& family, const std::vector<ParamDecl>& d
   for (const auto& g : grid)
     if (g.empty()) return;
   Config c{family, {}};
-  for (std::size_t i = 0; i < decls.size(); ++i) c.params[decls[i].name] = grid[i][0];
-  std::vector<int64_t*> slot;
-  for (const auto& d : decls) slot.push_back(&c.params[d.name]);
+  const std::vector<int64_t*> slot = first_combination(c, decls, grid);
   std::vector<std::size_t> index(decls.size(), 0);
   std::vector<int64_t> values(decls.size());
   while (true) {
@@ -58,18 +65,16 @@ class PrunedWalk {
       : space_(space), grid_(grid), n_(grid.size()), at_level_(grid.size() + 1), below_(grid.size() + 1, 1) {
     for (std::size_t j = 0; j < n_; ++j) below_[j + 1] = below_[j] * grid[j].size();
     for (const Constraint& k : space.constraints) {
-      std::size_t level = 0;
-      bool known = !k.reads.empty();
-      if (known) {
-        level = n_;
-        for (const std::string& r : k.reads) {
-          std::size_t j = 0;
-          while (j < n_ && space.params[j].name != r) ++j;
-          if (j == n_) known = false;
-          level = std::min(level, j);
+      std::size_t level = k.reads.empty() ? 0 : n_;
+      for (const std::string& r : k.reads) {
+        const ParamDecl* d = space.find(r);
+        if (!d) {  // a name the space does not declare: checked at the leaves
+          level = 0;
+          break;
         }
+        level = std::min(level, std::size_t(d - space.params.data()));
       }
-      at_level_[known ? level : 0].push_back(&k);
+      at_level_[level].push_back(&k);
     }
   }
 
@@ -77,9 +82,7 @@ class PrunedWalk {
     for (const auto& g : grid_)
       if (g.empty()) return;
     config_ = Config{space_.family, {}};
-    for (std::size_t i = 0; i < n_; ++i) config_.params[space_.params[i].name] = grid_[i][0];
-    slot_.clear();
-    for (const ParamDecl& d : space_.params) slot_.push_back(&config_.params[d.name]);
+    slot_ = first_combination(config_, space_.params, grid_);
     legal_ = &legal;
     combinations_ = &combinations;
     if (n_ == 0) {
@@ -260,12 +263,10 @@ Expected<Enumeration> enumerate(const FamilySpace& family, std::vector<Config>* 
   };
 
   if (!record_rejected && !list_mode) {
-    Enumeration quick;
-    quick.rejected.family = e.rejected.family;
-    quick.rejected.names = e.rejected.names;
-    PrunedWalk(space, grid).run(quick.legal, quick.combinations);
-    if (!quick.legal.empty()) return quick;
+    PrunedWalk(space, grid).run(e.legal, e.combinations);
+    if (!e.legal.empty()) return e;
     // Nothing legal: the full enumeration below names what rules the combinations out.
+    e.combinations = 0;
   }
 
   if (list_mode) {

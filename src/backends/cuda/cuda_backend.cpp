@@ -614,15 +614,13 @@ Expected<std::unique_ptr<Kernel>> prepare_sm90(const Problem& p, const Config& c
   }
   auto kernel = std::make_unique<Sm90Kernel>(config, device.ordinal, std::move(*loaded), src, max_clusters,
                                              device.profile, arch);
-  // Diagnostic only (TILEFORGE_SM90_SHARED_SUM=0): the last slice sums every split-K tile even where the shared sum
-  // could run, to time the two and compare their bits in one process. Read when a kernel is prepared.
-  if (const char* v = std::getenv("TILEFORGE_SM90_SHARED_SUM"); v && std::string_view(v) == "0") {
-    kernel->keep_last_slice_sum();
-  }
-  // Diagnostic only, unsafe beside other kernels (TILEFORGE_SM90_SHARED_SUM=uncooperative): the shared sum launched
-  // without the cooperative attribute, to time what that attribute costs.
-  if (const char* v = std::getenv("TILEFORGE_SM90_SHARED_SUM"); v && std::string_view(v) == "uncooperative") {
-    kernel->launch_uncooperatively();
+  // Diagnostics only, read when a kernel is prepared (TILEFORGE_SM90_SHARED_SUM): "0", the last slice sums every
+  // split-K tile even where the shared sum could run, to time the two and compare their bits in one process;
+  // "uncooperative", unsafe beside other kernels, the shared sum launched without the cooperative attribute, to time
+  // what that attribute costs.
+  if (const char* v = std::getenv("TILEFORGE_SM90_SHARED_SUM")) {
+    if (std::string_view(v) == "0") kernel->keep_last_slice_sum();
+    if (std::string_view(v) == "uncooperative") kernel->launch_uncooperatively();
   }
   if (config.get("COPY_AB").value_or(0) != 0) {
     if (auto copier = kernel->operand_copy().copier(); !copier) return copier.status();

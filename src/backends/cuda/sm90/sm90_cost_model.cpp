@@ -53,13 +53,12 @@ Sm90Grid sm90_grid(const Problem& problem, const Config& c, int sms) {
 Sm90Share sm90_share(const Sm90Schedule& s) {
   Sm90Share r;
   const int64_t g = std::max<int64_t>(1, s.clusters), kb = s.k_blocks, t = s.cluster_tiles;
-  if (s.split_k > 1 && s.shared_sum) {
+  if (s.shared_sum) {
     // One unit per cluster; every slice sums 1/SPLIT_K of the tile from all of them and writes it.
     r.units = 1;
     r.k_steps = cdiv(kb, s.split_k);
     r.partials_written = 1;
     r.partials_read = 1;
-    r.shared_sum = true;
   } else if (s.split_k > 1) {
     // Units (tile, slice) dealt round-robin; a tile's last slice to finish sums all of its slices.
     r.units = cdiv(t * s.split_k, g);
@@ -120,9 +119,11 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
     const double copy_s = bytes / (profile.mem_bandwidth_gbps * 1e9 * kCopyBandwidthShare) +
                           double(int(copy_a) + int(copy_b)) * kGpuLaunchSeconds;
     c.overhead_s += copy_s;
-    if (notes) c.notes.push_back(fmt::format("COPY_AB: {} copied to 128-byte aligned rows first: {} moved, {}",
-                                  copy_a && copy_b ? "A and B" : copy_a ? "A" : "B", fmtx::bytes(bytes),
-                                  fmtx::time(copy_s)));
+    if (notes) {
+      c.notes.push_back(fmt::format("COPY_AB: {} copied to 128-byte aligned rows first: {} moved, {}",
+                                    copy_a && copy_b ? "A and B" : copy_a ? "A" : "B", fmtx::bytes(bytes),
+                                    fmtx::time(copy_s)));
+    }
   }
   // In RR and RC, A is K-major (its rows run along K); in RC and CC so is B.
   const bool a_k_major = a_row_major(q.layout), b_k_major = !b_row_major(q.layout);
@@ -134,8 +135,8 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
       1.0 + (a_slow ? (a_k_major ? kMisalignedKMajorSlowdown : kMisalignedMnMajorSlowdown) * a_share : 0) +
       (b_slow ? (b_k_major ? kMisalignedKMajorSlowdown : kMisalignedMnMajorSlowdown) * b_share : 0) +
       (a_slow && b_slow ? kMisalignedBothExtra * a_share * b_share : 0);
-  if (misaligned > 1.0) {
-    if (notes) c.notes.push_back(fmt::format("rows of {} not on 32-byte sectors: TMA's reads slow the main loop by {:.0f}%",
+  if (notes && misaligned > 1.0) {
+    c.notes.push_back(fmt::format("rows of {} not on 32-byte sectors: TMA's reads slow the main loop by {:.0f}%",
                                   a_slow && b_slow ? "A and B" : a_slow ? "A" : "B", (misaligned - 1) * 100));
   }
   if (grid.cluster_tiles == 0 || q.k == 0) {
@@ -233,11 +234,11 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
     if (epilogue == kSm90EpilogueDeferred) epi_tile *= kEpilogueDeferredSlowdown;
   }
   // The shared sum writes 1/SPLIT_K of a tile with direct stores (in its fix-up, below) and no tile's epilogue.
-  const double epi_s =
-      share.shared_sum ? c_tile * (reads_c ? 2.0 : 1.0) / double(sched.split_k) / (kEpilogueDirectBytesPerSmCycle * clock)
-                       : double(per_cta) * epi_tile;
+  const double epi_s = sched.shared_sum ? c_tile * (reads_c ? 2.0 : 1.0) / double(sched.split_k) /
+                                              (kEpilogueDirectBytesPerSmCycle * clock)
+                                        : double(per_cta) * epi_tile;
   c.body_s += epi_s;
-  if (notes && epi_s > 0.05 * c.body_s && !share.shared_sum) {
+  if (notes && epi_s > 0.05 * c.body_s && !sched.shared_sum) {
     c.notes.push_back(fmt::format("epilogue {} on the busiest SM ({} tiles of {} each)", fmtx::time(epi_s), per_cta,
                                   fmtx::bytes(c_tile)));
   }
@@ -251,11 +252,12 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
     // trip per group and slice.
     int64_t round_trips = 0;
     double fixed_s = double(share.partials_written) * kFixupSeconds;
-    if (share.shared_sum) {
+    if (sched.shared_sum) {
       // Each consumer thread sums its float4 of the share over every slice, kSharedSumBatch slices' loads at once;
       // the wait for the other slices and the departure add one more fixed fix-up cost.
       const int64_t share_f4 = cdiv(bm * bn / 4, sched.split_k);
-      round_trips = cdiv(share_f4, 128 * std::max<int64_t>(1, consumers)) * cdiv(sched.split_k, int64_t(tf::sm90::kSharedSumBatch));
+      round_trips = cdiv(share_f4, 128 * std::max<int64_t>(1, consumers)) *
+                    cdiv(sched.split_k, int64_t(tf::sm90::kSharedSumBatch));
       fixed_s += kFixupSeconds;
     } else {
       const int64_t m_iters = std::max<int64_t>(1, bm / std::max<int64_t>(1, consumers) / 64);
@@ -264,7 +266,7 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
     }
     const double fix_s = bytes / (l2_bw_sm * kFixupL2Share) + fixed_s + double(round_trips) * kFixupReadSeconds;
     c.body_s += fix_s;
-    if (notes && share.shared_sum) {
+    if (notes && sched.shared_sum) {
       c.notes.push_back(fmt::format("split-K {} with a shared sum: each CTA stores its partial tile of {}, then sums "
                                     "its 1/{} of the tile from all {} and writes it: {}",
                                     sched.split_k, fmtx::bytes(part), sched.split_k, sched.split_k, fmtx::time(fix_s)));

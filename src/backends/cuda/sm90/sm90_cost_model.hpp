@@ -35,7 +35,6 @@ struct Sm90Share {
   int64_t finished = 0;
   int64_t partials_written = 0;
   int64_t partials_read = 0;
-  bool shared_sum = false;
 };
 Sm90Share sm90_share(const Sm90Schedule& schedule);
 

@@ -128,7 +128,7 @@ void sm90_explain(plan::Plan& plan) {
     const Sm90Share busiest = sm90_share(sched);
     const int64_t sk = c.get("SPLIT_K").value_or(1), stk = c.get("STREAM_K").value_or(0);
     std::string what, reason;
-    if (sk > 1 && sched.shared_sum) {
+    if (sched.shared_sum) {
       reason = fmt::format("{} tiles x {} slices of K = {} work units for {} clusters, one each (a cooperative "
                            "launch): each slice runs {} of the {} k-blocks and stores an f32 partial tile; once all {} "
                            "are stored, each sums its 1/{} of the tile from them in slice order and writes it "

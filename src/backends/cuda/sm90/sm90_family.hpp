@@ -46,9 +46,8 @@ struct Sm90Schedule {
   bool stream_k = false;
   int64_t sk_tiles = 0;        // stream-K: tiles shared out by k-blocks (the last ones of the walk)
   // Split-K of at least kSm90SharedSumMinSplit slices with every work unit on a cluster of its own (tiles x
-  // SPLIT_K <= clusters that fit): the launch is
-  // cooperative and each slice sums its 1/SPLIT_K of the tile once all are stored (Params::shared_sum in gemm.cuh);
-  // otherwise the last slice to arrive sums the whole tile.
+  // SPLIT_K <= clusters that fit): the launch is cooperative and each slice sums its 1/SPLIT_K of the tile once all
+  // are stored (Params::shared_sum in gemm.cuh); otherwise the last slice to arrive sums the whole tile.
   bool shared_sum = false;
   int64_t slots = 0;           // partial tiles in the workspace (per CTA of a cluster: x CLUSTER_M x CLUSTER_N)
   int64_t counter_bytes = 0;   // the counters, padded to 256 bytes

@@ -669,9 +669,9 @@ __device__ __forceinline__ void gemm(const Params& p) {
       // Release / acquire at GPU scope on the counter, as one thread's atomic: the CTA barrier orders every
       // consumer thread's stores before it (cumulativity), and orders the summing threads' loads after it.
       named_barrier(3, 128 * Cfg::CONSUMERS);
+      int* const counter = p.counters + static_cast<long long>(w.tile) * CS + rank;
       if constexpr (Cfg::SPLIT_K > 1) {
         if (p.shared_sum) {
-          int* counter = p.counters + static_cast<long long>(w.tile) * CS + rank;
           int* departed = counter + static_cast<long long>(num_tiles) * CS;
           if (cw == 0 && tid == 0) {
             int arrived;
@@ -700,7 +700,6 @@ __device__ __forceinline__ void gemm(const Params& p) {
         }
       }
       if (cw == 0 && tid == 0) {
-        int* counter = p.counters + static_cast<long long>(w.tile) * CS + rank;
         int old;
         asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;\n" : "=r"(old) : "l"(counter) : "memory");
         const bool last = old == w.nseg - 1;
