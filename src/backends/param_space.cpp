@@ -64,9 +64,13 @@ Status ParamSpace::check(const Config& config) const {
     }
     if (Status s = check_value(*this, *decl, value); !s) return s;
   }
-  for (const auto& decl : params) {
-    if (!config.get(decl.name)) {
-      return invalid_argument(fmt::format("config of family {} lacks parameter {}", family, decl.name));
+  // Every name the config holds is declared (above), and a map holds each once: as many names as declarations means
+  // none is missing, and the lookups below are needed only when one is (the heuristics check many configs).
+  if (config.params.size() != params.size()) {
+    for (const auto& decl : params) {
+      if (!config.get(decl.name)) {
+        return invalid_argument(fmt::format("config of family {} lacks parameter {}", family, decl.name));
+      }
     }
   }
   for (const auto& c : constraints) {

@@ -56,7 +56,8 @@ std::string refusal_reason(std::string note, const std::string& path) {
 // What dispatch keeps of a plan: the pick, or why there is none.
 struct PlanPick {
   std::optional<Config> config;
-  std::string summary;  // "FAMILY pick of 412 legal configs, predicted 0.0123 ms (compute-bound)"
+  // "FAMILY pick (priced 58 of 2064384 combinations) on h200, predicted 0.0123 ms (compute-bound)"
+  std::string summary;
   std::string why_not;  // when there is no pick
 };
 
@@ -89,9 +90,11 @@ PlanPick plan_pick(const Problem& p, const Device& device, const std::string& fa
   o.pins = pins;
   o.threads = threads;
   o.top_n = 0;
-  // Only the choice, the ranked list's size and the backend's own pick's rank are read below: no rejection list.
+  // Only the choice, the ranked list's size and the backend's own pick's rank are read below: no rejection list, and
+  // for a family that bounds its cost, a bound search for the choice alone (PlanOptions::best_only).
   o.pick_only = true;
   o.legal_only = true;
+  o.best_only = true;
   o.running_profiles = {device.profile.name};
   ++g_plans_made;
   auto made = plan::make_plan(p, device.profile, o);
@@ -102,9 +105,12 @@ PlanPick plan_pick(const Problem& p, const Device& device, const std::string& fa
   } else {
     const plan::Candidate& c = *made->choice();
     pick.config = c.config;
-    pick.summary = fmt::format("{} pick of {} legal configs on {}, predicted {:.4g} ms ({}-bound)", family,
-                               made->ranked.size(), device.profile.name, c.cost.seconds * 1e3,
-                               c.cost.bound.empty() ? "?" : c.cost.bound);
+    // A plan of the choice alone knows how many configs it priced, not how many are legal.
+    const std::string among = made->choice_only
+                                  ? fmt::format("(priced {} of {} combinations)", made->priced, made->combinations)
+                                  : fmt::format("of {} legal configs", made->ranked.size());
+    pick.summary = fmt::format("{} pick {} on {}, predicted {:.4g} ms ({}-bound)", family, among,
+                               device.profile.name, c.cost.seconds * 1e3, c.cost.bound.empty() ? "?" : c.cost.bound);
     // The backend's own pick (the analytic model on CPUs, measured tile efficiencies on GPUs) stays unless the
     // planner predicts its first choice faster. Any predicted gain counts: the rule asked for 10% while the cost
     // model was being calibrated; since then the planner's pick has measured as fast as the tuned best (median
@@ -114,9 +120,12 @@ PlanPick plan_pick(const Problem& p, const Device& device, const std::string& fa
       const plan::Candidate& ref = made->ranked[std::size_t(made->reference_rank) - 1];
       if (ref.cost.seconds <= c.cost.seconds) {
         pick.config = ref.config;
-        pick.summary = fmt::format("{} keeps the backend's own pick (rank {} of {}, predicted {:.4g} ms): the model "
+        const std::string rank = made->choice_only ? "the model's first choice too"
+                                                    : fmt::format("rank {} of {}", made->reference_rank,
+                                                                  made->ranked.size());
+        pick.summary = fmt::format("{} keeps the backend's own pick ({}, predicted {:.4g} ms): the model "
                                    "predicts its first choice no faster",
-                                   family, made->reference_rank, made->ranked.size(), ref.cost.seconds * 1e3);
+                                   family, rank, ref.cost.seconds * 1e3);
       }
     }
   }

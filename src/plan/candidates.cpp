@@ -407,6 +407,30 @@ std::optional<Violation> first_violation(const ParamSpace& space, const Config& 
   return std::nullopt;
 }
 
+std::size_t for_each_legal_listed(FamilySpace& family, const Pins& pins,
+                                  const std::function<void(const Config&)>& legal) {
+  const ParamSpace& space = family.space;
+  std::vector<std::string> names;
+  std::vector<DeclaredValues> declared;
+  declared.reserve(space.params.size());
+  for (const ParamDecl& d : space.params) {
+    names.push_back(d.name);
+    declared.emplace_back(d.values);
+  }
+  const ValueReader reader(names);
+  std::vector<int64_t> values(names.size());
+  for (Config& c : family.list) {
+    for (const auto& [name, value] : pins) c.params[name] = value;
+    // As the enumeration checks a listed config: every value declared, then every constraint.
+    reader.read(c, values.data());
+    bool ok = true;
+    for (std::size_t j = 0; j < values.size() && ok; ++j) ok = declared[j].has(values[j]);
+    for (std::size_t k = 0; k < space.constraints.size() && ok; ++k) ok = space.constraints[k].holds(c);
+    if (ok) legal(c);
+  }
+  return family.list.size();
+}
+
 Expected<Enumeration> enumerate_candidates(const FamilySpace& family, const Pins& pins,
                                            std::string_view profile_name) {
   return enumerate(family, nullptr, pins, profile_name);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,6 +31,9 @@ struct FamilySpace {
   std::string reference_name;               // the family's words for it ("the ... heuristic")
   std::vector<std::string> reference_reasons;
   std::string coverage;                     // "the full space", "a grid around the analytic choice: ..."
+  // Product mode, for a family whose cost_bound() is worth asking: every declared parameter once, in the order
+  // dispatch's bound search sets them (those that decide most of the price first). Empty: no bound search.
+  std::vector<std::string> search_order;
 };
 
 // A family space that tries every combination of the declared values ("the full space: ..."), with the family's own
@@ -72,6 +76,13 @@ Expected<Enumeration> enumerate_candidates(const FamilySpace& family, const Pins
 // full enumeration runs, so that the error or the plan names the constraints.
 Expected<Enumeration> enumerate_candidates_moving(FamilySpace& family, const Pins& pins,
                                                   std::string_view profile_name, bool record_rejected = true);
+
+// Calls `legal` with each config of a listed space (`family.list`, the pins set in it in place) that is legal, in
+// the list's order, repeats included: for a caller that keeps only the best one, which a repeat never changes, and
+// needs no index of the distinct configs. The pins must name declared parameters and values. Returns the number of
+// listed configs.
+std::size_t for_each_legal_listed(FamilySpace& family, const Pins& pins,
+                                  const std::function<void(const Config&)>& legal);
 
 // What a config violates first: a constraint, or a value its parameter does not declare.
 struct Violation {

@@ -94,11 +94,24 @@ class KernelFamily {
   // The declared space, the values the planner tries, and the family's own pick without a cost model.
   // `threads` > 0 for families that plan threads.
   virtual FamilySpace candidates(const Problem& problem, const hw::HwProfile& profile, int threads) const = 0;
+  // The candidates of a plan of the choice alone (PlanOptions::best_only): candidates(), or fewer where listing
+  // configs its constraints reject costs the family time: every legal config of candidates() stays, in its order.
+  virtual FamilySpace choice_candidates(const Problem& problem, const hw::HwProfile& profile, int threads) const {
+    return candidates(problem, profile, threads);
+  }
 
   // Predicted time of any config, legal or not (the log says what a rejected neighbour would have gained).
   virtual std::unique_ptr<CostScratch> make_scratch() const { return nullptr; }
   virtual Cost cost(const Problem& problem, const hw::HwProfile& profile, const Config& config, int threads,
                     CostScratch* scratch) const = 0;
+  // A lower bound on cost().seconds of every config that holds the values of `partial` (the parameters it lacks
+  // take any value): dispatch's bound search (FamilySpace::search_order) skips every completion of a partial config
+  // whose bound exceeds the best price found so far, so it must never exceed a completion's price. Once the bound
+  // is above `enough` it may stop refining (a costly term left out still leaves a lower bound). 0: no bound.
+  virtual double cost_bound(const Problem& problem, const hw::HwProfile& profile, const Config& partial, int threads,
+                            CostScratch* scratch, double enough) const {
+    return 0;
+  }
   // A violated constraint with the config's own numbers ("needs 196608 B > 166912 B of shared memory ...").
   virtual std::string violation_detail(std::string_view constraint, const Config& config,
                                        const hw::HwProfile& profile) const;

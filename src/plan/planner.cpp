@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <set>
@@ -62,6 +64,162 @@ void permute(std::vector<T>& items, const std::vector<std::size_t>& order) {
     items[k] = std::move(first);
     placed[k] = 1;
   }
+}
+
+// The comparison of the ranking: the lower predicted time, ties (within 1e-12 relative) to the config nearer the
+// backend's own pick, then to the lesser parameters. `da` and `db` give each config's distance when first needed.
+template <class DistanceA, class DistanceB>
+bool ranks_before(const Config& a, double ta, DistanceA&& da, const Config& b, double tb, DistanceB&& db) {
+  if (std::abs(ta - tb) > 1e-12 * std::max(std::abs(ta), std::abs(tb))) return ta < tb;
+  if (const double x = da(), y = db(); x != y) return x < y;
+  return a.params < b.params;
+}
+
+// The least candidate seen so far under the ranking's comparison (the full ranking's first, whatever the order the
+// candidates come in), and the threshold above which no candidate can rank before it: the ranking's tie tolerance
+// (1e-12) with a wide margin.
+class BestSoFar {
+ public:
+  explicit BestSoFar(const std::optional<Config>& reference) : reference_(reference) {}
+
+  double threshold() const { return found ? best.cost.seconds * (1 + 1e-9) : std::numeric_limits<double>::infinity(); }
+  void offer(const Config& config, Cost cost) {
+    std::optional<double> dist;
+    auto mine = [&] {
+      if (!dist) dist = distance(config, reference_);
+      return *dist;
+    };
+    auto theirs = [&] {
+      if (!best_distance_) best_distance_ = distance(best.config, reference_);
+      return *best_distance_;
+    };
+    if (found && !ranks_before(config, cost.seconds, mine, best.config, best.cost.seconds, theirs)) return;
+    best.config = config;
+    best.cost = std::move(cost);
+    best_distance_ = dist;
+    found = true;
+  }
+
+  Candidate best;
+  bool found = false;
+
+ private:
+  const std::optional<Config>& reference_;
+  std::optional<double> best_distance_;
+};
+
+// Dispatch's choice in a product space whose family bounds its cost (PlanOptions::best_only): the parameters are set
+// in the family's search order, each constraint checked as soon as the parameters it reads are set, and a partial
+// config whose cost_bound() exceeds the best price found so far is dropped with every completion of it. Siblings
+// are tried in the order of their bounds, so that a good price is found early. The bound never exceeds a
+// completion's price, and the margin (1e-9, far above the ranking's tie tolerance of 1e-12) keeps every config that
+// could rank before the best one: the choice is the full ranking's first.
+class BoundSearch {
+ public:
+  BoundSearch(const KernelFamily& family, const Plan& plan, const FamilySpace& fs, const Pins& pins,
+              CostScratch* scratch, BestSoFar& best)
+      : family_(family), plan_(plan), scratch_(scratch), best_(best) {
+    const std::size_t n = fs.space.params.size();
+    if (fs.search_order.size() != n || fs.grid.size() != n || n == 0) return;
+    std::vector<std::size_t> depth_of(n, n);
+    for (std::size_t d = 0; d < n; ++d) {
+      const ParamDecl* decl = fs.space.find(fs.search_order[d]);
+      if (!decl) return;
+      const std::size_t i = std::size_t(decl - fs.space.params.data());
+      if (depth_of[i] != n) return;  // named twice
+      depth_of[i] = d;
+      order_.push_back(i);
+      values_.push_back(fs.grid[i]);
+      for (const auto& [name, value] : pins)
+        if (name == decl->name) values_.back() = {value};
+      if (values_.back().empty()) return;
+    }
+    checks_.resize(n);
+    for (const Constraint& k : fs.space.constraints) {
+      std::size_t level = k.reads.empty() ? n - 1 : 0;
+      for (const std::string& r : k.reads) {
+        const ParamDecl* decl = fs.space.find(r);
+        level = decl ? std::max(level, depth_of[std::size_t(decl - fs.space.params.data())]) : n - 1;
+        if (!decl) break;
+      }
+      checks_[level].push_back(&k);
+    }
+    // One map node per parameter, put into the config when its parameter is set and taken out again after: the walk
+    // allocates nothing.
+    Config full{fs.space.family, {}};
+    for (std::size_t d = 0; d < n; ++d) full.params[fs.space.params[order_[d]].name] = values_[d][0];
+    for (std::size_t d = 0; d < n; ++d) nodes_.push_back(full.params.extract(fs.space.params[order_[d]].name));
+    config_.family = fs.space.family;
+    usable_ = true;
+  }
+
+  bool usable() const { return usable_; }
+
+  // Walks the space, offering what it prices to `best`.
+  void run() {
+    combinations = 1;
+    for (const auto& v : values_) combinations *= v.size();
+    walk(0);
+  }
+
+  std::size_t combinations = 0;
+  std::size_t priced = 0;
+
+ private:
+  bool holds(std::size_t depth) const {
+    for (const Constraint* k : checks_[depth])
+      if (!k->holds(config_)) return false;
+    return true;
+  }
+  void price() {
+    ++priced;
+    best_.offer(config_, family_.cost(plan_.problem, plan_.profile, config_, plan_.threads, scratch_));
+  }
+
+  void walk(std::size_t depth) {
+    auto& node = nodes_[depth];
+    auto at = config_.params.insert(std::move(node)).position;
+    const bool leaf = depth + 1 == values_.size();
+    std::vector<std::pair<double, int64_t>> open;  // the values that pass, with their bounds
+    for (const int64_t v : values_[depth]) {
+      at->second = v;
+      if (!holds(depth)) continue;
+      if (leaf) {
+        price();
+        continue;
+      }
+      const double bound = family_.cost_bound(plan_.problem, plan_.profile, config_, plan_.threads, scratch_,
+                                              best_.threshold());
+      if (bound <= best_.threshold()) open.emplace_back(bound, v);
+    }
+    std::stable_sort(open.begin(), open.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [bound, v] : open) {
+      if (bound > best_.threshold()) break;
+      at->second = v;
+      walk(depth + 1);
+    }
+    node = config_.params.extract(at);
+  }
+
+  const KernelFamily& family_;
+  const Plan& plan_;
+  CostScratch* scratch_;
+  BestSoFar& best_;
+  bool usable_ = false;
+  std::vector<std::size_t> order_;                         // [depth]: the declared parameter set there
+  std::vector<std::vector<int64_t>> values_;               // [depth]: its values (the pinned one, if pinned)
+  std::vector<std::vector<const Constraint*>> checks_;     // [depth]: constraints whose reads are all set there
+  std::vector<std::map<std::string, int64_t>::node_type> nodes_;
+  Config config_;
+};
+
+// Whether every pin names a declared parameter and one of its values (else the enumeration refuses them, in its words).
+bool pins_declared(const ParamSpace& space, const Pins& pins) {
+  for (const auto& [name, value] : pins) {
+    const ParamDecl* d = space.find(name);
+    if (!d || std::find(d->values.begin(), d->values.end(), value) == d->values.end()) return false;
+  }
+  return true;
 }
 
 std::string bound_text(const Plan& plan, const Cost& c) {
@@ -275,7 +433,52 @@ Expected<Plan> make_plan(const Problem& problem, const hw::HwProfile& profile, c
   }
   plan.threads = family.plans_threads() ? (options.threads > 0 ? options.threads : std::max(1, profile.cores)) : 0;
 
-  FamilySpace space = family.candidates(plan.problem, profile, plan.threads);
+  const bool best_only = options.best_only && options.pick_only && options.legal_only;
+  FamilySpace space = best_only ? family.choice_candidates(plan.problem, profile, plan.threads)
+                                : family.candidates(plan.problem, profile, plan.threads);
+  if (best_only && pins_declared(space.space, options.pins) &&
+      (!space.list.empty() || !space.search_order.empty())) {
+    // Dispatch's own case: the choice alone, from every listed config or by the family's cost bound. When nothing is
+    // legal or the model cannot price the choice, the enumeration below says why, as for any plan.
+    plan.reference = space.reference;
+    const std::unique_ptr<CostScratch> scratch = family.make_scratch();
+    if (scratch) scratch->notes = false;
+    BestSoFar best(plan.reference);
+    if (!space.list.empty()) {
+      plan.combinations = for_each_legal_listed(space, options.pins, [&](const Config& c) {
+        ++plan.priced;
+        best.offer(c, family.cost(plan.problem, profile, c, plan.threads, scratch.get()));
+      });
+    } else if (BoundSearch search(family, plan, space, options.pins, scratch.get(), best); search.usable()) {
+      // The backend's own pick, priced first when legal with the pins, prunes from the start (the walk meets it
+      // again, which changes nothing).
+      const bool pinned_alike =
+          plan.reference && std::all_of(options.pins.begin(), options.pins.end(), [&](const auto& pin) {
+            return plan.reference->get(pin.first) == pin.second;
+          });
+      if (pinned_alike && !first_violation(space.space, *plan.reference)) {
+        ++plan.priced;
+        best.offer(*plan.reference, family.cost(plan.problem, profile, *plan.reference, plan.threads, scratch.get()));
+      }
+      search.run();
+      plan.combinations = search.combinations;
+      plan.priced += search.priced;
+    }
+    if (best.found && best.best.cost.valid) {
+      plan.coverage = std::move(space.coverage);
+      plan.reference_name = std::move(space.reference_name);
+      plan.reference_reasons = std::move(space.reference_reasons);
+      plan.choice_only = true;
+      best.best.rank = 1;
+      plan.reference_rank = plan.reference && best.best.config == *plan.reference ? 1 : 0;
+      plan.ranked.push_back(std::move(best.best));
+      plan.served = true;
+      return plan;
+    }
+    plan.combinations = 0;
+    plan.priced = 0;
+    space = family.candidates(plan.problem, profile, plan.threads);
+  }
   // Only the neighbour search looks at the list again: without it, the legal configs are moved out, not copied.
   auto en = options.pick_only
                 ? enumerate_candidates_moving(space, options.pins, profile.name, !options.legal_only)
@@ -304,6 +507,7 @@ Expected<Plan> make_plan(const Problem& problem, const hw::HwProfile& profile, c
   const std::size_t n = en->legal.size();
   std::vector<Candidate>& ranked = plan.ranked;
   ranked.resize(n);
+  plan.priced = n;
   for (std::size_t i = 0; i < n; ++i) {
     ranked[i].cost = family.cost(plan.problem, profile, en->legal[i], plan.threads, scratch.get());
     ranked[i].config = std::move(en->legal[i]);
@@ -315,10 +519,8 @@ Expected<Plan> make_plan(const Problem& problem, const hw::HwProfile& profile, c
     return *dist[i];
   };
   auto before = [&](std::size_t i, std::size_t j) {
-    const double ta = ranked[i].cost.seconds, tb = ranked[j].cost.seconds;
-    if (std::abs(ta - tb) > 1e-12 * std::max(std::abs(ta), std::abs(tb))) return ta < tb;
-    if (const double da = distance_of(i), db = distance_of(j); da != db) return da < db;
-    return ranked[i].config.params < ranked[j].config.params;
+    return ranks_before(ranked[i].config, ranked[i].cost.seconds, [&] { return distance_of(i); }, ranked[j].config,
+                        ranked[j].cost.seconds, [&] { return distance_of(j); });
   };
   if (options.pick_only) {
     // Dispatch reads the choice, the list's size and the reference's rank and entry: the choice is the least

@@ -36,6 +36,13 @@ struct PlanOptions {
   // The choice, the candidates, their prices, the reference and its rank are those of a full plan; the candidates'
   // cost notes may be left out (CostScratch::notes).
   bool legal_only = false;
+  // With pick_only and legal_only: only the choice, a full plan's. A listed space's legal configs are priced as they
+  // come (no index of the distinct ones, no list of candidates); a product space whose family bounds its cost
+  // (FamilySpace::search_order) is searched by that bound, which prices few of its legal configs. Then `ranked`
+  // holds the choice alone (`choice_only`), `reference_rank` is 1 when the choice is the backend's own pick and 0
+  // otherwise (its rank is not known), `combinations` counts the list or the product, and `priced` says how many
+  // configs were priced.
+  bool best_only = false;
 };
 
 struct Candidate {
@@ -87,6 +94,8 @@ struct Plan {
 
   std::string coverage;            // what was enumerated
   std::size_t combinations = 0;    // legal + rejected
+  std::size_t priced = 0;          // configs the cost model priced: every legal one (a bound search prices fewer)
+  bool choice_only = false;        // PlanOptions::best_only: `ranked` holds the choice alone
   std::vector<Candidate> ranked;   // every legal config, best first
   RejectedSet rejected;
   std::optional<Config> reference;  // the backend's own pick without the cost model

@@ -176,6 +176,16 @@ plan::SupportGap CpuFamily::supports(const Problem& p) const {
 }
 
 plan::FamilySpace CpuFamily::candidates(const Problem& problem, const hw::HwProfile& profile, int threads) const {
+  return grid(problem, profile, threads, false);
+}
+
+plan::FamilySpace CpuFamily::choice_candidates(const Problem& problem, const hw::HwProfile& profile,
+                                               int threads) const {
+  return grid(problem, profile, threads, true);
+}
+
+plan::FamilySpace CpuFamily::grid(const Problem& problem, const hw::HwProfile& profile, int threads,
+                                  bool micro_kernels_only) const {
   const Problem q = problem.normalized();
   const std::string_view family = name_;
   plan::FamilySpace f;
@@ -223,6 +233,7 @@ plan::FamilySpace CpuFamily::candidates(const Problem& problem, const hw::HwProf
   for (int64_t mr : distinct(mr_decl->values)) {
     const std::vector<int64_t> mc_values = rounded(kMcFactors, base.mc, std::lcm<int64_t>(mcs.front(), mr), mcs.back());
     for (int64_t nr : distinct(nr_decl->values)) {
+      if (micro_kernels_only && !find_microkernel(family, int(mr), int(nr))) continue;
       const std::vector<int64_t> nc_values =
           rounded(kNcFactors, base.nc, std::lcm<int64_t>(ncs.front(), nr), ncs.back());
       for (int64_t kc : kc_values) {
@@ -239,9 +250,9 @@ plan::FamilySpace CpuFamily::candidates(const Problem& problem, const hw::HwProf
     }
   }
   f.coverage = fmt::format(
-      "a grid around the analytic choice: every MR x NR pair x KC {{0.5, 0.75, 1, 1.5, 2}}x x MC {{0.5, 1, 2}}x x "
+      "a grid around the analytic choice: every {} x KC {{0.5, 0.75, 1, 1.5, 2}}x x MC {{0.5, 1, 2}}x x "
       "NC {{0.5, 1}}x x PACK_B ({} configs)",
-      f.list.size());
+      micro_kernels_only ? "micro-kernel's MR x NR" : "MR x NR pair", f.list.size());
   return f;
 }
 
@@ -253,6 +264,8 @@ Cost CpuFamily::cost(const Problem& problem, const hw::HwProfile& profile, const
   CostMemo* memo = dynamic_cast<CostMemo*>(scratch);
   if (!memo) memo = &own;
   if (!memo->ready) memo->fill(problem, profile);
+  // Dispatch's plans read only the price and the bound: the notes' text is left out (kernel_family.hpp).
+  const bool notes = memo->notes;
   const Problem& q = memo->q;
   const plan::PeakChoice& peak = memo->peak;
   if (!peak.tflops || *peak.tflops <= 0) return invalid_cost(peak.note);
@@ -342,7 +355,7 @@ Cost CpuFamily::cost(const Problem& problem, const hw::HwProfile& profile, const
       return double(distinct) * double(g.ways - 1) / lines_per_row >= double(kc_eff);
     };
     in_place_level = rows_fit(g1) ? 1 : rows_fit(g2) ? 2 : rows_fit(g3) ? 3 : 4;
-    if (in_place_level > 1) {
+    if (notes && in_place_level > 1) {
       const char* where = in_place_level == 2 ? "L2" : in_place_level == 3 ? "L3" : "DRAM";
       c.notes.push_back(fmt::format("B read in place: its {} rows at a stride of {} B do not stay in L1 (set conflicts "
                                     "included); every MR-panel of A re-reads the micro-panel from {}",
@@ -414,7 +427,7 @@ Cost CpuFamily::cost(const Problem& problem, const hw::HwProfile& profile, const
   const double in_place_bw = std::min(dram_bw, double(t) * kInPlaceDramBytesPerCycle * clock);
   const double l2_s = l2_bytes / l2_bw, l3_s = l3_bytes / l3_bw;
   const double dram_s = dram_bytes / dram_bw + in_place_dram_bytes / in_place_bw;
-  if (in_place_dram_bytes > 0) {
+  if (notes && in_place_dram_bytes > 0) {
     c.notes.push_back(fmt::format("B read in place from DRAM: {:.0f} MB at {:.1f} GB/s ({} thread(s), rows {} B apart: "
                                   "latency-bound per core)",
                                   in_place_dram_bytes / 1e6, in_place_bw / 1e9, t, double(q.ldb) * in));
@@ -442,9 +455,9 @@ Cost CpuFamily::cost(const Problem& problem, const hw::HwProfile& profile, const
   // A team waits once per (chunk, K block) for B's packing pieces others hold.
   if (split.row_blocks > 1 && pack_b) c.overhead_s += double(split.chunks) * passes_k * batch * kTeamWaitSeconds;
   c.seconds = c.body_s + c.fill_s + c.overhead_s + c.latency_s;
-  if (!b_in_l1 && pack_b) c.notes.push_back(fmt::format("the {} x {} B micro-panel ({} KB) does not stay in L1", kc_eff, nr, kc_eff * nr * 4 / 1024));
-  if (!a_in_l2) c.notes.push_back(fmt::format("the {} x {} block of A ({} KB) spills from L2", mc_eff, kc_eff, mc_eff * kc_eff * 4 / 1024));
-  if (has_l3 && !b_in_l3) c.notes.push_back(fmt::format("the {} x {} panel of B ({} KB) spills from L3", kc_eff, nc_eff, kc_eff * nc_eff * 4 / 1024));
+  if (notes && !b_in_l1 && pack_b) c.notes.push_back(fmt::format("the {} x {} B micro-panel ({} KB) does not stay in L1", kc_eff, nr, kc_eff * nr * 4 / 1024));
+  if (notes && !a_in_l2) c.notes.push_back(fmt::format("the {} x {} block of A ({} KB) spills from L2", mc_eff, kc_eff, mc_eff * kc_eff * 4 / 1024));
+  if (notes && has_l3 && !b_in_l3) c.notes.push_back(fmt::format("the {} x {} panel of B ({} KB) spills from L3", kc_eff, nc_eff, kc_eff * nc_eff * 4 / 1024));
   return c;
 }
 

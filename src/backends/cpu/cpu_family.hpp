@@ -30,6 +30,9 @@ class CpuFamily final : public plan::KernelFamily {
   Support runs_on(const Device& device) const override;
   plan::SupportGap supports(const Problem& problem) const override;
   plan::FamilySpace candidates(const Problem& problem, const hw::HwProfile& profile, int threads) const override;
+  // The same grid without the MR x NR pairs that are not micro-kernels (half of it, all rejected).
+  plan::FamilySpace choice_candidates(const Problem& problem, const hw::HwProfile& profile,
+                                      int threads) const override;
   // A plan's scratch keeps what cost() needs of the problem and the profile whatever the config.
   std::unique_ptr<plan::CostScratch> make_scratch() const override;
   plan::Cost cost(const Problem& problem, const hw::HwProfile& profile, const Config& config, int threads,
@@ -37,6 +40,9 @@ class CpuFamily final : public plan::KernelFamily {
   void explain(plan::Plan& plan) const override;
 
  private:
+  plan::FamilySpace grid(const Problem& problem, const hw::HwProfile& profile, int threads,
+                         bool micro_kernels_only) const;
+
   std::string name_;
   int preference_ = 0;
 };

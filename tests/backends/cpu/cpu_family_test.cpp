@@ -109,6 +109,29 @@ TEST(CpuFamily, SupportsOnlyF32Accumulation) {
   EXPECT_FALSE(gap.needed.empty());
 }
 
+// Dispatch's plans of the choice alone list only the micro-kernels' pairs: the same legal configs, in the same order,
+// and none that is rejected.
+TEST(CpuFamily, ChoiceCandidatesAreTheLegalCandidatesInOrder) {
+  for (const char* chip : {"generic-avx2", "generic-avx512"}) {
+    const hw::HwProfile p = testing::profile(chip);
+    for (const Problem& q : {make_problem(1000, 16, 16), make_problem(4096, 4096, 4096, Layout::RC, DType::bf16),
+                             make_problem(7, 3000, 500, Layout::CR)}) {
+      for (const int threads : {1, 2, 16}) {
+        const KernelFamily& f = *plan::find_family(plan::choose_family(p, q).family);
+        const plan::FamilySpace all = f.candidates(q.normalized(), p, threads);
+        const plan::FamilySpace few = f.choice_candidates(q.normalized(), p, threads);
+        std::vector<Config> legal;
+        for (const Config& c : all.list)
+          if (!plan::first_violation(all.space, c)) legal.push_back(c);
+        for (const Config& c : few.list) EXPECT_FALSE(plan::first_violation(few.space, c)) << c.describe();
+        EXPECT_EQ(few.list, legal) << q.describe() << " on " << chip << ", " << threads << " threads";
+        EXPECT_LT(few.list.size(), all.list.size());
+        EXPECT_EQ(few.reference, all.reference);
+      }
+    }
+  }
+}
+
 TEST(CpuFamily, CandidatesAreLegalAroundALegalReference) {
   const hw::HwProfile p = profile("generic-avx2");
   const Problem q = make_problem(1024, 1024, 1024);

@@ -5,9 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <list>
 #include <numeric>
-#include <unordered_map>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -86,10 +85,9 @@ double sm80_operand_dram_bytes(const Problem& problem, const hw::HwProfile& prof
     const int64_t slots = int64_t(std::max(1, profile.cores)) * std::max(1, occupancy);
     const hw::CacheLevel* l2 = profile.cache(2);
     const double capacity = l2 ? double(l2->size_bytes) * kL2UsableShare : 0.0;
-    // LRU of operand panels (a row panel of A or a column panel of B of one batch entry) over the usable L2.
-    std::list<int64_t> lru;
-    std::unordered_map<int64_t, std::pair<std::list<int64_t>::iterator, double>> resident;
-    double used = 0;
+    // LRU of operand panels (a row panel of A or a column panel of B of one batch entry) over the usable L2, keyed
+    // by ((batch entry x panels + panel) << 1 | is_b). The simulated tiles touch keys below a bound found first,
+    // so the list lives in arrays indexed by key (no node or hash allocation per panel).
     auto panel_bytes = [&](int64_t key) {
       const bool is_b = key & 1;
       const int64_t idx = (key >> 1) % (is_b ? grid_n : grid_m);
@@ -98,47 +96,177 @@ double sm80_operand_dram_bytes(const Problem& problem, const hw::HwProfile& prof
     };
     const int64_t waves = cdiv(total, slots);
     const int64_t simulated = std::min<int64_t>(waves, kSimulatedWaves);
+    const int64_t seen_end = std::min(total, simulated * slots);
+    // The kernel's group-M raster (gemm.cuh): GROUP_M row-blocks walked column by column; batch in grid y.
+    auto keys_of = [&](int64_t id, int64_t& a, int64_t& b_key) {
+      const int64_t b = id / per_batch, pid = id % per_batch;
+      const int64_t width = group_m * grid_n;
+      const int64_t group = pid / width, first_m = group * group_m;
+      const int64_t size = std::min(grid_m - first_m, group_m);
+      const int64_t pid_m = first_m + (pid % width) % size, pid_n = (pid % width) / size;
+      a = ((b * grid_m + pid_m) << 1) | 0;
+      b_key = ((b * grid_n + pid_n) << 1) | 1;
+    };
+    int64_t key_end = 0;
+    for (int64_t id = 0; id < seen_end; ++id) {
+      int64_t a = 0, b = 0;
+      keys_of(id, a, b);
+      key_end = std::max({key_end, a + 1, b + 1});
+    }
+    constexpr int64_t kNone = -1;
+    std::vector<int64_t> prev(std::size_t(key_end), kNone), next(std::size_t(key_end), kNone);
+    std::vector<double> held(std::size_t(key_end), 0.0);
+    std::vector<char> resident(std::size_t(key_end), 0);
+    int64_t head = kNone, tail = kNone;  // most and least recently used
+    auto unlink = [&](int64_t k) {
+      (prev[k] == kNone ? head : next[prev[k]]) = next[k];
+      (next[k] == kNone ? tail : prev[next[k]]) = prev[k];
+    };
+    auto push_front = [&](int64_t k) {
+      prev[k] = kNone;
+      next[k] = head;
+      (head == kNone ? tail : prev[head]) = k;
+      head = k;
+    };
+    double used = 0;
     int64_t tiles_seen = 0;
     std::vector<int64_t> keys;
     for (int64_t w = 0; w < simulated; ++w) {
       keys.clear();
       const int64_t first = w * slots, last = std::min(total, first + slots);
       for (int64_t id = first; id < last; ++id) {
-        // The kernel's group-M raster (gemm.cuh): GROUP_M row-blocks walked column by column; batch in grid y.
-        const int64_t b = id / per_batch, pid = id % per_batch;
-        const int64_t width = group_m * grid_n;
-        const int64_t group = pid / width, first_m = group * group_m;
-        const int64_t size = std::min(grid_m - first_m, group_m);
-        const int64_t pid_m = first_m + (pid % width) % size, pid_n = (pid % width) / size;
-        keys.push_back(((b * grid_m + pid_m) << 1) | 0);
-        keys.push_back(((b * grid_n + pid_n) << 1) | 1);
+        int64_t a = 0, b = 0;
+        keys_of(id, a, b);
+        keys.push_back(a);
+        keys.push_back(b);
       }
       tiles_seen += last - first;
       std::sort(keys.begin(), keys.end());
       keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
       // Blocks of one wave run side by side at similar k: a panel they share is read from DRAM once.
       for (int64_t k : keys) {
-        if (auto it = resident.find(k); it != resident.end()) {
-          lru.splice(lru.begin(), lru, it->second.first);
+        if (resident[k]) {
+          unlink(k);
+          push_front(k);
           continue;
         }
         const double pb = panel_bytes(k);
         bytes += pb;
-        lru.push_front(k);
-        resident[k] = {lru.begin(), pb};
+        push_front(k);
+        resident[k] = 1;
+        held[k] = pb;
         used += pb;
       }
-      while (used > capacity && !lru.empty()) {
-        const int64_t victim = lru.back();
-        used -= resident[victim].second;
-        resident.erase(victim);
-        lru.pop_back();
+      while (used > capacity && tail != kNone) {
+        const int64_t victim = tail;
+        used -= held[victim];
+        resident[victim] = 0;
+        unlink(victim);
       }
     }
     if (tiles_seen > 0 && tiles_seen < total) bytes *= double(total) / double(tiles_seen);
   }
   if (cache) (*cache)[key] = bytes;
   return bytes;
+}
+
+double sm80_operand_dram_floor(const Problem& problem, int64_t slots, int64_t bm, int64_t bn) {
+  const Problem q = problem.normalized();
+  const int64_t total = cdiv(q.m, bm) * cdiv(q.n, bn) * q.batch;
+  if (total == 0 || q.k == 0) return 0;
+  if (cdiv(total, std::max<int64_t>(1, slots)) > kSimulatedWaves) return 0;
+  return (double(q.m) + double(q.n)) * double(q.k) * double(size_of(q.precision.input)) * double(q.batch);
+}
+
+// Each term of sm80_cost() as it computes it, with the parameters `partial` lacks at the value that makes the term
+// least. The occupancy needs every parameter but GROUP_M: until then the resident blocks are at most the chip's
+// limit, which bounds the warps in flight (the warp factor), the stages in flight (latency) and the prologue rounds;
+// the bounds-checked copies and the latency without STAGES are left out (the terms only add, and the body grows
+// with each of them). The operands' DRAM traffic is its floor (sm80_operand_dram_floor).
+double sm80_cost_bound(const Problem& problem, const hw::HwProfile& profile, const Config& partial) {
+  const Problem q = problem.normalized();
+  const plan::PeakChoice peak = plan::peak_for(q, profile);
+  if (!peak.tflops || *peak.tflops <= 0 || profile.mem_bandwidth_gbps <= 0 || sm80_missing_field(profile)) return 0;
+  const double in = double(size_of(q.precision.input)), out = double(size_of(q.precision.output));
+  const auto known = [&](const char* name) { return partial.get(name).has_value(); };
+  const int64_t sms = std::max(1, profile.cores);
+  const double clock = profile.boost_clock_ghz * 1e9;
+  const double dram_bw = profile.mem_bandwidth_gbps * 1e9 * kDramEfficiency;
+  double overhead_s = kGpuLaunchSeconds;
+  const bool copy = known("COPY_AB") && param(partial, "COPY_AB") != 0;
+  if (copy) {
+    const double bytes = 2.0 * (double(q.m) * q.k + double(q.k) * q.n) * in * double(q.batch);
+    overhead_s += bytes / dram_bw + 2 * kGpuLaunchSeconds;
+  }
+  if (!known("BLOCK_M") || !known("BLOCK_N") || !known("BLOCK_K")) return overhead_s;
+  const int64_t bm = param(partial, "BLOCK_M"), bn = param(partial, "BLOCK_N"), bk = param(partial, "BLOCK_K");
+  const bool warps = known("WARPS_M") && known("WARPS_N");
+  const int64_t wm = warps ? std::max<int64_t>(1, param(partial, "WARPS_M")) : 1;
+  const int64_t wn = warps ? std::max<int64_t>(1, param(partial, "WARPS_N")) : 1;
+  const bool staged = known("STAGES");
+  const int64_t stages = std::max<int64_t>(1, param(partial, "STAGES"));
+  const bool vec_known = copy || (known("COPY_AB") && known("VEC_BYTES"));
+  const int64_t vec = copy ? 16 : param(partial, "VEC_BYTES");
+  const bool pipe_known = known("FRAG_PIPE");
+  const bool resident = warps && staged && vec_known && pipe_known;  // every parameter the occupancy reads
+
+  const int occupancy = resident ? std::max(1, sm80_occupancy(partial, profile).blocks)
+                                 : std::max(1, profile.max_blocks_per_core);  // the most it can be
+  const plan::WaveAnalysis waves = plan::analyze_waves(q, sms, occupancy, bm, bn, bk);
+  if (waves.tiles == 0 || q.k == 0) return overhead_s;
+  const double share = profile.has("wgmma") ? kMmaSyncShareWithWgmma : kMmaSyncShareNative;
+  const double rate_sm = *peak.tflops * 1e12 * share / double(sms);
+  const int64_t per_sm = waves.max_tiles_per_core;
+  const int64_t active = std::min<int64_t>(occupancy, per_sm);
+  const double warp_factor = warps ? std::min(1.0, double(active * wm * wn) / kWarpsForFullRate) *
+                                         std::min(1.0, double(wm * wn) / kWarpsPerBlockForFullRate)
+                                   : 1.0;
+  const double kp = double(waves.k_steps * bk);
+  const double flops_tile = 2.0 * double(bm) * double(bn) * kp;
+  const double sync_s = double(waves.k_steps) * kKStepSyncCycles / clock / double(active);
+  const double pipe_slowdown = pipe_known && param(partial, "FRAG_PIPE") == 0 ? kFragPipeOffSlowdown : 1.0;
+  double compute_s = double(per_sm) * (flops_tile / (rate_sm * warp_factor) + sync_s) * pipe_slowdown;
+  if (resident) {
+    const int64_t tiles_m = q.m / bm, tiles_n = q.n / bn;
+    const int64_t interior = vec >= 8 ? tiles_m * tiles_n * q.batch : 0;
+    const int64_t edge = waves.tiles - interior;
+    if (edge > 0) {
+      const int64_t edge_per_sm = std::min<int64_t>(per_sm, cdiv(edge, sms));
+      const double chunks_per_thread = double((bm + bn) * bk) * in / double(std::max<int64_t>(vec, 2)) /
+                                       double(32 * wm * wn);
+      const double checked_fetches = double(std::max<int64_t>(0, waves.k_steps - (stages - 1)));
+      compute_s += double(edge_per_sm) * checked_fetches * chunks_per_thread * kCheckedCopyCyclesPerChunk / clock /
+                   double(active);
+    }
+  }
+  const double smem_tile =
+      double(waves.k_steps) * (double(wn * bm * bk + wm * bk * bn) * in + double((bm + bn) * bk) * in);
+  const double smem_bw = profile.smem_bytes_per_core_cycle * clock;
+  const double smem_s = double(per_sm) * smem_tile / smem_bw * pipe_slowdown;
+  const double stage_bytes = double((bm + bn) * bk) * in;
+  const double l2_tile = stage_bytes * double(waves.k_steps);
+  const double top_share = std::max({kVecLoadShare16, kVecLoadShare8, kVecLoadShare4, kVecLoadShare2});
+  const double l2_bw_sm = profile.l2_bytes_per_core_cycle * clock * (vec_known ? vec_share(vec) : top_share);
+  const double l2_total = double(waves.tiles) * l2_tile;
+  const double l2_s = std::max(l2_total / (l2_bw_sm * double(sms)), double(per_sm) * l2_tile / l2_bw_sm);
+  double latency_s = 0;
+  if (staged) {
+    // Without the vector width, as many stages in flight as STAGES allows (2-byte loads allow one).
+    const double in_flight_stages = vec_known && vec <= 2 ? 1.0 : double(std::max<int64_t>(1, stages - 1));
+    const double in_flight = double(active) * in_flight_stages * stage_bytes;
+    latency_s = double(per_sm) * l2_tile / (in_flight / kLoadedLatencySeconds) * pipe_slowdown;
+  }
+  const double c_bytes = double(q.m) * double(q.n) * out * double(q.batch) * (q.beta != 0.0 ? 2.0 : 1.0);
+  const double floor = sm80_operand_dram_floor(q, sms * (resident ? occupancy : 1), bm, bn);
+  const double dram_s = (floor + c_bytes) / dram_bw;
+  // combine_terms() of the cost model, without its vector.
+  const double top_stream = std::max({compute_s, dram_s, l2_s, smem_s});
+  const double streams = compute_s + dram_s + l2_s + smem_s;
+  const double body_s = std::max(0.0, std::max(top_stream, latency_s)) + kOverlapLeak * (streams - top_stream);
+  const int64_t rounds = cdiv(per_sm, occupancy);
+  const double fill_s =
+      double(rounds) * (kLoadedLatencySeconds + (staged ? double(stages - 1) * stage_bytes / l2_bw_sm : 0.0));
+  return body_s + fill_s + overhead_s;
 }
 
 Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Config& cfg, DramCache* cache) {

@@ -31,9 +31,18 @@ using DramCache = std::map<std::tuple<int64_t, int64_t, int64_t, int>, double>;
 double sm80_operand_dram_bytes(const Problem& problem, const hw::HwProfile& profile, int64_t block_m,
                                int64_t block_n, int64_t group_m, int occupancy, DramCache* cache = nullptr);
 
+// What sm80_operand_dram_bytes() never goes below, without its simulation: every panel of A and B once when the
+// simulation covers every wave (each panel is read at its first touch), else 0 (extrapolated waves prove nothing).
+// `slots`: the profile's cores times the occupancy.
+double sm80_operand_dram_floor(const Problem& problem, int64_t slots, int64_t block_m, int64_t block_n);
+
 // Predicted time of an sm80 config. Any config can be priced, legal or not, so that the log can say what a
 // rejected neighbour would have gained.
 plan::Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Config& config,
                      DramCache* cache = nullptr);
+
+// A lower bound on sm80_cost() of every config that holds the values of `partial` (a missing parameter takes any
+// value), for dispatch's bound search; 0 when the model cannot price.
+double sm80_cost_bound(const Problem& problem, const hw::HwProfile& profile, const Config& partial);
 
 }  // namespace tileforge::cuda

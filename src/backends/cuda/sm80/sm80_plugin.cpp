@@ -77,9 +77,19 @@ class Sm80Family final : public CudaJitFamily {
   }
 
   plan::FamilySpace candidates(const Problem& q, const hw::HwProfile& profile, int) const override {
-    return plan::full_product(sm80_space(q, profile), sm80_heuristic(q, profile), "the sm80 heuristic",
-                              "the sm80 heuristic: the largest tile that still gives every SM a block, BLOCK_K 32, as "
-                              "many stages (up to 4) as shared memory holds, GROUP_M 8, the widest legal vector");
+    plan::FamilySpace f =
+        plan::full_product(sm80_space(q, profile), sm80_heuristic(q, profile), "the sm80 heuristic",
+                           "the sm80 heuristic: the largest tile that still gives every SM a block, BLOCK_K 32, as "
+                           "many stages (up to 4) as shared memory holds, GROUP_M 8, the widest legal vector");
+    // The tile first (sm80_cost_bound needs it), then what the occupancy reads, GROUP_M (the L2 simulation's) last.
+    f.search_order = {"BLOCK_M",  "BLOCK_N", "BLOCK_K",   "WARPS_M",   "WARPS_N",
+                      "STAGES",   "COPY_AB", "VEC_BYTES", "FRAG_PIPE", "GROUP_M"};
+    return f;
+  }
+
+  double cost_bound(const Problem& problem, const hw::HwProfile& profile, const Config& partial, int,
+                    plan::CostScratch*, double) const override {
+    return sm80_cost_bound(problem, profile, partial);
   }
 
   std::unique_ptr<plan::CostScratch> make_scratch() const override { return std::make_unique<Sm80Scratch>(); }

@@ -12,6 +12,7 @@
 #include "backends/cuda/sm90/sm90_cost_constants.hpp"
 #include "backends/cuda/sm90/sm90_family.hpp"
 #include "core/int_math.hpp"
+#include "plan/cost_constants.hpp"
 #include "plan/format.hpp"
 
 namespace tileforge::cuda {
@@ -24,6 +25,26 @@ namespace fmtx = plan::fmtx;
 int64_t param(const Config& c, const char* name, int64_t fallback) {
   auto v = c.get(name);
   return v && *v > 0 ? *v : fallback;
+}
+
+// DRAM bytes of A and B for the persistent walk: clusters in flight at once, each one panel pair (memoized per
+// cluster size in `cache`).
+double operand_dram_bytes(const Problem& q, const hw::HwProfile& profile, int64_t bm, int64_t bn, int64_t cm,
+                          int64_t cn, int64_t group_m, Sm90CostCache* cache) {
+  const int64_t cs = cm * cn;
+  DramCache local;
+  DramCache* memo = cache ? &cache->dram[int(cs)] : &local;
+  if (auto it = memo->find(std::make_tuple(bm * cm, bn * cn, group_m, 1)); it != memo->end()) return it->second;
+  hw::HwProfile walk = profile;
+  walk.cores = int(std::max<int64_t>(1, std::max(1, profile.cores) / cs));
+  return sm80_operand_dram_bytes(q, walk, bm * cm, bn * cn, group_m, 1, memo);
+}
+
+// A parameter of a partial config as cost() reads it (`fallback` for a value below 1), or nothing when not set.
+std::optional<int64_t> set_param(const Config& c, const char* name, int64_t fallback) {
+  auto v = c.get(name);
+  if (!v) return std::nullopt;
+  return *v > 0 ? *v : fallback;
 }
 
 }  // namespace
@@ -81,6 +102,160 @@ Sm90Share sm90_share(const Sm90Schedule& s) {
     r.finished = r.units;
   }
   return r;
+}
+
+void Sm90CostCache::fill(const Problem& problem, const hw::HwProfile& profile) {
+  q = problem.normalized();
+  const plan::PeakChoice peak = plan::peak_for(q, profile);
+  valid = peak.tflops && *peak.tflops > 0 && profile.mem_bandwidth_gbps > 0 && !sm90_missing_field(profile);
+  peak_tflops = valid ? *peak.tflops : 0;
+  a_off = sm90_rows_off_sectors(q, q.lda);
+  b_off = sm90_rows_off_sectors(q, q.ldb);
+  ready = true;
+}
+
+// Each term of sm90_cost() as it computes it, with the parameters `partial` lacks at the value that makes the term
+// least: a slowdown factor at 1, a term that needs the missing value left out (the terms only add, and the body
+// grows with each of them), the busiest CTA's k-steps at the work shared evenly by every cluster that fits (each
+// schedule gives some CTA at least that many). The tile (BLOCK_M, BLOCK_N, BLOCK_K, CLUSTER_M, CLUSTER_N) is needed
+// for more than the launch and the fill's latency.
+double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, const Config& partial,
+                       Sm90CostCache* cache, double enough) {
+  Sm90CostCache local;
+  Sm90CostCache& memo = cache ? *cache : local;
+  if (!memo.ready) memo.fill(problem, profile);
+  if (!memo.valid) return 0;
+  const Problem& q = memo.q;
+  const double in = double(size_of(q.precision.input)), out = double(size_of(q.precision.output));
+
+  double overhead_s = kGpuLaunchSeconds;
+  const std::optional<int64_t> copy_ab = partial.get("COPY_AB");
+  const bool copy_a = copy_ab && memo.a_off && (*copy_ab == 1 || *copy_ab == 2);
+  const bool copy_b = copy_ab && memo.b_off && (*copy_ab == 1 || *copy_ab == 3);
+  if (copy_a || copy_b) {
+    const double bytes =
+        2.0 * ((copy_a ? double(q.m) * double(q.k) : 0.0) + (copy_b ? double(q.k) * double(q.n) : 0.0)) * in;
+    overhead_s += bytes / (profile.mem_bandwidth_gbps * 1e9 * kCopyBandwidthShare) +
+                  double(int(copy_a) + int(copy_b)) * kGpuLaunchSeconds;
+  }
+  if (q.m == 0 || q.n == 0 || q.k == 0) return overhead_s;
+  const auto bm_v = set_param(partial, "BLOCK_M", 128), bn_v = set_param(partial, "BLOCK_N", 128);
+  const auto bk_v = set_param(partial, "BLOCK_K", 64);
+  const auto cm_v = set_param(partial, "CLUSTER_M", 1), cn_v = set_param(partial, "CLUSTER_N", 1);
+  if (!bm_v || !bn_v || !bk_v || !cm_v || !cn_v) return overhead_s + kLoadedLatencySeconds;
+  const int64_t bm = *bm_v, bn = *bn_v, bk = *bk_v, cm = *cm_v, cn = *cn_v, cs = cm * cn;
+  const int sms = std::max(1, profile.cores);
+  const double clock = profile.boost_clock_ghz * 1e9;
+  const double smem_rate = profile.smem_bytes_per_core_cycle, l2_rate = profile.l2_bytes_per_core_cycle;
+  const Sm90Grid grid = sm90_grid(q, partial, sms);
+
+  double misaligned = 1.0;
+  if (copy_ab) {
+    const bool a_k_major = a_row_major(q.layout), b_k_major = !b_row_major(q.layout);
+    const bool a_slow = memo.a_off && !copy_a, b_slow = memo.b_off && !copy_b;
+    const double a_share = 1.0 / double(cn), b_share = 1.0 / double(cm);
+    misaligned = 1.0 + (a_slow ? (a_k_major ? kMisalignedKMajorSlowdown : kMisalignedMnMajorSlowdown) * a_share : 0) +
+                 (b_slow ? (b_k_major ? kMisalignedKMajorSlowdown : kMisalignedMnMajorSlowdown) * b_share : 0) +
+                 (a_slow && b_slow ? kMisalignedBothExtra * a_share * b_share : 0);
+  }
+  const int64_t k_steps = cdiv(q.k, bk);
+  const int64_t max_clusters = std::max<int64_t>(1, sms / cs);
+  const bool scheduled = partial.get("SPLIT_K") && partial.get("STREAM_K");
+  Sm90Schedule sched;
+  Sm90Share share;
+  double steps = std::max(1.0, double(grid.cluster_tiles) * double(k_steps) / double(max_clusters));
+  if (scheduled) {
+    sched = sm90_schedule(q, partial, max_clusters);
+    share = sm90_share(sched);
+    steps = double(share.k_steps);
+  }
+
+  const std::optional<int64_t> consumers_v = set_param(partial, "CONSUMERS", 1);
+  const double rate_sm = memo.peak_tflops * 1e12 / double(sms) * kWgmmaShare *
+                         (consumers_v && *consumers_v == 1 ? kOneConsumerShare : 1.0);
+  const double tensor_k = 2.0 * double(bm * bn * bk) / rate_sm;
+  const double smem_k_bytes = double(bm / 64) * double((64 + bn) * bk) * in;
+  const double smem_k = smem_k_bytes / (smem_rate * clock);
+  const std::optional<int64_t> group_m = set_param(partial, "GROUP_M", 1);
+  const bool row_walk = group_m && *group_m == 1 && grid.clusters > cdiv(q.n, bn * cn);
+  const double step_k = (std::max({tensor_k, smem_k, kKStepFloorCycles / clock}) *
+                            (cs > 1 ? 1.0 + kClusterStepShare : 1.0) +
+                        kKStepCycles / clock) *
+                        (row_walk ? kRowMajorWalkSlowdown : 1.0) * misaligned;
+  const double compute_s = steps * step_k;
+
+  const double a_k = double(bm * bk) * in, b_k = double(bn * bk) * in;
+  const double l2_tile = double(k_steps) * (a_k / double(cn) + b_k / double(cm));
+  const double l2_bw_sm = l2_rate * clock;
+  const double l2_total = double(grid.cluster_tiles * cs) * l2_tile;
+  const double l2_cta = steps * (a_k / double(cn) + b_k / double(cm));
+  const double l2_s = std::max(l2_total / (l2_bw_sm * double(sms)), l2_cta / l2_bw_sm);
+
+  const double stage_bytes = a_k + b_k;
+  double latency_s = 0;
+  if (const auto stages = set_param(partial, "STAGES", 2)) {
+    const double in_flight = double(std::max<int64_t>(1, *stages - 1)) * stage_bytes;
+    latency_s = steps * stage_bytes / (in_flight / kLoadedLatencySeconds);
+  }
+  const bool reads_c = q.beta != 0.0;
+  const double c_bytes = double(q.m) * double(q.n) * out * (reads_c ? 2.0 : 1.0);
+  const double dram_bw = profile.mem_bandwidth_gbps * 1e9 * kDramEfficiency;
+  const double smem_s = steps * smem_k;
+  // combine_terms() of the cost model, without its vector.
+  auto body_of = [&](double dram_s) {
+    const double top_stream = std::max({compute_s, dram_s, l2_s, smem_s});
+    const double streams = compute_s + dram_s + l2_s + smem_s;
+    return std::max(0.0, std::max(top_stream, latency_s)) + plan::constants::kOverlapLeak * (streams - top_stream);
+  };
+
+  double epi_s = 0, fix_s = 0;
+  if (scheduled) {
+    const double c_tile = double(bm * bn) * out;
+    const double direct = c_tile * (reads_c ? 2.0 : 1.0) / (kEpilogueDirectBytesPerSmCycle * clock);
+    if (sched.shared_sum) {
+      epi_s = c_tile * (reads_c ? 2.0 : 1.0) / double(sched.split_k) / (kEpilogueDirectBytesPerSmCycle * clock);
+    } else {
+      const std::optional<int64_t> epilogue = partial.get("EPILOGUE");
+      double epi_tile = direct;
+      if (!reads_c && epilogue != kSm90EpilogueDirect) {
+        double tma = c_tile / (kEpilogueTmaBytesPerSmCycle * clock);
+        const std::optional<int64_t> stmatrix = partial.get("STMATRIX");
+        const std::optional<int64_t> split = set_param(partial, "EPI_SPLIT", 1);
+        if (stmatrix && *stmatrix == 0) tma *= kEpilogueNoStmatrixSlowdown;
+        if (split && *split > 1) tma *= kEpilogueSplitSlowdown;
+        if (epilogue == kSm90EpilogueDeferred) tma *= kEpilogueDeferredSlowdown;
+        epi_tile = epilogue ? tma : std::min(direct, tma);
+      }
+      epi_s = double(share.finished) * epi_tile;
+    }
+    if (share.partials_written > 0) {
+      const double part = double(std::min(bm, q.m)) * double(std::min(bn, q.n)) * 4.0;
+      const double bytes = double(share.partials_written + share.partials_read) * part;
+      int64_t round_trips = 0;
+      double fixed_s = double(share.partials_written) * kFixupSeconds;
+      if (sched.shared_sum) {
+        const int64_t share_f4 = cdiv(bm * bn / 4, sched.split_k);
+        if (consumers_v) {
+          round_trips = cdiv(share_f4, 128 * std::max<int64_t>(1, *consumers_v)) *
+                        cdiv(sched.split_k, int64_t(tf::sm90::kSharedSumBatch));
+        }
+        fixed_s += kFixupSeconds;
+      } else if (consumers_v) {
+        const int64_t m_iters = std::max<int64_t>(1, bm / std::max<int64_t>(1, *consumers_v) / 64);
+        const int64_t vg = tf::sm90::fixup_group(int(m_iters), int(bn));
+        round_trips = share.partials_read * m_iters * cdiv(bn / 8, std::max<int64_t>(1, vg));
+      }
+      fix_s = bytes / (l2_bw_sm * kFixupL2Share) + fixed_s + double(round_trips) * kFixupReadSeconds;
+    }
+  }
+  const double fill_s = kLoadedLatencySeconds + stage_bytes / l2_bw_sm;
+  // The operands' DRAM bytes cost an L2 simulation the first time: its floor (every panel once) while the rest
+  // already exceeds `enough`.
+  const double floor = sm80_operand_dram_floor(q, max_clusters, bm * cm, bn * cn);
+  const double seconds = body_of((floor + c_bytes) / dram_bw) + epi_s + fix_s + fill_s + overhead_s;
+  if (seconds > enough || !group_m) return seconds;
+  const double dram = operand_dram_bytes(q, profile, bm, bn, cm, cn, *group_m, cache ? &memo : nullptr) + c_bytes;
+  return body_of(dram / dram_bw) + epi_s + fix_s + fill_s + overhead_s;
 }
 
 Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Config& cfg, Sm90CostCache* cache,
@@ -189,18 +364,7 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
 
   // DRAM: A and B panels as the persistent walk (consecutive tiles in flight at once, the grouped order) and the L2
   // let them through; C written (and read when beta != 0).
-  double operand_bytes = 0;
-  {
-    DramCache local;
-    DramCache* memo = cache ? &cache->dram[int(cs)] : &local;
-    if (auto it = memo->find(std::make_tuple(bm * cm, bn * cn, group_m, 1)); it != memo->end()) {
-      operand_bytes = it->second;
-    } else {
-      hw::HwProfile walk = profile;
-      walk.cores = int(std::max<int64_t>(1, sms / cs));  // clusters in flight at once, each one panel pair
-      operand_bytes = sm80_operand_dram_bytes(q, walk, bm * cm, bn * cn, group_m, 1, memo);
-    }
-  }
+  const double operand_bytes = operand_dram_bytes(q, profile, bm, bn, cm, cn, group_m, cache);
   const bool reads_c = q.beta != 0.0;
   const double c_bytes = double(q.m) * double(q.n) * out * (reads_c ? 2.0 : 1.0);
   const double dram = operand_bytes + c_bytes;

@@ -42,6 +42,13 @@ Sm90Share sm90_share(const Sm90Schedule& schedule);
 // grouped order), one memo per cluster size.
 struct Sm90CostCache {
   std::map<int, DramCache> dram;
+  // What sm90_cost_bound() reads of the (problem, profile) whatever the config, filled at its first call.
+  bool ready = false;
+  bool valid = false;  // the model can price this problem on this profile
+  Problem q;           // normalized
+  double peak_tflops = 0;
+  bool a_off = false, b_off = false;  // sm90_rows_off_sectors of A and B
+  void fill(const Problem& problem, const hw::HwProfile& profile);
 };
 
 // Predicted time of an sm90 config: the busiest CTA's main loop (wgmma at a share of the dense peak, bounded by
@@ -49,5 +56,11 @@ struct Sm90CostCache {
 // fill, the launch. Any config can be priced, legal or not. `notes` false: the same price without the notes' text.
 plan::Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Config& config,
                      Sm90CostCache* cache = nullptr, bool notes = true);
+
+// A lower bound on sm90_cost() of every config that holds the values of `partial` (a missing parameter takes any
+// value): dispatch's bound search drops a partial config whose bound exceeds the best price so far. Past `enough`
+// it leaves out the operands' DRAM traffic, whose L2 simulation is its costliest term. 0 when the model cannot price.
+double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, const Config& partial,
+                       Sm90CostCache* cache = nullptr, double enough = 0);
 
 }  // namespace tileforge::cuda

@@ -95,11 +95,17 @@ class Sm90Family final : public CudaJitFamily {
   }
 
   plan::FamilySpace candidates(const Problem& q, const hw::HwProfile& profile, int) const override {
-    return plan::full_product(sm90_space(q, profile), sm90_heuristic(q, profile), "the sm90 heuristic",
-                              "the sm90 heuristic: the tile (128x256 with two consumer warpgroups down to 64x64 "
-                              "with one) and SPLIT_K (1 to 16) with the least work-units-per-SM x k-blocks per unit "
-                              "x area / measured efficiency, as many stages as fit (up to 8), the TMA-store epilogue "
-                              "with stmatrix, GROUP_M 8, no cluster");
+    plan::FamilySpace f =
+        plan::full_product(sm90_space(q, profile), sm90_heuristic(q, profile), "the sm90 heuristic",
+                           "the sm90 heuristic: the tile (128x256 with two consumer warpgroups down to 64x64 "
+                           "with one) and SPLIT_K (1 to 16) with the least work-units-per-SM x k-blocks per unit "
+                           "x area / measured efficiency, as many stages as fit (up to 8), the TMA-store epilogue "
+                           "with stmatrix, GROUP_M 8, no cluster");
+    // The tile and cluster first (sm90_cost_bound needs them), then the schedule, then what scales terms of it;
+    // GROUP_M last, since the bound simulates the L2 for each raster it meets once GROUP_M is set.
+    f.search_order = {"BLOCK_K",  "BLOCK_M", "BLOCK_N", "CLUSTER_M", "CLUSTER_N", "SPLIT_K",  "STREAM_K",
+                      "CONSUMERS", "COPY_AB", "STAGES",  "EPILOGUE",  "EPI_SPLIT", "STMATRIX", "GROUP_M"};
+    return f;
   }
 
   std::unique_ptr<plan::CostScratch> make_scratch() const override { return std::make_unique<Sm90Scratch>(); }
@@ -108,6 +114,12 @@ class Sm90Family final : public CudaJitFamily {
                   plan::CostScratch* scratch) const override {
     auto* s = dynamic_cast<Sm90Scratch*>(scratch);
     return sm90_cost(problem, profile, config, s ? &s->cache : nullptr, s ? s->notes : true);
+  }
+
+  double cost_bound(const Problem& problem, const hw::HwProfile& profile, const Config& partial, int,
+                    plan::CostScratch* scratch, double enough) const override {
+    auto* s = dynamic_cast<Sm90Scratch*>(scratch);
+    return sm90_cost_bound(problem, profile, partial, s ? &s->cache : nullptr, enough);
   }
 
   std::string violation_detail(std::string_view t, const Config& c, const hw::HwProfile& profile) const override {
