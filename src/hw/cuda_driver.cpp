@@ -420,7 +420,7 @@ Status launch(CUfunction function, const LaunchDims& dims, void** params, std::s
   config.blockDimZ = dims.block[2];
   config.sharedMemBytes = dims.dynamic_smem_bytes;
   config.hStream = dims.stream;
-  CUlaunchAttribute attrs[2] = {};
+  CUlaunchAttribute attrs[3] = {};
   unsigned n = 0;
   if (dims.cluster[0] || dims.cluster[1] || dims.cluster[2]) {
     attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
@@ -432,6 +432,11 @@ Status launch(CUfunction function, const LaunchDims& dims, void** params, std::s
   if (dims.cooperative) {
     attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
     attrs[n].value.cooperative = 1;
+    ++n;
+  }
+  if (dims.programmatic) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attrs[n].value.programmaticStreamSerializationAllowed = 1;
     ++n;
   }
   if (n > 0) {

@@ -183,11 +183,15 @@ struct LaunchDims {
   // All CTAs resident at once or the launch fails (CU_LAUNCH_ATTRIBUTE_COOPERATIVE): for kernels whose CTAs wait
   // for one another.
   bool cooperative = false;
+  // May start before the previous kernel in the stream has finished (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_
+  // SERIALIZATION): for kernels that wait for it (griddepcontrol.wait) before reading what it wrote, so that their
+  // launch and set-up overlap its tail.
+  bool programmatic = false;
 };
 
-// cuLaunchKernelEx with the cluster and cooperative attributes when asked; raises the function's dynamic shared
-// memory limit first when the launch needs more than the default 48 KB. `what` names the kernel (and config) in
-// errors.
+// cuLaunchKernelEx with the cluster, cooperative and programmatic attributes when asked; raises the function's
+// dynamic shared memory limit first when the launch needs more than the default 48 KB. `what` names the kernel (and
+// config) in errors.
 Status launch(CUfunction function, const LaunchDims& dims, void** params, std::string_view what);
 
 }  // namespace tileforge::cuda

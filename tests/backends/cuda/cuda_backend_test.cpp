@@ -61,6 +61,16 @@ TEST_F(CudaBackendTest, EveryVectorWidthAndCopyMode) {
   copy.params["COPY_AB"] = 1;
   run(p, "cuda", &copy, 0, 210);
   run(half(301, 263, 517, Layout::CC), "cuda", &copy, 0, 211);
+  // A and B copied in one launch over a batch whose entries start at odd elements (strides and leading dimensions
+  // odd), with bases 3 elements off: every row's shift inside its 16-byte chunks, rows at a matrix's ends read
+  // element by element.
+  Problem batched = half(97, 131, 259, Layout::RR);
+  batched.lda = 261;
+  batched.ldb = 133;
+  batched.batch = 3;
+  batched.stride_a = batched.span_a() + 5;
+  batched.stride_b = batched.span_b() + 3;
+  run(batched, "cuda", &copy, 3, 212);
   // Fragments double-buffered across the barrier, in every layout, with tails in M, N and K.
   uint64_t seed = 220;
   for (Layout l : {Layout::RR, Layout::RC, Layout::CR, Layout::CC}) {

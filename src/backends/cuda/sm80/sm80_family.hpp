@@ -15,7 +15,8 @@ namespace tileforge::cuda {
 // hoisted out of the k loop, BLOCK_K 64 with FRAG_PIPE legal for 8-warp 64x64 warp tiles: records timed on
 // version 1 were chosen without those configs and measured on a kernel that no longer exists. 3: k-tiles that lie
 // inside the matrix are copied without bounds checks in a branch-free loop (records of 2 timed a slower main loop).
-inline constexpr int kSm80Version = 3;
+// 4: COPY_AB's copy reads 16 bytes at a time from rows of any alignment (records of 3 with COPY_AB timed 2-byte reads).
+inline constexpr int kSm80Version = 4;
 
 // The widest vector (16, 8, 4 or 2 bytes) every row of A and B can be read with, given their leading
 // dimensions and base pointers (nullptr: assume the 256-byte alignment of cudaMalloc/cuMemAlloc).

@@ -66,7 +66,7 @@ class Sm80Family final : public CudaJitFamily {
       return {"the sm80 family accumulates in f32, and the planner never changes the precision policy",
               "an f16-accumulator variant of the sm80 family (mma.sync with f16 accumulators)"};
     }
-    // The kernel indexes with 32-bit ints and puts one batch entry per grid row (cuda_backend.cpp).
+    // The kernel indexes with 32-bit ints and puts one batch entry per grid row (sm80/sm80_kernel.cpp).
     if (p.m > INT32_MAX || p.n > INT32_MAX || p.k > INT32_MAX) {
       return {"the sm80 family needs M, N and K to fit a 32-bit int", "64-bit indexing in the sm80 kernel"};
     }

@@ -73,6 +73,15 @@ inline constexpr double kRowMajorWalkSlowdown = 1.02;
 // against L7 (TMA store, 764.5).
 inline constexpr double kEpilogueTmaBytesPerSmCycle = 15;
 inline constexpr double kEpilogueDirectBytesPerSmCycle = 5;
+// Where C's rows are not 16 bytes apart (an odd ldc), the direct epilogue stores one element per instruction: about
+// half the rate of pairs. Measured at 4095x4097x4093 against the same shape with ldc 4104 (TMA store), 287.2 against
+// 238.9 us with 256x128 tiles, four per SM (bench/results/h200/2026-12-02-copy-pdl/call4): ~14 us per 64 KB tile
+// against ~6 at 4096^3 with pairs.
+inline constexpr double kEpilogueDirectOddLdcSlowdown = 2.0;
+// The staging epilogues where a TMA store cannot write C (Params::c_staged_stores): the warpgroups store the staged
+// tile themselves, a run of 32 elements of one row per warp instruction. An estimate until measured: between the
+// direct stores and the TMA store.
+inline constexpr double kEpilogueStagedStoreBytesPerSmCycle = 8;
 // The staging tile written with 32-bit shared stores instead of stmatrix: L7 against L16, 764.5 against 766.6
 // TFLOP/s at 4096^3 (call5; 613.6 against 618.5 at 2048^3): about 5% more epilogue time.
 inline constexpr double kEpilogueNoStmatrixSlowdown = 1.05;

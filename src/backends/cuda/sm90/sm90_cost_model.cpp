@@ -40,6 +40,15 @@ double operand_dram_bytes(const Problem& q, const hw::HwProfile& profile, int64_
   return sm80_operand_dram_bytes(q, walk, bm * cm, bn * cn, group_m, 1, memo);
 }
 
+// C's rows 16 bytes apart (as a TMA store needs; C's base is assumed aligned, as the operands' are): the staging
+// epilogues store by TMA, otherwise the warpgroups store the staged tile. The direct epilogue stores pairs where ldc
+// is even, otherwise one element per instruction.
+double epilogue_staged_rate(const Problem& q, double out) {
+  return std::fmod(double(q.ldc) * out, 16.0) == 0.0 ? kEpilogueTmaBytesPerSmCycle
+                                                     : kEpilogueStagedStoreBytesPerSmCycle;
+}
+double epilogue_direct_slowdown(const Problem& q) { return q.ldc % 2 == 0 ? 1.0 : kEpilogueDirectOddLdcSlowdown; }
+
 // A parameter of a partial config as cost() reads it (`fallback` for a value below 1), or nothing when not set.
 std::optional<int64_t> set_param(const Config& c, const char* name, int64_t fallback) {
   auto v = c.get(name);
@@ -211,14 +220,15 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   double epi_s = 0, fix_s = 0;
   if (scheduled) {
     const double c_tile = double(bm * bn) * out;
-    const double direct = c_tile * (reads_c ? 2.0 : 1.0) / (kEpilogueDirectBytesPerSmCycle * clock);
+    const double direct = c_tile * (reads_c ? 2.0 : 1.0) / (kEpilogueDirectBytesPerSmCycle * clock) *
+                          epilogue_direct_slowdown(q);
     if (sched.shared_sum) {
       epi_s = c_tile * (reads_c ? 2.0 : 1.0) / double(sched.split_k) / (kEpilogueDirectBytesPerSmCycle * clock);
     } else {
       const std::optional<int64_t> epilogue = partial.get("EPILOGUE");
       double epi_tile = direct;
       if (!reads_c && epilogue != kSm90EpilogueDirect) {
-        double tma = c_tile / (kEpilogueTmaBytesPerSmCycle * clock);
+        double tma = c_tile / (epilogue_staged_rate(q, out) * clock);
         const std::optional<int64_t> stmatrix = partial.get("STMATRIX");
         const std::optional<int64_t> split = set_param(partial, "EPI_SPLIT", 1);
         if (stmatrix && *stmatrix == 0) tma *= kEpilogueNoStmatrixSlowdown;
@@ -390,9 +400,10 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   const double c_tile = double(bm * bn) * out;
   double epi_tile = 0;
   if (epilogue == kSm90EpilogueDirect || reads_c) {
-    epi_tile = c_tile * (reads_c ? 2.0 : 1.0) / (kEpilogueDirectBytesPerSmCycle * clock);
+    epi_tile = c_tile * (reads_c ? 2.0 : 1.0) / (kEpilogueDirectBytesPerSmCycle * clock) *
+               epilogue_direct_slowdown(q);
   } else {
-    epi_tile = c_tile / (kEpilogueTmaBytesPerSmCycle * clock);
+    epi_tile = c_tile / (epilogue_staged_rate(q, out) * clock);
     if (!stmatrix) epi_tile *= kEpilogueNoStmatrixSlowdown;
     if (split > 1) epi_tile *= kEpilogueSplitSlowdown;
     if (epilogue == kSm90EpilogueDeferred) epi_tile *= kEpilogueDeferredSlowdown;

@@ -17,7 +17,9 @@ namespace tileforge::cuda {
 // 2: SPLIT_K and STREAM_K (a tuned record of version 1 has neither).
 // 3: split-K's shared sum when every unit has a cluster (timings of version 2 records are of the last-slice sum),
 //    SPLIT_K 32.
-inline constexpr int kSm90Version = 3;
+// 4: COPY_AB's copy reads 16 bytes at a time from any row alignment and the kernel starts during its tail (timings
+//    of version 3 records with COPY_AB are of the 2-byte copy).
+inline constexpr int kSm90Version = 4;
 
 // EPILOGUE values (tf::sm90::kEpilogue* in gemm.cuh).
 inline constexpr int kSm90EpilogueDirect = 0;

@@ -89,8 +89,8 @@ class Sm90Family final : public CudaJitFamily {
       return {fmt::format("the sm90 kernel runs one matrix per launch, not a batch of {}", p.batch),
               "a batch coordinate in the sm90 tile scheduler (3-D tensor maps)"};
     }
-    // Leading dimensions TMA cannot take are the space's (COPY_AB), an odd ldc the epilogue's (one element per
-    // store).
+    // Leading dimensions TMA cannot take are the space's (COPY_AB), an ldc TMA cannot store the epilogue's (its own
+    // stores, staged or direct).
     return {};
   }
 

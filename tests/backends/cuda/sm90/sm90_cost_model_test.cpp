@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -193,14 +194,22 @@ TEST(Sm90Family, SpaceOnHopperProfilesFitsTheirLimits) {
 
 TEST(Sm90Family, ProblemAndChipRecordShapeTheSpace) {
   const hw::HwProfile h200 = profile("h200");
-  // f32 output, or an ldc the TMA store cannot take: direct stores only.
-  for (const Problem& p : {problem(256, 256, 256, Layout::RR, DType::f16, DType::f32), [] {
-                             Problem q = problem(256, 250, 256);
-                             q.ldc = 250;
-                             return q;
-                           }()}) {
-    const ParamSpace space = sm90_space(p, h200);
-    for (const Config& c : space.enumerate()) ASSERT_EQ(c.at("EPILOGUE"), 0) << c.describe();
+  // f32 output: direct stores only.
+  for (const Config& c : sm90_space(problem(256, 256, 256, Layout::RR, DType::f16, DType::f32), h200).enumerate()) {
+    ASSERT_EQ(c.at("EPILOGUE"), 0) << c.describe();
+  }
+  // An ldc the TMA store cannot take keeps every epilogue (the staging ones store the staged tile themselves), and
+  // the cost model prices their stores at the staged rate and the direct one's at one element per store.
+  Problem odd = problem(256, 250, 256);
+  odd.ldc = 251;
+  std::set<int64_t> epilogues;
+  for (const Config& c : sm90_space(odd, h200).enumerate()) epilogues.insert(c.at("EPILOGUE"));
+  EXPECT_EQ(epilogues, (std::set<int64_t>{0, 1, 2}));
+  Problem even = odd;
+  even.ldc = 256;
+  for (int64_t epi : {0, 1}) {
+    Config c = sm90_config(64, 128, 4, 1, 1, 1, 8, int(epi), 1, int(epi));
+    EXPECT_GT(sm90_cost(odd, h200, c).seconds, sm90_cost(even, h200, c).seconds) << c.describe();
   }
   // A chip record without clusters admits 1x1 only.
   hw::HwProfile no_cluster = h200;

@@ -150,6 +150,8 @@ TEST_F(Sm90GpuTest, LeadingDimensionsTmaCannotTakeRunThroughTheOperandCopy) {
     EXPECT_EQ(run(half(301, 263, 517, l), nullptr, 0, ++seed), "sm90");
     EXPECT_EQ(run(half(1031, 1029, 1027, l, DType::bf16, DType::bf16), nullptr, 0, ++seed), "sm90");
   }
+  // Bases 6 bytes off 16 as well: every row's shift, and row 0's first chunk, which would start before the matrix.
+  EXPECT_EQ(run(half(1031, 1029, 1027, Layout::RR), nullptr, 3, ++seed), "sm90");
   Problem p = half(1031, 1029, 1027, Layout::RC);
   p.beta = 0.5;  // C read through the element-by-element path
   const Config split = sm90_config(64, 128, 8, 1, 1, 1, 8, 0, 1, 0, 4, 0, 1);
@@ -158,9 +160,33 @@ TEST_F(Sm90GpuTest, LeadingDimensionsTmaCannotTakeRunThroughTheOperandCopy) {
   EXPECT_EQ(run(half(1031, 1029, 1027, Layout::CR), &stream, 0, ++seed), "sm90");
 }
 
+// The staging epilogues where C cannot take a TMA store (an odd ldc): the staged tile is written out by the
+// warpgroups' own stores (Params::c_staged_stores). Every staging variant (immediate and deferred, stmatrix or 32-bit
+// shared stores, half tiles, one or two consumers, a cluster, split-K's last-slice sum), ragged edges on both sides,
+// exact against the reference with every element of C checked.
+TEST_F(Sm90GpuTest, StagingEpiloguesWriteCWhereTmaCannotStoreIt) {
+  const Config configs[] = {
+      sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1, 1, 0, 1),  // immediate, stmatrix
+      sm90_config(128, 128, 4, 2, 1, 1, 8, 2, 1, 1, 1, 0, 1),  // deferred under the next tile's main loop
+      sm90_config(128, 256, 4, 2, 2, 1, 16, 1, 2, 0, 1, 0, 1),  // half tiles, 32-bit shared stores, 2x1 cluster
+      sm90_config(64, 128, 6, 1, 1, 1, 8, 1, 1, 1, 2, 0, 1),   // one consumer, split-K 2 (last slice's sum)
+  };
+  uint64_t seed = 700;
+  for (const Config& c : configs) {
+    for (Layout l : {Layout::RR, Layout::CC}) {
+      EXPECT_EQ(run(half(1031, 1029, 1027, l), &c, 0, ++seed), "sm90") << c.describe();  // odd ldc, A and B copied
+      Problem padded = half(520, 776, 264, l);  // A and B read in place, C's rows 1554 bytes apart
+      padded.ldc = 777;
+      Config in_place = c;
+      in_place.params["COPY_AB"] = 0;
+      EXPECT_EQ(run(padded, &in_place, 0, ++seed), "sm90") << in_place.describe();
+    }
+  }
+}
+
 // COPY_AB pinned where TMA could read the operands in place: rows 16 bytes apart but off 32-byte sectors (the copy
 // kernel's wide path, with a column tail that is not a multiple of 8), both operands or only the one off sectors
-// (the other read in place), each value the space allows, and bases off 16 bytes (the 2-byte path).
+// (the other read in place), each value the space allows, and bases off 16 bytes (the shifted 16-byte reads).
 TEST_F(Sm90GpuTest, OperandCopyTakesAlignedAndUnalignedRowsAndCopiesOnlyWhatNeedsIt) {
   auto with_copy = [](Config c, int64_t v) {
     c.params["COPY_AB"] = v;

@@ -5,46 +5,91 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "common/copy_job.cuh"
+
 namespace tf::util {
 
-// dst (rows x cols, leading dimension ld_dst, 16-byte aligned rows) = src (leading dimension ld_src), for gridDim.z
-// matrices. When every source row starts on 16 bytes (base, ld_src and stride_src), each thread moves 16 bytes (eight
-// elements) per load and store: the 2-byte path below moved a 3000 x 3000 operand at under 1 TB/s, a quarter of the
-// H200's bandwidth, which made COPY_AB cost more than the aligned rows it buys. Otherwise 16-bit elements move as raw
-// bits, two per thread, so that the reads stay coalesced even when source rows start at odd addresses. Columns past
-// `cols` up to the next multiple of 8 are written as zero padding; the rest of a padded row is never read.
-__device__ __forceinline__ void copy_rows_u16(const unsigned short* src, long long ld_src, long long stride_src,
-                                              unsigned short* dst, long long ld_dst, long long stride_dst, int rows,
-                                              int cols) {
-  const long long batch = blockIdx.z;
-  src += batch * stride_src;
-  dst += batch * stride_dst;
-  const bool wide = ((reinterpret_cast<unsigned long long>(src) | static_cast<unsigned long long>(ld_src) * 2 |
-                      static_cast<unsigned long long>(stride_src) * 2) & 15) == 0;
-  if (wide) {
-    for (int row = blockIdx.y; row < rows; row += gridDim.y) {
-      const unsigned short* s_row = src + row * ld_src;
-      unsigned short* d_row = dst + row * ld_dst;
-      for (int col = (blockIdx.x * blockDim.x + threadIdx.x) * 8; col < cols; col += gridDim.x * blockDim.x * 8) {
-        if (col + 8 <= cols) {
-          *reinterpret_cast<uint4*>(d_row + col) = __ldg(reinterpret_cast<const uint4*>(s_row + col));
-        } else {
-          alignas(16) unsigned short v[8];
+// Words q .. q + 3 of w[0..8) each shifted right by `bits` (0 or 16) with the next word's low bits shifted in.
+template <int q>
+__device__ __forceinline__ uint4 words_shifted(const unsigned (&w)[8], unsigned bits) {
+  return make_uint4(__funnelshift_r(w[q], w[q + 1], bits), __funnelshift_r(w[q + 1], w[q + 2], bits),
+                    __funnelshift_r(w[q + 2], w[q + 3], bits), __funnelshift_r(w[q + 3], w[q + 4], bits));
+}
+
+// The first `n` (up to 8) elements at `s` read one by one, zeros after them, as 16 bytes: packed in registers, not
+// through a local array.
+__device__ __forceinline__ uint4 elements_one_by_one(const unsigned short* s, int n) {
+  unsigned w[4];
 #pragma unroll
-          for (int i = 0; i < 8; ++i) v[i] = col + i < cols ? s_row[col + i] : static_cast<unsigned short>(0);
-          *reinterpret_cast<uint4*>(d_row + col) = *reinterpret_cast<const uint4*>(v);
-        }
-      }
-    }
-    return;
+  for (int i = 0; i < 4; ++i) {
+    const unsigned e0 = 2 * i < n ? s[2 * i] : 0u, e1 = 2 * i + 1 < n ? s[2 * i + 1] : 0u;
+    w[i] = e0 | (e1 << 16);
   }
-  for (int row = blockIdx.y; row < rows; row += gridDim.y) {
-    for (int col = (blockIdx.x * blockDim.x + threadIdx.x) * 2; col < cols; col += gridDim.x * blockDim.x * 2) {
-      const unsigned short* s = src + row * ld_src + col;
-      unsigned short* d = dst + row * ld_dst + col;
-      const unsigned short v0 = s[0];
-      const unsigned short v1 = col + 1 < cols ? s[1] : static_cast<unsigned short>(0);
-      *reinterpret_cast<unsigned*>(d) = unsigned(v0) | (unsigned(v1) << 16);
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// The eight elements of a row starting at `s` (a multiple of 8 elements from the row's start, all inside the row),
+// read 16 bytes at a time whatever the row's alignment. A row starting off 16 bytes (odd leading dimensions, offset
+// bases) is read as the aligned 16-byte chunks that cover it, the eight elements shifted out of two of them; `shift`
+// (the row's offset in its chunk, in bytes) is the same for every thread of a row, so the branch on it is uniform. A
+// chunk reaching outside [lo, hi), the matrix's own bytes, is never read: those elements are loaded one by one.
+__device__ __forceinline__ uint4 load_row_chunk(const unsigned short* s, unsigned shift, unsigned long long lo,
+                                                unsigned long long hi) {
+  const unsigned long long chunk = reinterpret_cast<unsigned long long>(s) - shift;
+  if (shift == 0) return __ldg(reinterpret_cast<const uint4*>(chunk));
+  if (chunk >= lo && chunk + 32 <= hi) {
+    const uint4 a = __ldg(reinterpret_cast<const uint4*>(chunk));
+    const uint4 b = __ldg(reinterpret_cast<const uint4*>(chunk + 16));
+    // Little-endian: the elements are bytes [shift, shift + 16) of a:b, i.e. words q .. q + 4 shifted right by r
+    // bytes (shift = 4q + r, r 0 or 2).
+    const unsigned w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+    const unsigned bits = (shift & 3) * 8;
+    switch (shift >> 2) {  // constant word indices keep w in registers
+      case 0: return words_shifted<0>(w, bits);
+      case 1: return words_shifted<1>(w, bits);
+      case 2: return words_shifted<2>(w, bits);
+      default: return words_shifted<3>(w, bits);
+    }
+  }
+  return elements_one_by_one(s, 8);
+}
+
+// COPY_AB's copy (tf_copy_u16): each matrix of `job` (blockIdx.z over matrix x batch) into rows ld_dst apart that
+// start on 16 bytes. Each thread stores 16 bytes (eight elements) per row and reads them 16 bytes at a time, whatever
+// the source rows' alignment: the 2-byte copy this replaced moved operands at under 1 TB/s, a quarter of the H200's
+// bandwidth. A block walks rows gridDim.y apart, kRows at a time with all their loads in flight before the stores,
+// so that a grid of about one wave keeps enough bytes in flight. Columns past `cols` up to the next multiple of 8 are
+// written as zero padding; the rest of a padded row is never read.
+__device__ __forceinline__ void copy_rows_u16(const CopyJob& job) {
+  constexpr int kRows = 4;
+  const int which = static_cast<int>(blockIdx.z) / job.batch;
+  const long long batch = static_cast<int>(blockIdx.z) % job.batch;
+  const CopyMatrix m = which == 0 ? job.matrix[0] : job.matrix[1];  // no dynamic index into the parameters
+  const unsigned short* __restrict__ src = m.src + batch * m.stride_src;
+  unsigned short* __restrict__ dst = m.dst + batch * m.stride_dst;
+  const int rows = m.rows, cols = m.cols;
+  const unsigned long long lo = reinterpret_cast<unsigned long long>(src);
+  const unsigned long long hi = reinterpret_cast<unsigned long long>(src + (rows - 1) * m.ld_src + cols);
+  const int col0 = (blockIdx.x * blockDim.x + threadIdx.x) * 8, col_step = gridDim.x * blockDim.x * 8;
+  for (int row0 = blockIdx.y; row0 < rows; row0 += kRows * gridDim.y) {
+    for (int col = col0; col < cols; col += col_step) {
+      uint4 v[kRows];
+#pragma unroll
+      for (int i = 0; i < kRows; ++i) {
+        const int row = row0 + i * static_cast<int>(gridDim.y);
+        if (row >= rows) break;
+        const unsigned short* s_row = src + row * m.ld_src;
+        v[i] = col + 8 <= cols
+                   ? load_row_chunk(s_row + col, static_cast<unsigned>(reinterpret_cast<unsigned long long>(s_row) & 15),
+                                    lo, hi)
+                   : elements_one_by_one(s_row + col, cols - col);
+      }
+#pragma unroll
+      for (int i = 0; i < kRows; ++i) {
+        const int row = row0 + i * static_cast<int>(gridDim.y);
+        if (row >= rows) break;
+        *reinterpret_cast<uint4*>(dst + row * m.ld_dst + col) = v[i];
+      }
     }
   }
 }

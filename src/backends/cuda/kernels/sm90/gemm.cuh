@@ -66,6 +66,10 @@ struct Params {
   // resident at once): every slice waits for all of its tile's slices and then sums and writes its own 1/SPLIT_K of
   // the tile, instead of the last slice to arrive summing the whole tile while the others idle. 0: the last sums.
   int shared_sum;
+  // The staging epilogues (EPILOGUE 1 or 2) where C cannot be stored by TMA (ldc not a multiple of 8 elements, or
+  // its base off 16 bytes, as in 4095x4097): the staged tile is written out by the warpgroup's threads, each warp
+  // instruction storing a run of 32 consecutive elements of one row, instead of by a TMA store. 0: the TMA store.
+  int c_staged_stores;
 };
 
 // Element types by tag (common/elem.cuh).
@@ -364,6 +368,9 @@ __device__ __forceinline__ void gemm(const Params& p) {
   } else {
     __syncthreads();
   }
+  // Launched programmatically after the operand copy (COPY_AB), the kernel has got this far during the copy's tail;
+  // nothing global is read before the copy has finished and its writes are visible. Otherwise this returns at once.
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
 
   const int tiles_m = (p.m + BM * Cfg::CM - 1) / (BM * Cfg::CM);
   const int tiles_n = (p.n + BN * Cfg::CN - 1) / (BN * Cfg::CN);
@@ -514,6 +521,32 @@ __device__ __forceinline__ void gemm(const Params& p) {
         return to_pair(mi, j, h, alpha);
       }
     };
+    // The staging tile written out without TMA (Params::c_staged_stores): warp w of the warpgroup takes rows w, w + 4,
+    // ..., lane l the elements l, l + 32, ... of a row, so that each store covers 64 consecutive bytes of C whatever
+    // its alignment (the direct epilogue's stores, 8 rows x 4 bytes per instruction, cost 4095x4097x4093 about 20%);
+    // the shared-memory reads undo the 128-byte swizzle (16-byte chunk j of row r at chunk j ^ (r % 8)). The next
+    // round's named barrier keeps the staging tile until every thread has read it.
+    auto write_staged = [&](unsigned region, int row0, int col0) {
+      if constexpr (Cfg::EPI != kEpilogueDirect) {
+        constexpr int GROUP_COLS = BN / Cfg::EPI_SPLIT;
+        auto* const out = static_cast<typename Out::T*>(p.c_ptr);
+        for (int r = warp; r < WG_M; r += 4) {
+          const int row = row0 + r;
+          if (row >= p.m) break;
+          typename Out::T* const c_row = out + static_cast<long long>(row) * p.ldc;
+#pragma unroll 4
+          for (int c = lane; c < GROUP_COLS; c += 32) {
+            const int col = col0 + c;
+            if (col >= p.n) break;
+            const unsigned at = region + (c / 64) * (WG_M * 128) + r * 128 +
+                                static_cast<unsigned>((((c % 64) / 8) ^ (r % 8)) << 4) + (c % 8) * 2;
+            unsigned short bits;
+            asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(bits) : "r"(at));
+            c_row[col] = *reinterpret_cast<const typename Out::T*>(&bits);
+          }
+        }
+      }
+    };
     auto store_packed = [&](int tm0, int tn0, float alpha) {
       if constexpr (Cfg::EPI != kEpilogueDirect) {
         constexpr int GROUP_COLS = BN / Cfg::EPI_SPLIT, JG = GROUP_COLS / 8;
@@ -556,7 +589,9 @@ __device__ __forceinline__ void gemm(const Params& p) {
           }
           fence_proxy_async();
           named_barrier(1 + cw, 128);
-          if (tid == 0) {
+          if (p.c_staged_stores) {
+            write_staged(region, tm0 + cw * WG_M, tn0 + g * GROUP_COLS);
+          } else if (tid == 0) {
 #pragma unroll
             for (int q = 0; q < GROUP_COLS / 64; ++q)
               tma_store(&p.c, region + q * (WG_M * 128), tn0 + g * GROUP_COLS + q * 64, tm0 + cw * WG_M);

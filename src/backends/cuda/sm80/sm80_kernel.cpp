@@ -1,0 +1,121 @@
+// The sm80 family's prepared kernel (sm80_kernel.hpp): its instances, their resource checks, and its launch.
+#include "backends/cuda/sm80/sm80_kernel.hpp"
+
+#include <cstdint>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "backends/cuda/common/cuda_common.hpp"
+#include "hw/cuda_driver.hpp"
+
+namespace tileforge::cuda::detail {
+namespace {
+
+// Mirrors tf::sm80::Params in kernels/sm80/gemm.cuh field for field (passed by value as the only argument).
+struct Sm80Params {
+  const void* a;
+  const void* b;
+  void* c;
+  int m, n, k;
+  long long lda, ldb, ldc;
+  long long stride_a, stride_b, stride_c;
+  float alpha, beta;
+};
+
+}  // namespace
+
+int prepared_vec(const Config& config) { return config.at("COPY_AB") ? 16 : int(config.at("VEC_BYTES")); }
+
+Expected<const CudaKernel::Instance*> CudaKernel::instance(const Problem& p, int vec, int epi) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto key = std::make_pair(vec, epi);
+  if (auto it = instances_.find(key); it != instances_.end()) return &it->second;
+  GeneratedKernel gen = sm80_source(p, config(), vec, epi);
+  auto loaded = compile_and_load(gen.entry, gen.source, gen.entry, ordinal_);
+  if (!loaded) return loaded.status();
+  Status s = check_resources(*loaded, gen);
+  if (!s) return s;
+  auto [it, inserted] = instances_.emplace(key, Instance{std::move(*loaded), std::move(gen)});
+  return &it->second;
+}
+
+Status CudaKernel::check_resources(const jit::LoadedKernel& k, const GeneratedKernel& gen) const {
+  const auto& r = k.resources;
+  if (r.spills()) {
+    return unsupported(fmt::format("{} spills ({} bytes stored, {} loaded; {} registers): refused before it runs "
+                                   "(choose smaller tiles or fewer stages)",
+                                   config().describe(), r.spill_store_bytes, r.spill_load_bytes, r.registers));
+  }
+  const int estimate = sm80_register_estimate(config(), arch_);
+  if (r.registers > estimate) {
+    warnings.push_back(fmt::format("{}: the compiler uses {} registers, above the estimate {} (the estimate is "
+                                   "meant as an upper bound)",
+                                   config().describe(), r.registers, estimate));
+  }
+  if (std::string why = threads_refusal(k, gen.threads, config()); !why.empty()) return unsupported(why);
+  return {};
+}
+
+Expected<std::unique_ptr<CudaKernel>> prepare_sm80(const Problem& p, const Config& config, int ordinal,
+                                                   const std::string& arch) {
+  auto kernel = std::make_unique<CudaKernel>(config, ordinal, arch);
+  auto inst = kernel->instance(p, prepared_vec(config), epilogue_vec(p));
+  if (!inst) return inst.status();
+  if (config.at("COPY_AB")) {
+    if (auto copier = kernel->operand_copy().copier(); !copier) return copier.status();
+  }
+  return kernel;
+}
+
+Status run_sm80(const CudaKernel& kernel, const Problem& p, const GemmArgs& args) {
+  const Config& c = kernel.config();
+  const bool copy = c.at("COPY_AB") != 0 && p.k > 0;
+  const void* a = args.a;
+  const void* b = args.b;
+  Problem launch_p = p;
+  int vec = int(c.at("VEC_BYTES"));
+  if (copy) {
+    auto copied = copy_operands(kernel.operand_copy(), p, args, copy_which(c), launch_p);
+    if (!copied) return copied.status();
+    std::tie(a, b) = *copied;
+    vec = 16;
+  } else {
+    const int allowed = max_vec_bytes(p, args.a, args.b);
+    if (allowed < vec) {
+      note_once(kernel.warnings, fmt::format("A or B is only {}-byte aligned; {} runs with {}-byte loads instead of {}",
+                                             allowed, c.describe(), allowed, vec));
+      vec = allowed;
+    }
+  }
+  const int epi = epilogue_vec(p, args.c);
+  auto inst = kernel.instance(p, vec, epi);
+  if (!inst) return inst.status();
+
+  Sm80Params params{};
+  params.a = a;
+  params.b = b;
+  params.c = args.c;
+  params.m = int(p.m);
+  params.n = int(p.n);
+  params.k = int(p.k);
+  params.lda = launch_p.lda;
+  params.ldb = launch_p.ldb;
+  params.ldc = p.ldc;
+  params.stride_a = launch_p.stride_a;
+  params.stride_b = launch_p.stride_b;
+  params.stride_c = p.stride_c;
+  params.alpha = float(p.alpha);
+  params.beta = float(p.beta);
+  void* kernel_args[] = {&params};
+  LaunchDims dims;
+  const int64_t bm = c.at("BLOCK_M"), bn = c.at("BLOCK_N");
+  dims.grid[0] = unsigned(((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn));
+  dims.grid[1] = unsigned(p.batch);
+  dims.block[0] = unsigned((*inst)->generated.threads);
+  dims.dynamic_smem_bytes = unsigned((*inst)->generated.smem_bytes);
+  dims.stream = static_cast<CUstream>(args.stream);
+  return launch((*inst)->loaded.function, dims, kernel_args, (*inst)->generated.entry);
+}
+
+}  // namespace tileforge::cuda::detail

@@ -1,0 +1,249 @@
+// The sm90 family's prepared kernel (sm90_kernel.hpp): its tensor maps, its launch, its refusals and its prepare.
+#include "backends/cuda/sm90/sm90_kernel.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "backends/cuda/common/cuda_common.hpp"
+
+namespace tileforge::cuda::detail {
+namespace {
+
+// A 2-D map of a 16-bit matrix: `inner` contiguous elements per line, `outer` lines `ld` elements apart, 128-byte
+// swizzle, out-of-bounds elements read as zero.
+Status encode_map(Sm90TmaDesc& out, const void* ptr, DType type, int64_t inner, int64_t outer, int64_t ld,
+                  const int box[2], std::string_view what) {
+  auto d = driver();
+  if (!d) return d.status();
+  if (!(*d)->cuTensorMapEncodeTiled) {
+    return unsupported("the CUDA driver has no cuTensorMapEncodeTiled (CUDA 12.0 or later is needed for TMA)");
+  }
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {cuuint64_t(inner), cuuint64_t(outer)};
+  const cuuint64_t strides[1] = {cuuint64_t(ld) * 2};
+  const cuuint32_t boxes[2] = {cuuint32_t(box[0]), cuuint32_t(box[1])};
+  const cuuint32_t element_strides[2] = {1, 1};
+  const CUresult r = (*d)->cuTensorMapEncodeTiled(
+      &map, type == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+      const_cast<void*>(ptr), dims, strides, boxes, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    return check(r, fmt::format("cuTensorMapEncodeTiled({}: {} x {} elements, ld {}, box {} x {})", what, inner, outer,
+                                ld, box[0], box[1]));
+  }
+  std::memcpy(&out, &map, sizeof out);
+  return {};
+}
+
+}  // namespace
+
+Status Sm90Kernel::run(const Problem& p, const GemmArgs& args) const {
+  // COPY_AB: A and B (1), A (2) or B (3) are copied first (on the caller's stream) into buffers whose rows are
+  // 128-byte aligned, and the tensor maps read the copies: leading dimensions TMA cannot take, unaligned bases, or
+  // rows off 128 bytes, which slow TMA's reads (an operand already on 128-byte rows is read in place).
+  const void* a_ptr = args.a;
+  const void* b_ptr = args.b;
+  Problem lp = p;
+  if (config().get("COPY_AB").value_or(0) != 0) {
+    auto copied = copy_operands(copy_, p, args, copy_which(config()), lp);
+    if (!copied) return copied.status();
+    std::tie(a_ptr, b_ptr) = *copied;
+  }
+  const bool after_copy = a_ptr != args.a || b_ptr != args.b;
+  // TMA reads A and B from 16-byte aligned bases; the epilogue writes C by TMA where its base and rows are on 16
+  // bytes, otherwise with its own stores (staged or direct), which need C aligned to its element only.
+  const uintptr_t a = reinterpret_cast<uintptr_t>(a_ptr), b = reinterpret_cast<uintptr_t>(b_ptr),
+                  c = reinterpret_cast<uintptr_t>(args.c);
+  const uintptr_t c_align = size_of(p.precision.output);
+  if (a % 16 != 0 || b % 16 != 0 || c % c_align != 0) {
+    return run_fallback(p, args,
+                        fmt::format("A, B or C is not aligned for {} (A and B need 16 bytes for TMA, C {} bytes)",
+                                    config().describe(), c_align));
+  }
+  std::lock_guard lock(mutex_);
+  if (!cached_ || cached_a_ != a_ptr || cached_b_ != b_ptr || cached_c_ != args.c || !same_shape(lp)) {
+    if (Status s = build_params(lp, a_ptr, b_ptr, args.c); !s) return s;
+    cached_ = true;
+    cached_a_ = a_ptr;
+    cached_b_ = b_ptr;
+    cached_c_ = args.c;
+    cached_p_ = lp;
+  }
+  params_.alpha = float(p.alpha);
+  params_.beta = float(p.beta);
+  const Sm90Schedule sched = sm90_schedule(p, config(), max_clusters_);
+  params_.sk_tiles = int(sched.sk_tiles);
+  if (sched.workspace_bytes > 0) {
+    auto ws = workspaces_.get(args, sched.workspace_bytes, sched.counter_bytes, config().describe());
+    if (!ws) return ws.status();
+    params_.counters = static_cast<int*>(*ws);
+    params_.partials = reinterpret_cast<float*>(static_cast<char*>(*ws) + sched.counter_bytes);
+  } else {
+    params_.counters = nullptr;
+    params_.partials = nullptr;
+  }
+  void* kernel_args[] = {&params_};
+  const int64_t cs = source_.cluster;
+  LaunchDims dims;
+  dims.grid[0] = unsigned(sched.clusters * cs);
+  dims.block[0] = unsigned(source_.threads);
+  dims.dynamic_smem_bytes = unsigned(source_.smem_bytes);
+  if (cs > 1) dims.cluster[0] = unsigned(cs);
+  dims.stream = static_cast<CUstream>(args.stream);
+  // The shared sum has the slices of a tile wait for one another, so every CTA must be resident at once: a
+  // cooperative launch, which fails rather than queue CTAs. Where the driver refuses it (another kernel holding
+  // SMs, or no cooperative launch with clusters), the last slice to arrive sums instead, which waits for nothing.
+  params_.shared_sum = sched.shared_sum && !shared_sum_refused_ ? 1 : 0;
+  dims.cooperative = params_.shared_sum != 0 && cooperative_;
+  // After the copy, the kernel's launch and barrier set-up overlap the copy's last CTAs: it waits for the copy
+  // (griddepcontrol.wait) before its first global read. Not with the cooperative launch, whose residency guarantee
+  // should not also wait on another grid's CTAs.
+  dims.programmatic = after_copy && !dims.cooperative;
+  Status launched = launch(loaded_.function, dims, kernel_args, source_.entry);
+  if (!launched && dims.cooperative) {
+    note_once(warnings_, fmt::format("{}: the cooperative launch of the shared split-K sum failed ({}); the last "
+                                     "slice of each tile sums it instead",
+                                     config().describe(), launched.message()));
+    shared_sum_refused_ = true;
+    params_.shared_sum = 0;
+    dims.cooperative = false;
+    launched = launch(loaded_.function, dims, kernel_args, source_.entry);
+  }
+  return launched;
+}
+
+bool Sm90Kernel::same_shape(const Problem& p) const {
+  const Problem& q = cached_p_;
+  return q.m == p.m && q.n == p.n && q.k == p.k && q.lda == p.lda && q.ldb == p.ldb && q.ldc == p.ldc &&
+         q.layout == p.layout && q.precision.input == p.precision.input && q.precision.output == p.precision.output;
+}
+
+Status Sm90Kernel::build_params(const Problem& p, const void* a, const void* b, void* c) const {
+  std::memset(&params_, 0, sizeof params_);
+  const DType in = p.precision.input;
+  if (a_row_major(p.layout)) {
+    if (Status s = encode_map(params_.a, a, in, p.k, p.m, p.lda, source_.a_box, "A"); !s) return s;
+  } else {
+    if (Status s = encode_map(params_.a, a, in, p.m, p.k, p.lda, source_.a_box, "A"); !s) return s;
+  }
+  if (b_row_major(p.layout)) {
+    if (Status s = encode_map(params_.b, b, in, p.n, p.k, p.ldb, source_.b_box, "B"); !s) return s;
+  } else {
+    if (Status s = encode_map(params_.b, b, in, p.k, p.n, p.ldb, source_.b_box, "B"); !s) return s;
+  }
+  // The staging epilogues store C by TMA where its rows start on 16 bytes, otherwise with the warpgroups' own
+  // stores (Params::c_staged_stores, no map).
+  if (config().at("EPILOGUE") != kSm90EpilogueDirect && p.precision.output != DType::f32) {
+    const std::size_t row_bytes = std::size_t(p.ldc) * size_of(p.precision.output);
+    if (reinterpret_cast<uintptr_t>(c) % 16 == 0 && row_bytes % 16 == 0) {
+      if (Status s = encode_map(params_.c, c, p.precision.output, p.n, p.m, p.ldc, source_.c_box, "C"); !s) return s;
+    } else {
+      params_.c_staged_stores = 1;
+    }
+  }
+  params_.c_ptr = c;
+  params_.m = int(p.m);
+  params_.n = int(p.n);
+  params_.k = int(p.k);
+  params_.ldc = p.ldc;
+  return {};
+}
+
+Status Sm90Kernel::run_fallback(const Problem& p, const GemmArgs& args, const std::string& why) const {
+  const CudaKernel* k = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    if (!fallback_) {
+      const Config c = sm80_heuristic(p, profile_);
+      auto prepared = prepare_sm80(p, c, ordinal_, arch_);
+      if (!prepared) {
+        return Status(prepared.status().code(), fmt::format("{}, and the sm80 fallback could not be prepared: {}", why,
+                                                            prepared.status().message()));
+      }
+      fallback_ = std::move(*prepared);
+    }
+    k = fallback_.get();
+    note_once(warnings_, fmt::format("{}: running the sm80 family's {} instead", why, k->config().describe()));
+  }
+  return run_sm80(*k, p, args);
+}
+
+std::string sm90_refusal(const Config& config, const jit::FunctionResources* r, const std::vector<std::string>& warnings) {
+  if (r && r->spills()) {
+    return fmt::format("{} spills ({} bytes stored, {} loaded; {} registers)", config.describe(), r->spill_store_bytes,
+                       r->spill_load_bytes, r->registers);
+  }
+  for (const std::string& w : warnings) {
+    if (w.find("wgmma") != std::string::npos && w.find("serializ") != std::string::npos) {
+      return fmt::format("{}: ptxas serializes its wgmma instructions ({})", config.describe(), w);
+    }
+  }
+  return {};
+}
+
+Expected<std::unique_ptr<Kernel>> prepare_sm90(const Problem& p, const Config& config, const Device& device,
+                                               const std::string& arch) {
+  if (arch != "sm_90a") {
+    return unsupported(fmt::format("the sm90 family's kernels need an sm_90a GPU; this one compiles for {}", arch));
+  }
+  const Sm90Source src = sm90_source(p, config);
+  auto loaded = compile_and_load(src.entry, src.source, src.entry, device.ordinal);
+  if (!loaded) return loaded.status();
+  if (std::string why = sm90_refusal(config, &loaded->resources, loaded->warnings); !why.empty()) {
+    return unsupported(why + ": refused before it runs");
+  }
+  if (std::string why = threads_refusal(*loaded, src.threads, config); !why.empty()) return unsupported(why);
+  auto props = properties_of(device.ordinal);
+  if (!props) return props.status();
+  int max_clusters = std::max(1, props->sm_count / src.cluster);
+  auto d = driver();
+  if (!d) return d.status();
+  // The shared memory the kernel asks for, raised before the occupancy query (which reads it from the function).
+  if (Status s = check((*d)->cuFuncSetAttribute(loaded->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                 int(src.smem_bytes)),
+                       fmt::format("{}: cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = {})", src.entry,
+                                   src.smem_bytes));
+      !s) {
+    return s;
+  }
+  if (src.cluster > 1 && (*d)->cuOccupancyMaxActiveClusters) {
+    CUlaunchConfig lc{};
+    lc.gridDimX = unsigned(max_clusters * src.cluster);
+    lc.gridDimY = lc.gridDimZ = 1;
+    lc.blockDimX = unsigned(src.threads);
+    lc.blockDimY = lc.blockDimZ = 1;
+    lc.sharedMemBytes = unsigned(src.smem_bytes);
+    CUlaunchAttribute attr{};
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = unsigned(src.cluster);
+    attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+    lc.attrs = &attr;
+    lc.numAttrs = 1;
+    int n = 0;
+    if ((*d)->cuOccupancyMaxActiveClusters(&n, loaded->function, &lc) == CUDA_SUCCESS && n > 0) {
+      max_clusters = std::min(max_clusters, n);
+    }
+  }
+  auto kernel = std::make_unique<Sm90Kernel>(config, device.ordinal, std::move(*loaded), src, max_clusters,
+                                             device.profile, arch);
+  // Diagnostics only, read when a kernel is prepared (TILEFORGE_SM90_SHARED_SUM): "0", the last slice sums every
+  // split-K tile even where the shared sum could run, to time the two and compare their bits in one process;
+  // "uncooperative", unsafe beside other kernels, the shared sum launched without the cooperative attribute, to time
+  // what that attribute costs.
+  if (const char* v = std::getenv("TILEFORGE_SM90_SHARED_SUM")) {
+    if (std::string_view(v) == "0") kernel->keep_last_slice_sum();
+    if (std::string_view(v) == "uncooperative") kernel->launch_uncooperatively();
+  }
+  if (config.get("COPY_AB").value_or(0) != 0) {
+    if (auto copier = kernel->operand_copy().copier(); !copier) return copier.status();
+  }
+  return std::unique_ptr<Kernel>(std::move(kernel));
+}
+
+}  // namespace tileforge::cuda::detail
