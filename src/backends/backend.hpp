@@ -77,6 +77,9 @@ struct ParamSpace {
   const ParamDecl* find(std::string_view name) const;
   // Every parameter declared and present, each value legal, every constraint holds; else names what failed.
   Status check(const Config& config) const;
+  // check(config).ok() without composing the message of a refusal: for heuristics that try many configs, where most
+  // are refused and formatting the reason was half the cost of dispatch's plan of a new GPU shape.
+  bool admits(const Config& config) const;
   // `base` with the pins applied; an unknown name or illegal value is refused with the allowed values.
   Expected<Config> pin(Config base, const std::vector<std::pair<std::string, int64_t>>& pins) const;
   // Every legal combination (the Cartesian product filtered by the constraints), up to `limit`.

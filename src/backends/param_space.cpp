@@ -81,6 +81,17 @@ Status ParamSpace::check(const Config& config) const {
   return {};
 }
 
+bool ParamSpace::admits(const Config& config) const {
+  if (config.family != family) return false;
+  for (const auto& [name, value] : config.params) {
+    const ParamDecl* decl = find(name);
+    if (!decl || std::find(decl->values.begin(), decl->values.end(), value) == decl->values.end()) return false;
+  }
+  // As in check(): every name is declared, so fewer names than declarations means one is missing.
+  if (config.params.size() != params.size()) return false;
+  return std::all_of(constraints.begin(), constraints.end(), [&](const Constraint& c) { return c.holds(config); });
+}
+
 Expected<Config> ParamSpace::pin(Config base, const std::vector<std::pair<std::string, int64_t>>& pins) const {
   for (const auto& [name, value] : pins) {
     const ParamDecl* decl = find(name);

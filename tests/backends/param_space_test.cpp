@@ -40,6 +40,25 @@ TEST(ParamSpace, PinsAndRefusals) {
   EXPECT_FALSE(toy().check(Config{"other", {{"A", 1}, {"B", 2}}}).ok());
 }
 
+// admits() is check().ok() without the message: the same verdict on every combination of legal and illegal values,
+// missing and unknown parameters, and another family.
+TEST(ParamSpace, AdmitsWhatCheckAccepts) {
+  const ParamSpace s = toy();
+  std::vector<Config> configs;
+  for (int64_t a : {0, 1, 2, 3, 4})
+    for (int64_t b : {1, 2, 3, 8, 9}) configs.push_back(Config{"toy", {{"A", a}, {"B", b}}});
+  configs.push_back(Config{"toy", {{"A", 1}}});
+  configs.push_back(Config{"toy", {{"A", 1}, {"B", 2}, {"C", 1}}});
+  configs.push_back(Config{"toy", {{"A", 1}, {"C", 2}}});
+  configs.push_back(Config{"other", {{"A", 1}, {"B", 2}}});
+  int admitted = 0;
+  for (const Config& c : configs) {
+    EXPECT_EQ(s.admits(c), s.check(c).ok()) << c.family << " " << c.describe();
+    admitted += s.admits(c);
+  }
+  EXPECT_EQ(admitted, 6);  // the six legal combinations of EnumeratesOnlyLegalCombinations
+}
+
 // Long evenly spaced lists are named as ranges in messages; short or uneven ones value by value.
 TEST(ParamSpaceValues, LongRunsReadAsRanges) {
   std::vector<int64_t> kc;

@@ -168,8 +168,8 @@ Config sm80_heuristic(const Problem& problem, const hw::HwProfile& profile) {
              {{"BLOCK_M", t.bm}, {"BLOCK_N", t.bn}, {"BLOCK_K", 32}, {"WARPS_M", t.warps_m}, {"WARPS_N", t.warps_n},
               {"STAGES", 4}, {"GROUP_M", 8}, {"VEC_BYTES", copy ? 16 : align}, {"COPY_AB", copy ? 1 : 0},
               {"FRAG_PIPE", t.frag_pipe}}};
-    while (c.params["STAGES"] > 2 && !space.check(c).ok()) --c.params["STAGES"];
-    if (!space.check(c).ok()) continue;
+    while (c.params["STAGES"] > 2 && !space.admits(c)) --c.params["STAGES"];
+    if (!space.admits(c)) continue;
     const int64_t tiles = ((q.m + t.bm - 1) / t.bm) * ((q.n + t.bn - 1) / t.bn) * q.batch;
     // The cost model's occupancy (shared memory, registers, threads and blocks per SM from the profile).
     const int64_t occupancy = std::max<int64_t>(1, sm80_occupancy(c, profile).blocks);

@@ -214,7 +214,7 @@ Config skinny_heuristic(const Problem& problem, const hw::HwProfile& profile) {
     Config c{"sm80_skinny", {{"WARPS", 8}, {"STAGES", 4}, {"SPLIT_K", split}}};
     if (strips * split >= sms || split == 8) {
       // The largest split that still leaves every slice a step.
-      while (!space.check(c).ok() && c.params["SPLIT_K"] > 1) c.params["SPLIT_K"] /= 2;
+      while (!space.admits(c) && c.params["SPLIT_K"] > 1) c.params["SPLIT_K"] /= 2;
       return c;
     }
   }

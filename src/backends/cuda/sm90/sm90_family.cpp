@@ -294,8 +294,8 @@ Config sm90_heuristic(const Problem& problem, const hw::HwProfile& profile) {
                 {"EPILOGUE", tma_store ? kSm90EpilogueTmaStore : kSm90EpilogueDirect}, {"EPI_SPLIT", 1},
                 {"STMATRIX", tma_store ? 1 : 0}, {"SPLIT_K", split}, {"STREAM_K", 0},
                 {"COPY_AB", sm90_default_copy(q)}}};
-      while (c.params["STAGES"] > 2 && !space.check(c).ok()) --c.params["STAGES"];
-      if (!space.check(c).ok()) continue;
+      while (c.params["STAGES"] > 2 && !space.admits(c)) --c.params["STAGES"];
+      if (!space.admits(c)) continue;
       // Time ~ (work units the busiest SM runs) x (k-blocks per unit) x tile area / efficiency, and a split tile
       // also stores its partial and one CTA reads all of them back (a k-block's worth of tile traffic each).
       const int64_t units = cdiv(q.m, t.bm) * cdiv(q.n, t.bn) * split;
