@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <map>
+#include <sstream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -116,7 +118,14 @@ TEST_F(TuneCli, TunesPrintsProgressAndRecordsTheWinner) {
   args.insert(args.end(), kQuick.begin(), kQuick.end());
   r = run_cli(args, dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.err, "");
+  // No progress at all; a warning about the measurement's own quality (a noisy winner on a loaded machine) may
+  // still be printed, since --quiet silences progress, not warnings.
+  std::string progress;
+  std::istringstream lines(r.err);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("tileforge tune: warning:", 0) != 0) progress += line + "\n";
+  }
+  EXPECT_EQ(progress, "") << r.err;
   EXPECT_NE(r.out.find("WINNER"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("db: disabled"), std::string::npos) << r.out;
 

@@ -1,0 +1,169 @@
+// sm90 family: the PTX the Hopper GEMM (sm90/gemm.cuh) is written in, one inline wrapper per instruction: mbarriers,
+// cluster barriers and ranks, TMA loads (plain and multicast) and stores with their bulk groups, setmaxnreg, and
+// wgmma with its fences, commit and wait groups and shared-memory descriptors. sm_90a only.
+#pragma once
+
+#include "sm90/wgmma_ops.cuh"
+
+namespace tf::sm90 {
+
+// A CUtensorMap, opaque: 128 bytes, 64-byte aligned (cuTensorMapEncodeTiled fills it on the host).
+struct alignas(64) TmaDesc {
+  unsigned long long v[16];
+};
+
+__device__ __forceinline__ unsigned smem_u32(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+// Arrives on the barrier at the same shared-memory offset in CTA `rank` of the cluster, with the default semantics
+// (release at CTA scope, as CUTLASS's cluster barrier does): the stage it hands back was last read by wgmma, which
+// wgmma.wait_group has retired.
+__device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned rank) {
+  asm volatile(
+      "{\n"
+      ".reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
+      "}\n" ::"r"(bar),
+      "r"(rank)
+      : "memory");
+}
+
+// Waits until the phase of parity `parity` has completed.
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+  unsigned done;
+  do {
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n"
+        "}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+__device__ __forceinline__ void fence_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+// All threads of all CTAs of the cluster (the non-.aligned form: callers may arrive from diverged warps).
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+
+__device__ __forceinline__ void named_barrier(unsigned id, unsigned threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// 2-D tile load into this CTA's shared memory, completing `bytes` on `bar`.
+__device__ __forceinline__ void tma_load(const TmaDesc* map, unsigned dst, unsigned bar, int c0, int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
+          "r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+
+// 2-D tile load multicast to the CTAs of `mask`: the same shared-memory offsets (data and barrier) in each.
+__device__ __forceinline__ void tma_load_multicast(const TmaDesc* map, unsigned dst, unsigned bar, int c0, int c1,
+                                                   unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster "
+      "[%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+      : "memory");
+}
+
+__device__ __forceinline__ void tma_store(const TmaDesc* map, unsigned src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+                   reinterpret_cast<unsigned long long>(map)),
+               "r"(c0), "r"(c1), "r"(src)
+               : "memory");
+}
+
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_read_all() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+
+__device__ __forceinline__ void prefetch_map(const TmaDesc* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
+}
+
+template <int kRegs>
+__device__ __forceinline__ void regs_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+template <int kRegs>
+__device__ __forceinline__ void regs_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
+
+// Keeps the compiler from moving accumulator reads or writes across the asynchronous wgmma window.
+template <int kCount>
+__device__ __forceinline__ void fence_accumulators(float (&d)[kCount]) {
+#pragma unroll
+  for (int i = 0; i < kCount; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// Shared-memory matrix descriptor with 128-byte swizzle: start address, leading and stride byte offsets (>> 4).
+__device__ __forceinline__ unsigned long long make_desc(unsigned addr, unsigned lbo, unsigned sbo) {
+  return static_cast<unsigned long long>((addr & 0x3FFFFu) >> 4) |
+         (static_cast<unsigned long long>(lbo >> 4) << 16) | (static_cast<unsigned long long>(sbo >> 4) << 32) |
+         (1ull << 62);
+}
+
+// d (64 x N, f32) += A (64 x 16, descriptor da) * B (16 x N, descriptor db); d is overwritten when scale_d == 0.
+// kTransA / kTransB: 0 = K-major, 1 = M- / N-major operand in shared memory.
+#define TF_SM90_WGMMA(NN, TY)                                                                                   \
+  asm volatile("{\n.reg .pred p;\n" TF_SM90_WGMMA_PRED##NN "wgmma.mma_async.sync.aligned.m64n" #NN "k16.f32." TY \
+               "." TY " " TF_SM90_WGMMA_D##NN ", " TF_SM90_WGMMA_REST##NN "}\n"                                  \
+               : TF_SM90_WGMMA_OPS##NN                                                                          \
+               : "l"(da), "l"(db), "r"(scale_d), "n"(kTransA), "n"(kTransB))
+
+template <int N, int kIn, int kTransA, int kTransB>
+__device__ __forceinline__ void wgmma(float (&d)[N / 2], unsigned long long da, unsigned long long db, int scale_d) {
+  static_assert(N == 64 || N == 128 || N == 192 || N == 256, "wgmma N used by this family");
+  if constexpr (N == 256) {
+    if constexpr (kIn == 1) TF_SM90_WGMMA(256, "f16"); else TF_SM90_WGMMA(256, "bf16");
+  } else if constexpr (N == 192) {
+    if constexpr (kIn == 1) TF_SM90_WGMMA(192, "f16"); else TF_SM90_WGMMA(192, "bf16");
+  } else if constexpr (N == 128) {
+    if constexpr (kIn == 1) TF_SM90_WGMMA(128, "f16"); else TF_SM90_WGMMA(128, "bf16");
+  } else {
+    if constexpr (kIn == 1) TF_SM90_WGMMA(64, "f16"); else TF_SM90_WGMMA(64, "bf16");
+  }
+}
+#undef TF_SM90_WGMMA
+
+}  // namespace tf::sm90
