@@ -49,6 +49,65 @@ double epilogue_staged_rate(const Problem& q, double out) {
 }
 double epilogue_direct_slowdown(const Problem& q) { return q.ldc % 2 == 0 ? 1.0 : kEpilogueDirectOddLdcSlowdown; }
 
+// The busiest CTA's epilogues, after each tile's main loop: the consumer warpgroups store C. beta != 0 takes the
+// direct path in every config (the staging epilogues fall back to it at run time) and reads C too; the shared sum
+// writes 1/SPLIT_K of a tile with direct stores (in its fix-up) and no tile's epilogue. sm90_cost passes every
+// parameter; sm90_cost_bound leaves out those a partial config lacks, which then take their most favourable value.
+double epilogue_seconds(const Problem& q, double out, double clock, int64_t bm, int64_t bn, const Sm90Schedule& sched,
+                        int64_t finished, std::optional<int64_t> epilogue, std::optional<int64_t> stmatrix,
+                        std::optional<int64_t> epi_split) {
+  const bool reads_c = q.beta != 0.0;
+  const double c_tile = double(bm * bn) * out;
+  if (sched.shared_sum) {
+    return c_tile * (reads_c ? 2.0 : 1.0) / double(sched.split_k) / (kEpilogueDirectBytesPerSmCycle * clock);
+  }
+  const double direct =
+      c_tile * (reads_c ? 2.0 : 1.0) / (kEpilogueDirectBytesPerSmCycle * clock) * epilogue_direct_slowdown(q);
+  double epi_tile = direct;
+  if (!reads_c && epilogue != kSm90EpilogueDirect) {
+    double staged = c_tile / (epilogue_staged_rate(q, out) * clock);
+    if (stmatrix && *stmatrix == 0) staged *= kEpilogueNoStmatrixSlowdown;
+    if (epi_split && *epi_split > 1) staged *= kEpilogueSplitSlowdown;
+    if (epilogue == kSm90EpilogueDeferred) staged *= kEpilogueDeferredSlowdown;
+    epi_tile = epilogue ? staged : std::min(direct, staged);
+  }
+  return double(finished) * epi_tile;
+}
+
+// Split-K / stream-K fix-up on the busiest CTA: each slice it ends stores its f32 partial (the part inside C, `part`
+// bytes) and waits for the store to be visible (fence, counter); the tiles it finishes read every slice back, in
+// order, in groups of float4 per thread (the kernel's own fixup_group), one L2 round trip per group and slice. With
+// the shared sum each consumer thread sums its float4 of the share over every slice, kSharedSumBatch slices' loads
+// at once; the wait for the other slices and the departure add one more fixed cost. Without CONSUMERS (the bound's
+// partial configs) the round trips are left out.
+struct Fixup {
+  double seconds = 0;
+  double part = 0;
+};
+Fixup fixup_seconds(const Problem& q, int64_t bm, int64_t bn, const Sm90Schedule& sched, const Sm90Share& share,
+                    std::optional<int64_t> consumers, double l2_bw_sm) {
+  Fixup f;
+  if (share.partials_written <= 0) return f;
+  f.part = double(std::min(bm, q.m)) * double(std::min(bn, q.n)) * 4.0;
+  const double bytes = double(share.partials_written + share.partials_read) * f.part;
+  int64_t round_trips = 0;
+  double fixed_s = double(share.partials_written) * kFixupSeconds;
+  if (sched.shared_sum) {
+    const int64_t share_f4 = cdiv(bm * bn / 4, sched.split_k);
+    if (consumers) {
+      round_trips = cdiv(share_f4, 128 * std::max<int64_t>(1, *consumers)) *
+                    cdiv(sched.split_k, int64_t(tf::sm90::kSharedSumBatch));
+    }
+    fixed_s += kFixupSeconds;
+  } else if (consumers) {
+    const int64_t m_iters = std::max<int64_t>(1, bm / std::max<int64_t>(1, *consumers) / 64);
+    const int64_t vg = tf::sm90::fixup_group(int(m_iters), int(bn));
+    round_trips = share.partials_read * m_iters * cdiv(bn / 8, std::max<int64_t>(1, vg));
+  }
+  f.seconds = bytes / (l2_bw_sm * kFixupL2Share) + fixed_s + double(round_trips) * kFixupReadSeconds;
+  return f;
+}
+
 // A parameter of a partial config as cost() reads it (`fallback` for a value below 1), or nothing when not set.
 std::optional<int64_t> set_param(const Config& c, const char* name, int64_t fallback) {
   auto v = c.get(name);
@@ -219,44 +278,9 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
 
   double epi_s = 0, fix_s = 0;
   if (scheduled) {
-    const double c_tile = double(bm * bn) * out;
-    const double direct = c_tile * (reads_c ? 2.0 : 1.0) / (kEpilogueDirectBytesPerSmCycle * clock) *
-                          epilogue_direct_slowdown(q);
-    if (sched.shared_sum) {
-      epi_s = c_tile * (reads_c ? 2.0 : 1.0) / double(sched.split_k) / (kEpilogueDirectBytesPerSmCycle * clock);
-    } else {
-      const std::optional<int64_t> epilogue = partial.get("EPILOGUE");
-      double epi_tile = direct;
-      if (!reads_c && epilogue != kSm90EpilogueDirect) {
-        double tma = c_tile / (epilogue_staged_rate(q, out) * clock);
-        const std::optional<int64_t> stmatrix = partial.get("STMATRIX");
-        const std::optional<int64_t> split = set_param(partial, "EPI_SPLIT", 1);
-        if (stmatrix && *stmatrix == 0) tma *= kEpilogueNoStmatrixSlowdown;
-        if (split && *split > 1) tma *= kEpilogueSplitSlowdown;
-        if (epilogue == kSm90EpilogueDeferred) tma *= kEpilogueDeferredSlowdown;
-        epi_tile = epilogue ? tma : std::min(direct, tma);
-      }
-      epi_s = double(share.finished) * epi_tile;
-    }
-    if (share.partials_written > 0) {
-      const double part = double(std::min(bm, q.m)) * double(std::min(bn, q.n)) * 4.0;
-      const double bytes = double(share.partials_written + share.partials_read) * part;
-      int64_t round_trips = 0;
-      double fixed_s = double(share.partials_written) * kFixupSeconds;
-      if (sched.shared_sum) {
-        const int64_t share_f4 = cdiv(bm * bn / 4, sched.split_k);
-        if (consumers_v) {
-          round_trips = cdiv(share_f4, 128 * std::max<int64_t>(1, *consumers_v)) *
-                        cdiv(sched.split_k, int64_t(tf::sm90::kSharedSumBatch));
-        }
-        fixed_s += kFixupSeconds;
-      } else if (consumers_v) {
-        const int64_t m_iters = std::max<int64_t>(1, bm / std::max<int64_t>(1, *consumers_v) / 64);
-        const int64_t vg = tf::sm90::fixup_group(int(m_iters), int(bn));
-        round_trips = share.partials_read * m_iters * cdiv(bn / 8, std::max<int64_t>(1, vg));
-      }
-      fix_s = bytes / (l2_bw_sm * kFixupL2Share) + fixed_s + double(round_trips) * kFixupReadSeconds;
-    }
+    epi_s = epilogue_seconds(q, out, clock, bm, bn, sched, share.finished, partial.get("EPILOGUE"),
+                             partial.get("STMATRIX"), set_param(partial, "EPI_SPLIT", 1));
+    fix_s = fixup_seconds(q, bm, bn, sched, share, consumers_v, l2_bw_sm).seconds;
   }
   const double fill_s = kLoadedLatencySeconds + stage_bytes / l2_bw_sm;
   // The operands' DRAM bytes cost an L2 simulation the first time: its floor (every panel once) while the rest
@@ -283,7 +307,6 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   const int64_t group_m = param(cfg, "GROUP_M", 1);
   const int64_t epilogue = cfg.get("EPILOGUE").value_or(0);
   const int64_t split = param(cfg, "EPI_SPLIT", 1);
-  const bool stmatrix = cfg.get("STMATRIX").value_or(0) != 0;
   const int sms = std::max(1, profile.cores);
   const double clock = profile.boost_clock_ghz * 1e9;
   const double smem_rate = profile.smem_bytes_per_core_cycle, l2_rate = profile.l2_bytes_per_core_cycle;
@@ -395,61 +418,28 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
                           {"shared memory", smem_s, true},
                           {"latency", c.latency_s, false}});
 
-  // Epilogue of each tile, after its main loop: the consumer warpgroups store C. beta != 0 takes the direct path
-  // in every config (the TMA-store epilogues fall back to it at run time) and reads C too.
-  const double c_tile = double(bm * bn) * out;
-  double epi_tile = 0;
-  if (epilogue == kSm90EpilogueDirect || reads_c) {
-    epi_tile = c_tile * (reads_c ? 2.0 : 1.0) / (kEpilogueDirectBytesPerSmCycle * clock) *
-               epilogue_direct_slowdown(q);
-  } else {
-    epi_tile = c_tile / (epilogue_staged_rate(q, out) * clock);
-    if (!stmatrix) epi_tile *= kEpilogueNoStmatrixSlowdown;
-    if (split > 1) epi_tile *= kEpilogueSplitSlowdown;
-    if (epilogue == kSm90EpilogueDeferred) epi_tile *= kEpilogueDeferredSlowdown;
-  }
-  // The shared sum writes 1/SPLIT_K of a tile with direct stores (in its fix-up, below) and no tile's epilogue.
-  const double epi_s = sched.shared_sum ? c_tile * (reads_c ? 2.0 : 1.0) / double(sched.split_k) /
-                                              (kEpilogueDirectBytesPerSmCycle * clock)
-                                        : double(per_cta) * epi_tile;
+  const double epi_s =
+      epilogue_seconds(q, out, clock, bm, bn, sched, per_cta, epilogue, cfg.get("STMATRIX").value_or(0), split);
   c.body_s += epi_s;
   if (notes && epi_s > 0.05 * c.body_s && !sched.shared_sum) {
     c.notes.push_back(fmt::format("epilogue {} on the busiest SM ({} tiles of {} each)", fmtx::time(epi_s), per_cta,
-                                  fmtx::bytes(c_tile)));
+                                  fmtx::bytes(double(bm * bn) * out)));
   }
 
-  // Split-K / stream-K fix-up on the busiest CTA: each slice it ends stores its f32 partial (the part inside C)
-  // and waits for the store to be visible (fence, counter); the tiles it finishes read every slice back, in order.
   if (share.partials_written > 0) {
-    const double part = double(std::min(bm, q.m)) * double(std::min(bn, q.n)) * 4.0;
-    const double bytes = double(share.partials_written + share.partials_read) * part;
-    // The summing CTA loads a slice in groups of float4 per thread (the kernel's own fixup_group), one L2 round
-    // trip per group and slice.
-    int64_t round_trips = 0;
-    double fixed_s = double(share.partials_written) * kFixupSeconds;
-    if (sched.shared_sum) {
-      // Each consumer thread sums its float4 of the share over every slice, kSharedSumBatch slices' loads at once;
-      // the wait for the other slices and the departure add one more fixed fix-up cost.
-      const int64_t share_f4 = cdiv(bm * bn / 4, sched.split_k);
-      round_trips = cdiv(share_f4, 128 * std::max<int64_t>(1, consumers)) *
-                    cdiv(sched.split_k, int64_t(tf::sm90::kSharedSumBatch));
-      fixed_s += kFixupSeconds;
-    } else {
-      const int64_t m_iters = std::max<int64_t>(1, bm / std::max<int64_t>(1, consumers) / 64);
-      const int64_t vg = tf::sm90::fixup_group(int(m_iters), int(bn));
-      round_trips = share.partials_read * m_iters * cdiv(bn / 8, std::max<int64_t>(1, vg));
-    }
-    const double fix_s = bytes / (l2_bw_sm * kFixupL2Share) + fixed_s + double(round_trips) * kFixupReadSeconds;
-    c.body_s += fix_s;
+    const Fixup fix = fixup_seconds(q, bm, bn, sched, share, consumers, l2_bw_sm);
+    c.body_s += fix.seconds;
     if (notes && sched.shared_sum) {
       c.notes.push_back(fmt::format("split-K {} with a shared sum: each CTA stores its partial tile of {}, then sums "
                                     "its 1/{} of the tile from all {} and writes it: {}",
-                                    sched.split_k, fmtx::bytes(part), sched.split_k, sched.split_k, fmtx::time(fix_s)));
+                                    sched.split_k, fmtx::bytes(fix.part), sched.split_k, sched.split_k,
+                                    fmtx::time(fix.seconds)));
     } else if (notes) {
       c.notes.push_back(fmt::format("{}: the busiest CTA stores {} partial tile(s) of {} and reads {} back: {}",
                                     sched.split_k > 1 ? fmt::format("split-K {}", sched.split_k)
                                                       : fmt::format("stream-K over the last {} tiles", sched.sk_tiles),
-                                    share.partials_written, fmtx::bytes(part), share.partials_read, fmtx::time(fix_s)));
+                                    share.partials_written, fmtx::bytes(fix.part), share.partials_read,
+                                    fmtx::time(fix.seconds)));
     }
   }
 
