@@ -9,7 +9,6 @@
 #include <cstring>
 #include <deque>
 #include <new>
-#include <stdexcept>
 #include <thread>
 
 #include <fmt/format.h>
@@ -172,37 +171,35 @@ CaseResult run_unchecked(const Device& device, const CasePlan& plan, const Setti
   const Problem& p = result.plan.problem;
   result.peak_tflops = device.profile.peak_tflops(p.precision.input, p.precision.accum).value_or(0.0);
 
-  // Operands: random from the seed (never zeros), shared by every backend; each backend writes its own C.
+  // Operands: random from the seed (never zeros), shared by every backend; each backend writes its own C. They are
+  // generated where the device reads them (in place in host memory on the CPU: each held once); a host copy is
+  // kept only for a reference computed on the host.
   const DType in = p.precision.input, out = p.precision.output;
   const int64_t na = elements(p.stride_a, p.span_a(), p.batch), nb = elements(p.stride_b, p.span_b(), p.batch);
   const int64_t nc = elements(p.stride_c, p.span_c(), p.batch);
-  std::vector<unsigned char> a(std::size_t(na) * size_of(in)), b(std::size_t(nb) * size_of(in)),
-      c_init(std::size_t(nc) * size_of(out));
-  verify::fill_random(a.data(), in, na, settings.seed);
-  verify::fill_random(b.data(), in, nb, settings.seed * 7919 + 1);
-  verify::fill_random(c_init.data(), out, nc, settings.seed * 104729 + 2);
-  // The same operands where the device reads them (the host itself on the CPU).
-  auto place = [&](const std::vector<unsigned char>& host) -> std::unique_ptr<OperandBuffer> {
-    auto buf = timer.allocate(host.size());
-    if (!buf) throw std::runtime_error(buf.status().to_string());
-    if (Status s = (*buf)->upload(host.data()); !s) throw std::runtime_error(s.to_string());
-    return std::move(*buf);
+  const bool device_reference = timer.verifies_on_device();
+  measure::PlacedOperand a, b, c_in;
+  Status placed;
+  auto place = [&](measure::PlacedOperand& into, DType t, int64_t count, uint64_t seed) {
+    if (!placed) return;
+    auto op = measure::random_operand(timer, t, count, seed, !device_reference);
+    if (op) into = std::move(*op); else placed = op.status();
   };
-  std::unique_ptr<OperandBuffer> a_dev, b_dev, c_init_dev;
-  try {
-    a_dev = place(a);
-    b_dev = place(b);
-    c_init_dev = place(c_init);
-  } catch (const std::runtime_error& e) {
-    result.ours_failure = fmt::format("operands could not be placed on the device: {}", e.what());
+  place(a, in, na, settings.seed);
+  place(b, in, nb, settings.seed * 7919 + 1);
+  place(c_in, out, nc, settings.seed * 104729 + 2);
+  if (!placed) {
+    result.ours_failure = fmt::format("operands could not be placed on the device: {}", placed.to_string());
     result.native_missing = result.ours_failure;
     result.warnings.push_back(result.ours_failure);
     return result;
   }
-  const bool device_reference = timer.verifies_on_device();
+  OperandBuffer* const a_dev = a.buffer.get();
+  OperandBuffer* const b_dev = b.buffer.get();
+  OperandBuffer* const c_init_dev = c_in.buffer.get();
   const verify::Reference reference =
       device_reference ? verify::Reference{}
-                       : verify::reference_gemm(p, a.data(), b.data(), c_init.data(), settings.reference_full_limit);
+                       : verify::reference_gemm(p, a.host(), b.host(), c_in.host(), settings.reference_full_limit);
 
   // Runs one entry once, with C reset: the input C when beta reads it, poison otherwise (an unwritten element
   // then shows up as NaN: 0xFF bytes are NaN in f32, f16 and bf16).
@@ -224,7 +221,7 @@ CaseResult run_unchecked(const Device& device, const CasePlan& plan, const Setti
     auto kernel = backend->prepare(p, config, device);
     if (!kernel) return Status(kernel.status().code(), fmt::format("prepare failed: {}", kernel.status().message()));
     e.kernel = std::move(*kernel);
-    auto c = timer.allocate(c_init.size());
+    auto c = timer.allocate(c_init_dev->bytes());
     if (!c) return c.status();
     e.c = std::move(*c);
     if (Status s = reset_c(e); !s) return s;

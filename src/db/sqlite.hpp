@@ -15,10 +15,11 @@ namespace tileforge::db::sql {
 struct Error {
   int code = SQLITE_ERROR;  // primary result code (SQLITE_BUSY, SQLITE_CORRUPT, SQLITE_NOTADB, ...)
   std::string message;
+  int system_errno = 0;     // the failed system call's errno where SQLite knows it (EFBIG, EIO, ...), else 0
 };
 
 [[noreturn]] inline void fail(sqlite3* db, int rc) {
-  throw Error{rc & 0xff, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)};
+  throw Error{rc & 0xff, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc), db ? sqlite3_system_errno(db) : 0};
 }
 
 class Stmt {
@@ -80,7 +81,7 @@ inline void exec(sqlite3* db, std::string_view text) {
   const std::string s(text);
   char* msg = nullptr;
   if (int rc = sqlite3_exec(db, s.c_str(), nullptr, nullptr, &msg); rc != SQLITE_OK) {
-    Error e{rc & 0xff, msg ? msg : sqlite3_errmsg(db)};
+    Error e{rc & 0xff, msg ? msg : sqlite3_errmsg(db), sqlite3_system_errno(db)};
     sqlite3_free(msg);
     throw e;
   }

@@ -1,6 +1,8 @@
 // The Store object and what all its queries share: SQLite failures as Status, and one row read into a checked Record.
 #include "db/store.hpp"
 
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "core/parse.hpp"
@@ -42,6 +44,16 @@ Status sql_status(const std::string& path, const sql::Error& e, int busy_timeout
     return {Code::io_error, fmt::format("tuning DB {} cannot be opened for this use ({}); check its permissions, or "
                                         "pass --db with another file or --no-db",
                                         path, e.message)};
+  }
+  if (e.code == SQLITE_FULL || e.code == SQLITE_IOERR) {
+    // NOTE: a write that fails part-way (a full disk, a file-size limit, an I/O error) is rolled back by SQLite's
+    // journal: the change is lost whole and the file keeps what it held (CliFaults.FullDiskDuringDbImport...).
+    const std::string cause =
+        e.system_errno != 0 ? fmt::format("{}: {}", e.message, std::strerror(e.system_errno)) : e.message;
+    return {Code::io_error, fmt::format("tuning DB {} hit a disk error ({}); an unfinished change is rolled back "
+                                        "whole, so the file holds what it held before; free space on its disk, or "
+                                        "pass --db with another file",
+                                        path, cause)};
   }
   return {Code::io_error, fmt::format("tuning DB {}: {}", path, e.message)};
 }

@@ -10,11 +10,14 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -138,6 +141,31 @@ std::string first_errors(std::string_view log, int max_lines) {
   return fmt::format("{}", fmt::join(lines.empty() ? any : lines, "\n"));
 }
 
+// True when the log says ptxas (NVRTC's assembler step) failed, rather than the C++ front end: its error lines
+// start with "ptxas" ("ptxas fatal   : Ptx assembly aborted due to errors"). The -v report lines ("ptxas info")
+// are in every successful log too, so only error and fatal lines count.
+bool ptxas_failed(std::string_view log) {
+  for (std::size_t at = log.find("ptxas"); at != std::string_view::npos; at = log.find("ptxas", at + 1)) {
+    if (at != 0 && log[at - 1] != '\n') continue;
+    std::string_view line = log.substr(at, log.find('\n', at) - at);
+    if (line.find("error") != std::string_view::npos || line.find("fatal") != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+// A cache that cannot be written costs a compile on every run and would otherwise go unnoticed (the note reaches
+// only callers that read it), so it is said on stderr, once per directory and process.
+void warn_cache_unwritable(const std::string& dir, const std::string& what) {
+  static std::mutex mutex;
+  static std::set<std::string> said;
+  std::lock_guard lock(mutex);
+  if (!said.insert(dir).second) return;
+  std::fprintf(stderr,
+               "tileforge: warning: kernel cache %s: %s; kernels are compiled again in every process until it can "
+               "be written (free space there, or set TILEFORGE_CACHE_DIR to another folder)\n",
+               dir.c_str(), what.c_str());
+}
+
 void dump(const std::string& dir, const CompileRequest& r, const std::vector<std::string>& options, const CompiledKernel& k,
           bool fresh) {
   std::error_code ec;
@@ -199,6 +227,26 @@ std::string cache_key(const CompileRequest& r, const Nvrtc& nvrtc) {
   return h.hex();
 }
 
+Expected<bool> inject_fault(std::string_view spec, CompileRequest& request) {
+  const std::size_t colon = spec.find(':');
+  const std::string_view kind = spec.substr(0, colon);
+  const std::string_view only = colon == std::string_view::npos ? std::string_view{} : spec.substr(colon + 1);
+  if (kind != "nvrtc" && kind != "ptxas") {
+    return invalid_argument(fmt::format("TILEFORGE_JIT_FAULT={}: unknown fault '{}' (allowed: nvrtc or ptxas, "
+                                        "optionally :TEXT to fault only kernels whose name contains TEXT)",
+                                        spec, kind));
+  }
+  if (!only.empty() && request.name.find(only) == std::string::npos) return false;
+  if (kind == "nvrtc") {
+    request.source += "\n#error \"tileforge: compile fault injected by TILEFORGE_JIT_FAULT=nvrtc\"\n";
+  } else {
+    // Valid C++ that NVRTC turns into PTX, which ptxas then refuses: the assembler's own failure path.
+    request.source +=
+        "\nextern \"C\" __global__ void tileforge_injected_fault() { asm volatile(\"tileforge_injected_ptxas_fault;\"); }\n";
+  }
+  return true;
+}
+
 Status write_file_atomic(const std::string& path, std::string_view data) {
   fs::path final_path(path);
   fs::path dir = final_path.parent_path();
@@ -251,7 +299,16 @@ KernelCache::Counters KernelCache::counters() const {
   return counters_;
 }
 
-Expected<CompiledKernel> KernelCache::get(const CompileRequest& request) {
+Expected<CompiledKernel> KernelCache::get(const CompileRequest& asked) {
+  CompileRequest faulted;
+  const CompileRequest* chosen = &asked;
+  if (const char* spec = std::getenv("TILEFORGE_JIT_FAULT"); spec && *spec) {
+    faulted = asked;
+    auto applies = inject_fault(spec, faulted);
+    if (!applies) return applies.status();
+    if (*applies) chosen = &faulted;
+  }
+  const CompileRequest& request = *chosen;
   auto nv = Nvrtc::get();
   if (!nv) return nv.status();
   const Nvrtc& nvrtc = **nv;
@@ -277,6 +334,7 @@ Expected<CompiledKernel> KernelCache::get(const CompileRequest& request) {
     fs::create_directories(dir_, ec);
     if (ec) {
       k.note = fmt::format("kernel cache {} unusable ({}); compiled without caching", dir_, ec.message());
+      warn_cache_unwritable(dir_, fmt::format("unusable ({})", ec.message()));
       use_disk = false;
     }
   }
@@ -334,8 +392,11 @@ Expected<CompiledKernel> KernelCache::get(const CompileRequest& request) {
     std::string hint = nvrtc.include_dir().empty() && k.log.find("cuda_") != std::string::npos
                            ? "\n(no CUDA include directory with cuda_fp16.h was found: set CUDA_HOME)"
                            : "";
-    return Status(Code::compile_failed, fmt::format("NVRTC could not compile '{}' for {} (log: {}):\n{}{}", request.name,
-                                                    request.arch, log_path, first_errors(k.log, 12), hint));
+    return Status(Code::compile_failed,
+                  fmt::format("{} '{}' for {} (log: {}):\n{}{}",
+                              ptxas_failed(k.log) ? "ptxas (NVRTC's assembler step) could not assemble"
+                                                  : "NVRTC could not compile",
+                              request.name, request.arch, log_path, first_errors(k.log, 12), hint));
   }
   k.cubin = std::move(out->cubin);
   k.ptx = std::move(out->ptx);
@@ -349,6 +410,7 @@ Expected<CompiledKernel> KernelCache::get(const CompileRequest& request) {
       k.entry_path = path;
     } else {
       k.note += (k.note.empty() ? "" : "; ") + ("not cached: " + s.message());
+      warn_cache_unwritable(dir_, fmt::format("'{}' not cached ({})", request.name, s.message()));
       std::lock_guard lock(mutex_);
       ++counters_.store_failures;
     }

@@ -55,8 +55,10 @@ class KernelCache {
   std::string entry_path(std::string_view key) const;  // <dir>/<first 32 hex digits of key>.tfk
 
   // The kernel from the cache, or compiled now and stored. A source that does not compile gives compile_failed
-  // with the log's path and its first errors; a cache that cannot be written only leaves a note.
-  // TILEFORGE_JIT_DUMP=DIR writes source, headers, PTX, log and cubin of every compile to DIR.
+  // with the log's path and its first errors (naming ptxas when it was the assembler that failed); a cache that
+  // cannot be written (a full disk, a read-only folder) leaves a note and a warning on stderr, once per directory.
+  // TILEFORGE_JIT_DUMP=DIR writes source, headers, PTX, log and cubin of every compile to DIR;
+  // TILEFORGE_JIT_FAULT makes compiles fail on purpose (inject_fault).
   Expected<CompiledKernel> get(const CompileRequest& request);
 
   struct Counters {
@@ -70,6 +72,14 @@ class KernelCache {
   std::map<std::string, std::shared_ptr<std::mutex>> in_flight_;  // one compile per key at a time in this process
   Counters counters_;
 };
+
+// Fault injection for tests of what a failing compile does upstream (docs/RELIABILITY.md): `spec` is
+// TILEFORGE_JIT_FAULT's value, `nvrtc` (a front-end error: an #error line) or `ptxas` (PTX the assembler rejects:
+// an unknown instruction in an extra kernel), optionally `:TEXT` to fault only requests whose name contains TEXT
+// (`ptxas:sm90`). Appends the fault to `request.source` and returns true when it applies; an unknown kind is
+// invalid_argument. The changed source has its own cache key, so a cached good kernel is not used meanwhile and
+// nothing is stored for it.
+Expected<bool> inject_fault(std::string_view spec, CompileRequest& request);
 
 // Writes `data` to `path` atomically: a unique temporary file in the same directory, fsync, rename, fsync of
 // the directory. Readers see the old file or the whole new one, never a part.

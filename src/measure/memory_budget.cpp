@@ -74,14 +74,19 @@ MemoryNeed case_memory(const Problem& problem, const CaseLayout& layout) {
   const uint64_t cs = mul(c, uint64_t(std::max(layout.participants, 0)));
   const std::string c_name = fmt::format("C x{}", std::max(layout.participants, 0));
   MemoryNeed need;
-  // The harness generates A, B and C in on the host, then the timer places a copy of each where the device reads
-  // them (on the CPU that copy is host memory too, so the operands are held twice).
-  need.host = {{"A", a}, {"B", b}, {"C in", c}};
-  std::vector<MemoryTerm>& placed = layout.device_operands ? need.device : need.host;
-  placed.push_back({layout.device_operands ? "A" : "A copy", a});
-  placed.push_back({layout.device_operands ? "B" : "B copy", b});
-  placed.push_back({layout.device_operands ? "C in" : "C in copy", c});
-  placed.push_back({c_name, cs});
+  // The harness generates each operand where the device reads it (measure::random_operand): in place in host memory
+  // on the CPU, so it is held once; for a GPU on the host and uploaded, the host copies kept only for a host
+  // reference (otherwise one at a time, each freed after its upload: the largest is the host's peak).
+  if (!layout.device_operands) {
+    need.host = {{"A", a}, {"B", b}, {"C in", c}, {c_name, cs}};
+  } else {
+    need.device = {{"A", a}, {"B", b}, {"C in", c}, {c_name, cs}};
+    if (layout.host_reference) {
+      need.host = {{"A", a}, {"B", b}, {"C in", c}};
+    } else {
+      need.host = {{"upload staging", std::max({a, b, c})}};
+    }
+  }
   if (layout.host_reference) {
     // value and bound (two doubles) per covered element of C, and the covered rows' indices.
     const int64_t rows = covered_row_count(p, layout.reference_full_limit);

@@ -12,7 +12,7 @@
 
 namespace tileforge::measure {
 
-// One allocation (or group of them) a case makes: "A", "B", "C in", "C x3", "reference".
+// One allocation (or group of them) a case makes: "A", "B", "C in", "C x3", "reference", "upload staging".
 struct MemoryTerm {
   std::string name;
   uint64_t bytes = 0;
@@ -27,9 +27,10 @@ struct MemoryNeed {
 
 // How the harness lays a case out: `participants` backends each get their own C (ours, native, peers);
 // `device_operands` when the timer places operands in device memory (a GPU), which then holds A, B, C in and the Cs
-// while the host keeps only its generated copies; otherwise the host holds the generated A, B, C in, the timer's
-// copies of them and the Cs, and `host_reference` adds the float64 reference (value and bound per covered element of
-// C, plus the row list) for the rows verify::covered_rows keeps under `reference_full_limit`.
+// while the host holds the generated copies for a host reference, or else only the largest operand while it is
+// uploaded; otherwise (the CPU) the host holds A, B and C in once (generated in place) and the Cs, and
+// `host_reference` adds the float64 reference (value and bound per covered element of C, plus the row list) for the
+// rows verify::covered_rows keeps under `reference_full_limit`.
 struct CaseLayout {
   int participants = 1;
   bool device_operands = false;

@@ -1,6 +1,8 @@
-// The CPU rep timer, host operand memory, and the choice of timer per device kind.
+// The CPU rep timer, host operand memory, random operands placed where the device reads them, and the choice of
+// timer per device kind.
 #include "measure/timer.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -52,6 +54,30 @@ class HostBuffer final : public OperandBuffer {
 
 Expected<std::unique_ptr<OperandBuffer>> RepTimer::allocate(std::size_t bytes) {
   return std::unique_ptr<OperandBuffer>(std::make_unique<HostBuffer>(bytes));
+}
+
+const void* PlacedOperand::host() const {
+  if (const void* view = buffer ? buffer->host_view() : nullptr) return view;
+  return host_copy.empty() ? nullptr : host_copy.data();
+}
+
+Expected<PlacedOperand> random_operand(RepTimer& timer, DType type, int64_t count, uint64_t seed, bool keep_host_copy) {
+  const std::size_t bytes = std::size_t(std::max<int64_t>(count, 0)) * size_of(type);
+  auto buffer = timer.allocate(bytes);
+  if (!buffer) return buffer.status();
+  PlacedOperand op;
+  op.buffer = std::move(*buffer);
+  // NOTE: before issue 18 the operands were always generated in host vectors and then copied into the buffers, so
+  // on the CPU every operand was held twice. A buffer whose host view is its data is host memory, writable here.
+  if (op.buffer->host_view() != nullptr && op.buffer->host_view() == op.buffer->data()) {
+    verify::fill_random(op.buffer->data(), type, count, seed);
+    return op;
+  }
+  op.host_copy.resize(bytes);
+  verify::fill_random(op.host_copy.data(), type, count, seed);
+  if (Status s = op.buffer->upload(op.host_copy.data()); !s) return s;
+  if (!keep_host_copy) std::vector<unsigned char>().swap(op.host_copy);
+  return op;
 }
 
 Expected<verify::ErrorReport> RepTimer::verify_on_device(const Problem&, const OperandBuffer&, const OperandBuffer&,

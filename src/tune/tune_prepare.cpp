@@ -101,38 +101,26 @@ Expected<std::unique_ptr<Testbed>> Testbed::make(const Problem& p, const Device&
   const DType in = p.precision.input, out = p.precision.output;
   const int64_t na = elements(p.stride_a, p.span_a(), p.batch), nb = elements(p.stride_b, p.span_b(), p.batch);
   const int64_t nc = elements(p.stride_c, p.span_c(), p.batch);
-  std::vector<unsigned char>&a = bed->a_, &b = bed->b_, &c_init = bed->c_init_;
-  a.resize(std::size_t(na) * size_of(in));
-  b.resize(std::size_t(nb) * size_of(in));
-  c_init.resize(std::size_t(nc) * size_of(out));
-  verify::fill_random(a.data(), in, na, seed);
-  verify::fill_random(b.data(), in, nb, seed * 7919 + 1);
-  verify::fill_random(c_init.data(), out, nc, seed * 104729 + 2);
   measure::RepTimer* timer = bed->timer_;
-  auto place = [&](std::size_t bytes, const void* host) -> Expected<std::unique_ptr<measure::OperandBuffer>> {
-    auto buf = timer->allocate(bytes);
-    if (!buf) return buf.status();
-    if (host) {
-      if (Status s = (*buf)->upload(host); !s) return s;
-    }
-    return std::move(*buf);
-  };
-  auto a_dev = place(a.size(), a.data());
-  if (!a_dev) return Status(a_dev.status().code(), "operand A could not be placed: " + a_dev.status().message());
-  bed->a_dev_ = std::move(*a_dev);
-  auto b_dev = place(b.size(), b.data());
-  if (!b_dev) return Status(b_dev.status().code(), "operand B could not be placed: " + b_dev.status().message());
-  bed->b_dev_ = std::move(*b_dev);
-  auto c_init_dev = place(c_init.size(), c_init.data());
-  if (!c_init_dev) return Status(c_init_dev.status().code(), "C could not be placed: " + c_init_dev.status().message());
-  bed->c_init_dev_ = std::move(*c_init_dev);
-  auto c_dev = place(c_init.size(), nullptr);  // one output buffer: candidates run one after another
-  if (!c_dev) return Status(c_dev.status().code(), "C could not be placed: " + c_dev.status().message());
-  bed->c_dev_ = std::move(*c_dev);
   bed->device_reference_ = timer->verifies_on_device();
+  // A host copy of a device operand is kept only while the host reference reads it (below).
+  const bool keep_host = !bed->device_reference_;
+  auto a = measure::random_operand(*timer, in, na, seed, keep_host);
+  if (!a) return Status(a.status().code(), "operand A could not be placed: " + a.status().message());
+  auto b = measure::random_operand(*timer, in, nb, seed * 7919 + 1, keep_host);
+  if (!b) return Status(b.status().code(), "operand B could not be placed: " + b.status().message());
+  auto c_init = measure::random_operand(*timer, out, nc, seed * 104729 + 2, keep_host);
+  if (!c_init) return Status(c_init.status().code(), "C could not be placed: " + c_init.status().message());
+  auto c_dev = timer->allocate(c_init->buffer->bytes());  // one output buffer: candidates run one after another
+  if (!c_dev) return Status(c_dev.status().code(), "C could not be placed: " + c_dev.status().message());
   if (!bed->device_reference_) {
-    bed->reference_ = verify::reference_gemm(p, a.data(), b.data(), c_init.data(), options.contract.reference_full_limit);
+    bed->reference_ =
+        verify::reference_gemm(p, a->host(), b->host(), c_init->host(), options.contract.reference_full_limit);
   }
+  bed->a_dev_ = std::move(a->buffer);
+  bed->b_dev_ = std::move(b->buffer);
+  bed->c_init_dev_ = std::move(c_init->buffer);
+  bed->c_dev_ = std::move(*c_dev);
   return bed;
 }
 

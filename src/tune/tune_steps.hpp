@@ -45,7 +45,8 @@ struct Session {
 };
 
 // What every candidate (and the native library) is verified and timed on: the operands as bench makes them (same
-// seeds: the same inputs as a bench row), placed where the device reads them, the float64 reference and the timer.
+// seeds: the same inputs as a bench row), generated where the device reads them (each held once on the CPU), the
+// float64 reference and the timer.
 class Testbed {
  public:
   static Expected<std::unique_ptr<Testbed>> make(const Problem& p, const Device& device, const TuneOptions& options);
@@ -63,7 +64,6 @@ class Testbed {
   const Problem& p_;
   std::unique_ptr<measure::RepTimer> own_timer_;
   measure::RepTimer* timer_ = nullptr;
-  std::vector<unsigned char> a_, b_, c_init_;
   std::unique_ptr<measure::OperandBuffer> a_dev_, b_dev_, c_init_dev_, c_dev_;
   bool device_reference_ = false;
   verify::Reference reference_;

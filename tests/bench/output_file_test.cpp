@@ -1,9 +1,13 @@
 // --out by kind of path: devices, FIFOs and stdout are written in place and never replaced, write failures are
-// reported, links stay links. (Whole-or-nothing for regular files: report_test.cpp's OutputFile tests.)
+// reported (a full disk under a regular file too), links stay links. (Whole-or-nothing for regular files:
+// report_test.cpp's OutputFile tests.)
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +15,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <random>
 #include <sstream>
 
 #include "bench/output_file.hpp"
@@ -56,6 +62,66 @@ TEST_F(OutputFileTest, FullDeviceReportsTheFailureAndStaysADevice) {
   const Node after = node("/dev/full");
   EXPECT_TRUE(S_ISCHR(after.mode));
   EXPECT_EQ(after.rdev, before.rdev);
+}
+
+// What `body` returned, run in a child whose files are held to `max_bytes` (RLIMIT_FSIZE, SIGXFSZ ignored): a write
+// past it fails with EFBIG, as on a full disk, without root or a small filesystem.
+std::string on_full_disk(uint64_t max_bytes, const std::function<std::string()>& body) {
+  int fds[2];
+  if (pipe(fds) != 0) return "pipe failed";
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) return "fork failed";
+  if (pid == 0) {
+    close(fds[0]);
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit limit {};
+    getrlimit(RLIMIT_FSIZE, &limit);
+    limit.rlim_cur = rlim_t(max_bytes);
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(3);
+    const std::string result = body();
+    const bool sent = write(fds[1], result.data(), result.size()) == ssize_t(result.size());
+    _exit(sent ? 0 : 4);
+  }
+  close(fds[1]);
+  std::string result;
+  char buf[512];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) result.append(buf, std::size_t(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return "child failed: wait status " + std::to_string(status);
+  return result;
+}
+
+// A regular file on a full disk: the failure names the path and the cause, the file keeps its old contents (the
+// new ones went to a temporary file, which is removed), and nothing else is left in the folder.
+TEST_F(OutputFileTest, FullDiskUnderARegularFileKeepsItsOldContents) {
+  const fs::path target = dir / "bench.json";
+  std::mt19937_64 rng(std::random_device{}());
+  const std::string old = "old " + std::to_string(rng()) + "\n";
+  { std::ofstream(target) << old; }
+  std::string content(8192 + rng() % 8192, 'x');
+  const std::string result = on_full_disk(4096, [&] {
+    auto f = OutputFile::create(target.string());
+    if (!f) return "create: " + f.status().to_string();
+    const Status s = f->commit(content);
+    return s ? std::string("written") : s.to_string();
+  });
+  EXPECT_EQ(result.rfind("io_error: --out '" + target.string() + "': write failed (", 0), 0u) << result;
+  EXPECT_NE(result.find(std::strerror(EFBIG)), std::string::npos) << result;
+  EXPECT_EQ(read_file(target), old);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), {}), 1) << "a temporary file was left";
+  // Under the limit the same write goes through whole.
+  content.resize(2048);
+  const std::string fits = on_full_disk(4096, [&] {
+    auto f = OutputFile::create(target.string());
+    if (!f) return "create: " + f.status().to_string();
+    const Status s = f->commit(content);
+    return s ? std::string("written") : s.to_string();
+  });
+  EXPECT_EQ(fits, "written");
+  EXPECT_EQ(read_file(target), content);
 }
 
 TEST_F(OutputFileTest, NullDeviceIsWrittenInPlace) {

@@ -1,14 +1,20 @@
-// The kernel cache: what the key covers, hits without NVRTC, damaged entries, several processes at once, dumps.
+// The kernel cache: what the key covers, hits without NVRTC, damaged entries, several processes at once, dumps, and
+// faults: compiles that fail (TILEFORGE_JIT_FAULT) and a full disk while an entry is written.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cerrno>
+#include <cstring>
 #include <optional>
 #include <filesystem>
+#include <random>
 #include <fstream>
 #include <set>
 #include <thread>
@@ -26,7 +32,9 @@ namespace fs = std::filesystem;
 using testing::TempDir;
 
 // When this binary is started as a helper of CacheProcesses.FourProcessesLeaveOneValidEntry, it compiles one
-// kernel into the given cache before main() runs and exits: 0 compiled, 1 cache hit, 2 failed.
+// kernel into the given cache before main() runs and exits: 0 compiled, 1 cache hit, 2 failed. With
+// TILEFORGE_TEST_CACHE_CHILD_FSIZE (KernelCacheFaults.FullDisk...) its files are held to that many bytes, as on a
+// full disk, and it compiles two kernels: 3 when both compiled and neither was stored.
 int run_cache_child_if_asked() {
   const char* dir = std::getenv("TILEFORGE_TEST_CACHE_CHILD_DIR");
   if (!dir) return 0;
@@ -35,11 +43,28 @@ int run_cache_child_if_asked() {
     while (::read(std::atoi(fd), &c, 1) > 0) {
     }  // EOF when the parent closes its end: every child starts at once
   }
+  const char* full = std::getenv("TILEFORGE_TEST_CACHE_CHILD_FSIZE");
+  if (full) {
+    // A write past the limit then fails with EFBIG (SIGXFSZ, which would kill the process, is ignored).
+    ::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit limit {};
+    ::getrlimit(RLIMIT_FSIZE, &limit);
+    limit.rlim_cur = rlim_t(std::strtoull(full, nullptr, 10));
+    if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(4);
+  }
   KernelCache cache(dir);
   auto k = cache.get(testing::scale_request("sm_90a"));
   if (!k) {
     std::fprintf(stderr, "child %d: %s\n", int(::getpid()), k.status().to_string().c_str());
     ::_exit(2);
+  }
+  if (full) {
+    auto second = cache.get(testing::scale_request("sm_80"));
+    if (!second) ::_exit(2);
+    std::printf("%s\n%s\n", k->note.c_str(), second->note.c_str());
+    std::fflush(stdout);  // _exit does not flush
+    const bool stored = !k->entry_path.empty() || !second->entry_path.empty();
+    ::_exit(!stored && !k->cubin.empty() && !second->cubin.empty() ? 3 : 0);
   }
   ::_exit(k->cache_hit ? 1 : 0);
 }
@@ -333,6 +358,132 @@ TEST(KernelCache, AtomicWriteLeavesOnlyTheFinalFile) {
   Status s = write_file_atomic((dir.path() / "no_such_dir" / "x").string(), "y");
   EXPECT_EQ(s.code(), Code::io_error);
   EXPECT_NE(s.message().find("no_such_dir"), std::string::npos);
+}
+
+std::string read_all(const fs::path& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), {});
+}
+
+// NVRTC's front end and ptxas failing, made to happen with TILEFORGE_JIT_FAULT: each is compile_failed naming the
+// step that failed and the kernel, with the full log kept; nothing is stored, and the good entry already cached for
+// the same request is neither used (the faulted source has its own key) nor touched.
+TEST(KernelCacheFaults, InjectedCompileFailuresAreNamedAndNothingIsCached) {
+  TF_REQUIRE_NVRTC();
+  TempDir dir;
+  KernelCache cache(dir.str());
+  CompileRequest r = testing::scale_request("sm_80");
+  // A fresh key per run, so that a failure cannot be an artefact of an earlier run's files.
+  r.options.push_back("-DTF_RUN=" + std::to_string(std::random_device{}()));
+  auto good = cache.get(r);
+  ASSERT_TRUE(good.ok()) << good.status().to_string();
+  const std::string entry = read_all(good->entry_path);
+
+  struct Case {
+    const char* spec;
+    std::string says;  // how the message starts
+    const char* error;  // in the message's first errors and in the log
+  };
+  const std::vector<Case> cases = {
+      {"nvrtc", "NVRTC could not compile 'test_scale' for sm_80 (log: ", "TILEFORGE_JIT_FAULT=nvrtc"},
+      {"ptxas", "ptxas (NVRTC's assembler step) could not assemble 'test_scale' for sm_80 (log: ",
+       "tileforge_injected_ptxas_fault"},
+      {"ptxas:scale", "ptxas (NVRTC's assembler step) could not assemble 'test_scale' for sm_80 (log: ",
+       "tileforge_injected_ptxas_fault"},
+  };
+  for (const Case& c : cases) {
+    ScopedEnv env("TILEFORGE_JIT_FAULT", c.spec);
+    const uint64_t compiles = nvrtc_compile_count();
+    auto k = cache.get(r);
+    ASSERT_FALSE(k.ok()) << c.spec;
+    EXPECT_EQ(k.status().code(), Code::compile_failed) << c.spec;
+    const std::string& msg = k.status().message();
+    EXPECT_EQ(msg.rfind(c.says, 0), 0u) << c.spec << ": " << msg;
+    EXPECT_NE(msg.find(c.error), std::string::npos) << c.spec << ": " << msg;
+    EXPECT_EQ(nvrtc_compile_count(), compiles + 1) << c.spec << ": the cached good kernel stood in for a fault";
+    const std::size_t at = msg.find("(log: ") + 6;
+    const std::string log = read_all(msg.substr(at, msg.find(')', at) - at));
+    EXPECT_NE(log.find(c.error), std::string::npos) << c.spec << ": the log file has the error";
+    EXPECT_EQ(count_entries(dir.path()), 1) << c.spec;
+    EXPECT_EQ(count_temporaries(dir.path()), 0) << c.spec;
+    EXPECT_EQ(read_all(good->entry_path), entry) << c.spec << ": the good entry changed";
+  }
+  {
+    // A fault aimed at other kernels leaves this one alone.
+    ScopedEnv env("TILEFORGE_JIT_FAULT", "ptxas:sm90_gemm");
+    auto k = cache.get(r);
+    ASSERT_TRUE(k.ok()) << k.status().to_string();
+    EXPECT_TRUE(k->cache_hit);
+  }
+  {
+    ScopedEnv env("TILEFORGE_JIT_FAULT", "linker");
+    auto k = cache.get(r);
+    ASSERT_FALSE(k.ok());
+    EXPECT_EQ(k.status().code(), Code::invalid_argument);
+    EXPECT_NE(k.status().message().find("TILEFORGE_JIT_FAULT=linker: unknown fault 'linker'"), std::string::npos)
+        << k.status().message();
+  }
+  // The fault gone, the cached kernel is what a later call gets.
+  auto after = cache.get(r);
+  ASSERT_TRUE(after.ok()) << after.status().to_string();
+  EXPECT_TRUE(after->cache_hit);
+  EXPECT_EQ(after->cubin, good->cubin);
+}
+
+// A full disk while entries are written (files held to 1 kB; an entry is several): the kernels still come back
+// compiled, nothing partial is left (no temporary file, no entry), another kernel's entry is untouched, and the
+// process says so once on stderr; with room again the next process stores the entry.
+TEST(KernelCacheFaults, FullDiskWhileStoringKeepsTheKernelLeavesNothingPartialAndSaysSo) {
+  TF_REQUIRE_NVRTC();
+  TempDir dir, logs;
+  CompileRequest other = testing::scale_request("sm_80");
+  other.options.push_back("-DTF_OTHER=1");
+  KernelCache cache(dir.str());
+  auto kept = cache.get(other);
+  ASSERT_TRUE(kept.ok()) << kept.status().to_string();
+  const std::string kept_bytes = read_all(kept->entry_path);
+
+  std::vector<std::string> env_store;
+  for (char** e = environ; *e; ++e) env_store.emplace_back(*e);
+  env_store.push_back("TILEFORGE_TEST_CACHE_CHILD_DIR=" + dir.str());
+  env_store.push_back("TILEFORGE_TEST_CACHE_CHILD_FSIZE=1024");
+  std::vector<char*> envp;
+  for (auto& s : env_store) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  char exe[] = "/proc/self/exe";
+  char* argv[] = {exe, nullptr};
+  const std::string out = (logs.path() / "child.stdout").string(), err = (logs.path() / "child.stderr").string();
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  ASSERT_EQ(::posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv, envp.data()), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  const std::string notes = read_all(out), warnings = read_all(err);
+  EXPECT_EQ(WEXITSTATUS(status), 3) << "both kernels compiled, neither stored\n" << notes << warnings;
+
+  EXPECT_NE(notes.find("not cached: cannot write"), std::string::npos) << notes;
+  EXPECT_NE(notes.find(std::strerror(EFBIG)), std::string::npos) << notes;
+  const std::string warning = "tileforge: warning: kernel cache " + dir.str() + ": 'test_scale' not cached (";
+  const std::size_t first = warnings.find(warning);
+  ASSERT_NE(first, std::string::npos) << warnings;
+  EXPECT_EQ(warnings.find(warning, first + 1), std::string::npos) << "said more than once: " << warnings;
+  EXPECT_NE(warnings.find("kernels are compiled again in every process until it can be written"), std::string::npos)
+      << warnings;
+  EXPECT_EQ(count_entries(dir.path()), 1) << "only the entry made before the disk filled";
+  EXPECT_EQ(count_temporaries(dir.path()), 0);
+  EXPECT_EQ(read_all(kept->entry_path), kept_bytes);
+
+  KernelCache roomy(dir.str());
+  auto k = roomy.get(testing::scale_request("sm_90a"));
+  ASSERT_TRUE(k.ok()) << k.status().to_string();
+  EXPECT_FALSE(k->cache_hit);
+  EXPECT_FALSE(k->entry_path.empty()) << k->note;
+  EXPECT_EQ(count_entries(dir.path()), 2);
 }
 
 }  // namespace

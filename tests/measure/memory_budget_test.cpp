@@ -24,19 +24,18 @@ uint64_t term(const std::vector<MemoryTerm>& terms, const std::string& name) {
   return 0;
 }
 
-TEST(MemoryBudget, CpuCaseHoldsOperandsTwiceOneCPerBackendAndTheFullReference) {
+TEST(MemoryBudget, CpuCaseHoldsOperandsOnceOneCPerBackendAndTheFullReference) {
   CaseLayout layout;
   layout.participants = 3;
   const MemoryNeed need = case_memory(problem(64, 32, 16), layout);
   EXPECT_EQ(term(need.host, "A"), 64u * 16 * 4);
   EXPECT_EQ(term(need.host, "B"), 16u * 32 * 4);
   EXPECT_EQ(term(need.host, "C in"), 64u * 32 * 4);
-  EXPECT_EQ(term(need.host, "A copy"), 4096u);
-  EXPECT_EQ(term(need.host, "B copy"), 2048u);
-  EXPECT_EQ(term(need.host, "C in copy"), 8192u);
   EXPECT_EQ(term(need.host, "C x3"), 3u * 8192);
   EXPECT_EQ(term(need.host, "reference"), 64u * 32 * 16 + 64 * 8);  // value and bound per element, row indices
-  EXPECT_EQ(need.host_bytes(), 86528u);
+  // Each operand once: generated in place in the memory the CPU backends read (before issue 18, a copy of each too).
+  EXPECT_EQ(need.host.size(), 5u);
+  EXPECT_EQ(need.host_bytes(), 4096u + 2048 + 8192 + 3 * 8192 + 33280);
   EXPECT_TRUE(need.device.empty());
 }
 
@@ -53,11 +52,17 @@ TEST(MemoryBudget, GpuCasePlacesOperandsAndCsOnTheDevice) {
   layout.participants = 2;
   layout.device_operands = true;
   layout.host_reference = false;
-  const MemoryNeed need = case_memory(problem(4096, 4096, 4096, DType::f16, DType::f16), layout);
-  const uint64_t one = 4096ull * 4096 * 2;
-  EXPECT_EQ(need.host_bytes(), 3 * one);  // the generated A, B and C in
-  EXPECT_EQ(need.device_bytes(), 5 * one);  // A, B, C in, and two Cs
-  EXPECT_EQ(term(need.device, "C x2"), 2 * one);
+  const MemoryNeed need = case_memory(problem(4096, 2048, 1024, DType::f16, DType::f16), layout);
+  const uint64_t a = 4096ull * 1024 * 2, b = 1024ull * 2048 * 2, c = 4096ull * 2048 * 2;
+  // The reference is computed on the device: each operand is generated on the host and freed after its upload.
+  EXPECT_EQ(need.host_bytes(), c);
+  EXPECT_EQ(term(need.host, "upload staging"), c);
+  EXPECT_EQ(need.device_bytes(), a + b + c + 2 * c);  // A, B, C in, and two Cs
+  EXPECT_EQ(term(need.device, "C x2"), 2 * c);
+  // With a host reference the host keeps the generated A, B and C in, and the reference.
+  layout.host_reference = true;
+  const MemoryNeed kept = case_memory(problem(64, 32, 16, DType::f16, DType::f16), layout);
+  EXPECT_EQ(kept.host_bytes(), 64u * 16 * 2 + 16 * 32 * 2 + 64 * 32 * 2 + 64 * 32 * 16 + 64 * 8);
 }
 
 TEST(MemoryBudget, LeadingDimensionsAndBatchStridesCount) {

@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -38,5 +39,11 @@ CliResult wait_cli(const CliProcess& process);
 
 // spawn_cli, then wait_cli.
 CliResult run_cli(const std::vector<std::string>& args, const std::filesystem::path& dir, const EnvChanges& env = {});
+
+// run_cli as on a full disk: every file the child writes is held to `max_file_bytes` (RLIMIT_FSIZE, with SIGXFSZ
+// ignored so that a write past it fails with EFBIG instead of killing the process), with no root and no small
+// filesystem needed. Its own stdout and stderr files are held to it too: keep what it prints below the limit.
+CliResult run_cli_on_full_disk(const std::vector<std::string>& args, const std::filesystem::path& dir,
+                               const EnvChanges& env, uint64_t max_file_bytes);
 
 }  // namespace tileforge::testing

@@ -1,8 +1,9 @@
 // The tuner's GPU compile step without a GPU: sm80 candidates compiled in parallel with NVRTC into a scratch
-// kernel cache, failures kept per candidate, a second pass served from the cache.
+// kernel cache, failures kept per candidate (an injected ptxas failure too), a second pass served from the cache.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "hw/hw.hpp"
@@ -82,6 +83,51 @@ TEST(TuneCompile, Sm80CandidatesCompileInParallelIntoAScratchCache) {
   CompileSummary none = compile_candidates(p, {configs[0]}, o);
   EXPECT_EQ(none.skipped, 1u);
   EXPECT_FALSE(none.outcomes[0].attempted);
+  std::filesystem::remove_all(dir);
+}
+
+// A candidate that ptxas refuses (TILEFORGE_JIT_FAULT=ptxas) fails on its own with the assembler named, as the
+// tuner reports it ("compile failed: ..."), and leaves no cache entry; with the fault gone it compiles.
+TEST(TuneCompile, ACandidateThatPtxasRefusesFailsNamedAndIsNotCached) {
+  auto nvrtc = jit::Nvrtc::get();
+  if (!nvrtc) GTEST_SKIP() << "SKIPPED: no NVRTC: " << nvrtc.status().message();
+  auto profile = hw::load_profile("a100-sxm");
+  ASSERT_TRUE(profile) << profile.status().to_string();
+  Problem p;
+  p.m = p.n = p.k = 512;
+  p.precision = {DType::bf16, DType::bf16, DType::f32};
+  auto plan = plan::make_plan(p, *profile);
+  ASSERT_TRUE(plan) << plan.status().to_string();
+  ASSERT_TRUE(plan->served) << plan->unserved;
+  const std::vector<Config> configs = {plan->ranked[0].config};
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / ("tileforge-tune-fault-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  CompileOptions o;
+  o.arch = "sm_80";
+  o.cache_dir = dir.string();
+  auto entries = [&] {
+    std::size_t n = 0;
+    if (std::filesystem::exists(dir))
+      for (const auto& e : std::filesystem::directory_iterator(dir)) n += e.path().extension() == ".tfk";
+    return n;
+  };
+
+  ::setenv("TILEFORGE_JIT_FAULT", "ptxas", 1);
+  const CompileSummary faulted = compile_candidates(p, configs, o);
+  ::unsetenv("TILEFORGE_JIT_FAULT");
+  ASSERT_EQ(faulted.outcomes.size(), 1u);
+  EXPECT_FALSE(faulted.outcomes[0].ok);
+  EXPECT_EQ(faulted.failed, 1u);
+  const std::string& error = faulted.outcomes[0].error;
+  EXPECT_EQ(error.rfind("ptxas (NVRTC's assembler step) could not assemble 'sm80_gemm_", 0), 0u) << error;
+  EXPECT_NE(error.find("tileforge_injected_ptxas_fault"), std::string::npos) << error;
+  EXPECT_EQ(entries(), 0u);
+
+  const CompileSummary fine = compile_candidates(p, configs, o);
+  EXPECT_TRUE(fine.outcomes[0].ok) << fine.outcomes[0].error;
+  EXPECT_FALSE(fine.outcomes[0].cache_hit);
+  EXPECT_EQ(entries(), 1u);
   std::filesystem::remove_all(dir);
 }
 

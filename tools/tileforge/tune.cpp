@@ -3,11 +3,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include <fmt/format.h>
 
 #include "core/parse.hpp"
 #include "db/location.hpp"
+#include "db/store.hpp"
 #include "options.hpp"
 #include "tune/report.hpp"
 #include "tune/tune.hpp"
@@ -110,6 +112,12 @@ int run_tune(const TuneArgs& a) {
   for (const Problem& p : *problems) {
     // Pins, family and profile are checked for every problem before the first one is measured.
     if (Status s = tune::check(p, *device, *options); !s && s.code() == Code::invalid_argument) return fail(verb, s);
+  }
+  // A DB that exists but cannot be written (a newer schema, another application's file, read-only, a disk error) is
+  // refused now, not after minutes of measuring; opening it for writing is what recording the winner does anyway.
+  std::error_code ec;
+  if (options->write_db && std::filesystem::exists(options->db_path, ec)) {
+    if (auto store = db::Store::open(options->db_path); !store) return fail(verb, store.status());
   }
   std::optional<bench::OutputFile> out;
   if (Status s = open_output(a.output.out, out); !s) return fail(verb, s);
