@@ -275,6 +275,19 @@ TEST(Planner, UnservedPrecisionSaysSo) {
   const Plan cpu = plan_of(acc16, "generic-avx2");
   EXPECT_FALSE(cpu.served);
   EXPECT_NE(cpu.unserved.find("accumulates in f32 only"), std::string::npos);
+  // An A100 has no f16-accumulating family (sm80 accumulates in f32); the H200's sm90 takes the policy and says so.
+  const Plan a100 = plan_of(acc16, "a100-sxm");
+  EXPECT_FALSE(a100.served);
+  EXPECT_NE(a100.needed.find("f16 accumulators"), std::string::npos) << a100.needed;
+  Problem big = f16(4096, 4096, 4096);
+  big.precision.accum = DType::f16;
+  const Plan h200 = plan_of(big, "h200");
+  ASSERT_TRUE(h200.served) << h200.unserved;
+  EXPECT_EQ(h200.family, "sm90");
+  std::string decisions;
+  for (const plan::Decision& d : h200.log.entries()) decisions += d.decision + "\n";
+  EXPECT_NE(decisions.find("accumulate in f16"), std::string::npos) << decisions;
+  EXPECT_NE(decisions.find("f16 accumulators in registers"), std::string::npos) << decisions;
 }
 
 TEST(Planner, FamilyOverridesAreChecked) {

@@ -53,6 +53,15 @@ inline constexpr double kKStepFloorCycles = 320;
 // Latency of a TMA load under load (the fit above: 0.6, 0.8 and 1.0 us were tried; the sm80 family uses 1 us for
 // cp.async). STAGES - 1 stages are in flight while one is consumed (Little's law).
 inline constexpr double kLoadedLatencySeconds = 0.8e-6;
+// The same for a stage whose operands stream from HBM under load. Fitted to tune --top 50 on the H200 (bench/results/
+// h200/2026-12-02-acc16/call3): 64x14336x4096 with 64x128 tiles ran 45.1 us with 4 stages and 41.0 with 6 (HBM-bound),
+// 128x4096x14336 (split-K 2) 48.5 us with 6 stages and 45.3 with 8: the k-steps of both at 3 and 5 stages in flight
+// give 2.1-2.2 us.
+inline constexpr double kDramLoadedLatencySeconds = 2.15e-6;
+
+// A launch with clusters, once: 1024^3 ran 8.93 us with 64x128 tiles alone and 9.82 in clusters of two, 512^3 6.27
+// against 7.26, 2048^3 27.7 against 28.7-29.1 (same call), where the model's per-step cluster share is negligible.
+inline constexpr double kClusterLaunchSeconds = 1.0e-6;
 
 // Extra time per k-step of a CTA in a cluster of two, as a share of its tensor time: the stage is released to both
 // CTAs' producers (remote mbarrier arrivals) and waits for both halves of the multicast. Fitted (0.01-0.03 tried):

@@ -212,6 +212,7 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   const auto cm_v = set_param(partial, "CLUSTER_M", 1), cn_v = set_param(partial, "CLUSTER_N", 1);
   if (!bm_v || !bn_v || !bk_v || !cm_v || !cn_v) return overhead_s + kLoadedLatencySeconds;
   const int64_t bm = *bm_v, bn = *bn_v, bk = *bk_v, cm = *cm_v, cn = *cn_v, cs = cm * cn;
+  if (cs > 1) overhead_s += kClusterLaunchSeconds;
   const int sms = std::max(1, profile.cores);
   const double clock = profile.boost_clock_ghz * 1e9;
   const double smem_rate = profile.smem_bytes_per_core_cycle, l2_rate = profile.l2_bytes_per_core_cycle;
@@ -257,20 +258,26 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   const double l2_bw_sm = l2_rate * clock;
   const double l2_total = double(grid.cluster_tiles * cs) * l2_tile;
   const double l2_cta = steps * (a_k / double(cn) + b_k / double(cm));
-  const double l2_s = std::max(l2_total / (l2_bw_sm * double(sms)), l2_cta / l2_bw_sm);
+  const double l2_s = std::max(l2_total / (l2_bw_sm * double(sms)), l2_cta / l2_bw_sm) * misaligned;
 
   const double stage_bytes = a_k + b_k;
-  double latency_s = 0;
-  if (const auto stages = set_param(partial, "STAGES", 2)) {
-    const double in_flight = double(std::max<int64_t>(1, *stages - 1)) * stage_bytes;
-    latency_s = steps * stage_bytes / (in_flight / kLoadedLatencySeconds);
-  }
+  const std::optional<int64_t> stages = set_param(partial, "STAGES", 2);
   const bool reads_c = q.beta != 0.0;
   const double c_bytes = double(q.m) * double(q.n) * out * (reads_c ? 2.0 : 1.0);
   const double dram_bw = profile.mem_bandwidth_gbps * 1e9 * kDramEfficiency;
-  const double smem_s = steps * smem_k;
-  // combine_terms() of the cost model, without its vector.
-  auto body_of = [&](double dram_s) {
+  const double smem_s = steps * smem_k * misaligned;
+  // combine_terms() of the cost model, without its vector; the latency's DRAM share from the operands' DRAM bytes
+  // (the price's, or its floor: fewer bytes, less latency).
+  auto body_of = [&](double operand_bytes) {
+    const double dram_s = (operand_bytes + c_bytes) / dram_bw;
+    double latency_s = 0;
+    if (stages) {
+      const double in_flight = double(std::max<int64_t>(1, *stages - 1)) * stage_bytes;
+      const double dram_stages = l2_total > 0 ? std::min(1.0, 2.0 * operand_bytes / l2_total) : 1.0;
+      const double latency =
+          kLoadedLatencySeconds + dram_stages * (kDramLoadedLatencySeconds - kLoadedLatencySeconds);
+      latency_s = steps * stage_bytes / (in_flight / latency) * misaligned;
+    }
     const double top_stream = std::max({compute_s, dram_s, l2_s, smem_s});
     const double streams = compute_s + dram_s + l2_s + smem_s;
     return std::max(0.0, std::max(top_stream, latency_s)) + plan::constants::kOverlapLeak * (streams - top_stream);
@@ -286,10 +293,10 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   // The operands' DRAM bytes cost an L2 simulation the first time: its floor (every panel once) while the rest
   // already exceeds `enough`.
   const double floor = sm80_operand_dram_floor(q, max_clusters, bm * cm, bn * cn);
-  const double seconds = body_of((floor + c_bytes) / dram_bw) + epi_s + fix_s + fill_s + overhead_s;
+  const double seconds = body_of(floor) + epi_s + fix_s + fill_s + overhead_s;
   if (seconds > enough || !group_m) return seconds;
-  const double dram = operand_dram_bytes(q, profile, bm, bn, cm, cn, *group_m, cache ? &memo : nullptr) + c_bytes;
-  return body_of(dram / dram_bw) + epi_s + fix_s + fill_s + overhead_s;
+  const double operands = operand_dram_bytes(q, profile, bm, bn, cm, cn, *group_m, cache ? &memo : nullptr);
+  return body_of(operands) + epi_s + fix_s + fill_s + overhead_s;
 }
 
 Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Config& cfg, Sm90CostCache* cache,
@@ -375,6 +382,9 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
                         (row_walk ? kRowMajorWalkSlowdown : 1.0) * misaligned;
   c.compute_s = double(share.k_steps) * step_k;
   c.compute_share = q.flops() / c.compute_s / (*peak.tflops * 1e12);
+  // A cluster launch places its CTAs together (the GPCs are filled in cluster-sized groups) and ends on a cluster
+  // barrier: a fixed cost that small shapes notice.
+  if (cs > 1) c.overhead_s += kClusterLaunchSeconds;
   if (notes && smem_k > tensor_k) {
     c.notes.push_back(fmt::format("wgmma is bound by its shared-memory reads with BLOCK_N {}: {:.0f} B per k-step "
                                   "at {:g} B/cycle take {} against {} of tensor work",
@@ -388,16 +398,24 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   const double l2_bw_sm = l2_rate * clock;
   const double l2_total = double(grid.cluster_tiles * cs) * l2_tile;
   const double l2_cta = double(share.k_steps) * (a_k / double(cn) + b_k / double(cm));
-  const double l2_s = std::max(l2_total / (l2_bw_sm * double(sms)), l2_cta / l2_bw_sm);
-
-  // Little's law: STAGES - 1 stages in flight per SM over the loaded latency.
-  const double stage_bytes = a_k + b_k;
-  const double in_flight = double(std::max<int64_t>(1, stages - 1)) * stage_bytes;
-  c.latency_s = double(share.k_steps) * stage_bytes / (in_flight / kLoadedLatencySeconds);
+  // Rows off the sectors slow every read of the operands (TMA fetches the extra sectors), not only the k-steps'
+  // tensor work: the L2 stream and the loads' latency pay it too.
+  const double l2_s = std::max(l2_total / (l2_bw_sm * double(sms)), l2_cta / l2_bw_sm) * misaligned;
 
   // DRAM: A and B panels as the persistent walk (consecutive tiles in flight at once, the grouped order) and the L2
   // let them through; C written (and read when beta != 0).
   const double operand_bytes = operand_dram_bytes(q, profile, bm, bn, cm, cn, group_m, cache);
+
+  // Little's law: STAGES - 1 stages in flight per SM over the loaded latency. A stage waits for its slowest piece:
+  // when its operands stream from DRAM (each panel read about once, as in skinny and long-K shapes) that is HBM's
+  // latency under load, when they are reused from the L2 the L2's. The share of stages that wait on DRAM is taken as
+  // twice the share of the L2 -> SM bytes that come from DRAM (a stage holds a piece of each operand), at most 1.
+  const double stage_bytes = a_k + b_k;
+  const double in_flight = double(std::max<int64_t>(1, stages - 1)) * stage_bytes;
+  const double dram_stages = l2_total > 0 ? std::min(1.0, 2.0 * operand_bytes / l2_total) : 1.0;
+  const double latency =
+      kLoadedLatencySeconds + dram_stages * (kDramLoadedLatencySeconds - kLoadedLatencySeconds);
+  c.latency_s = double(share.k_steps) * stage_bytes / (in_flight / latency) * misaligned;
   const bool reads_c = q.beta != 0.0;
   const double c_bytes = double(q.m) * double(q.n) * out * (reads_c ? 2.0 : 1.0);
   const double dram = operand_bytes + c_bytes;
@@ -411,7 +429,7 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
                smem_rate * clock * double(sms), double(share.k_steps) * smem_k}};
   // Shared memory: the wgmma operand reads bound each k-step above (in the compute term); as a stream they also
   // compete with the TMA writes of the next stages and the epilogue's staging, so they leak like the others.
-  const double smem_s = double(share.k_steps) * smem_k;
+  const double smem_s = double(share.k_steps) * smem_k * misaligned;
   plan::combine_terms(c, {{"compute", c.compute_s, true},
                           {"HBM", dram_s, true},
                           {"L2", l2_s, true},

@@ -38,9 +38,9 @@ void sm90_explain(plan::Plan& plan) {
 
   // ---- hardware mapping
   plan.log.add(L0,
-               fmt::format("wgmma.mma_async m64n{}k16 ({} inputs from shared memory by descriptor, f32 accumulators "
+               fmt::format("wgmma.mma_async m64n{}k16 ({} inputs from shared memory by descriptor, {} accumulators "
                            "in registers)",
-                           bn, to_string(q.precision.input)),
+                           bn, to_string(q.precision.input), to_string(q.precision.accum)),
                fmt::format("{}'s tensor-core instruction (the chip record lists wgmma); the model credits it with {} "
                            "of the {:g} TFLOP/s dense peak between k-step barriers ({} consumer warpgroup{})",
                            hw.name, fmtx::pct(share), peak, cons, cons > 1 ? "s" : ""),
@@ -187,14 +187,19 @@ void sm90_explain(plan::Plan& plan) {
   const int preg = sm90_producer_regs(c), creg = sm90_consumer_regs(c);
   plan.log.add(L3,
                fmt::format("CONSUMERS={}: {} threads, {} rows per consumer warpgroup", cons, sm90_threads(c), bm / cons),
-               fmt::format("{} f32 accumulators per consumer thread; {}; one CTA per SM, limited by the persistent design",
-                           sm90_accumulators(c),
+               fmt::format("{} {} per consumer thread; {}; one CTA per SM, limited by the persistent design",
+                           q.precision.accum == DType::f16 ? sm90_accumulators(c) / 2 : sm90_accumulators(c),
+                           q.precision.accum == DType::f16 ? "registers of f16 accumulator pairs" : "f32 accumulators",
                            preg > 0 ? fmt::format("setmaxnreg: producer {} and consumers {} registers ({} of {} per SM)",
                                                   preg, creg, sm90_register_budget(c), hw.registers_per_core)
                                     : std::string("no setmaxnreg: 256 threads may use 255 registers each")),
                neighbours_of(plan, {"CONSUMERS"}));
   plan.log.add(L3, fmt::format("accumulate in {}", to_string(q.precision.accum)),
-               "the problem's precision policy: the planner never changes it");
+               q.precision.accum == DType::f16
+                   ? "the problem's precision policy (opt-in, f16 inputs): wgmma .f16 accumulators at the f32 "
+                     "accumulators' rate on this chip, half their registers; split-K partials are still summed in f32. "
+                     "The planner never changes the policy"
+                   : "the problem's precision policy: the planner never changes it");
 }
 
 }  // namespace tileforge::cuda

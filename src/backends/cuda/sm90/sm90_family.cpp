@@ -221,6 +221,8 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
                            [](const Config& c) { return p(c, "STREAM_K") == 0 || p(c, "SPLIT_K") == 1; },
                            {"STREAM_K", "SPLIT_K"}});
   if (profile.has("cluster")) {
+    // Clusters of four (2x2) were measured slower on every shape tried: each CTA waits for all four to release a
+    // stage (bench/sweeps/sm90-cluster-2x2.txt, PERF-LOG 2026-12-02).
     s.constraints.push_back({Layer::hardware_mapping, "CLUSTER_M * CLUSTER_N <= 2 (clusters of one or two CTAs)",
                              [](const Config& c) { return sm90_cluster_size(c) <= 2; }, {"CLUSTER_M", "CLUSTER_N"}});
   } else {
@@ -327,10 +329,11 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
   k.c_box[0] = 64;
   k.c_box[1] = int(bm / cons);
   const int64_t split_k = c.get("SPLIT_K").value_or(1), stream_k = c.get("STREAM_K").value_or(0);
-  k.entry = fmt::format("sm90_gemm_{}_{}_{}_{}x{}x{}_c{}_s{}_k{}x{}_g{}_e{}{}{}{}", to_string(q.precision.input),
+  const bool acc_f16 = q.precision.accum == DType::f16;
+  k.entry = fmt::format("sm90_gemm_{}_{}_{}_{}x{}x{}_c{}_s{}_k{}x{}_g{}_e{}{}{}{}{}", to_string(q.precision.input),
                         to_string(q.precision.output), to_string(q.layout), bm, bn, bk, cons, p(c, "STAGES"), cm, cn,
                         gm, p(c, "EPILOGUE"), p(c, "EPI_SPLIT"), p(c, "STMATRIX"),
-                        split_k > 1 ? fmt::format("_sk{}", split_k) : stream_k ? "_stk" : "");
+                        split_k > 1 ? fmt::format("_sk{}", split_k) : stream_k ? "_stk" : "", acc_f16 ? "_acc16" : "");
   // One CTA per SM is the design (persistent, up to 227 KB of shared memory), so __launch_bounds__(threads, 1).
   // A diagnostic of the fix-up (gemm.cuh, TF_SM90_FIXUP_PROBE): never set in normal use, it makes C wrong.
   std::string probe;
@@ -343,7 +346,7 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
       "{probe}"
       "#include \"sm90/gemm.cuh\"\n"
       "using Cfg = tf::sm90::Config<{bm}, {bn}, {bk}, {st}, {cons}, {cm}, {cn}, {order}, {gm}, {in}, {out}, {arow}, "
-      "{brow}, {epi}, {preg}, {creg}, {split}, {stm}, {splitk}, {streamk}>;\n"
+      "{brow}, {epi}, {preg}, {creg}, {split}, {stm}, {splitk}, {streamk}, {acc16}>;\n"
       "extern \"C\" __global__ void __launch_bounds__(Cfg::THREADS, 1) {entry}(const __grid_constant__ "
       "tf::sm90::Params p) {{\n"
       "  tf::sm90::gemm<Cfg>(p);\n"
@@ -356,6 +359,7 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
       fmt::arg("preg", sm90_producer_regs(c)), fmt::arg("creg", sm90_consumer_regs(c)),
       fmt::arg("split", p(c, "EPI_SPLIT")), fmt::arg("stm", p(c, "STMATRIX") ? "true" : "false"),
       fmt::arg("splitk", split_k), fmt::arg("streamk", stream_k ? "true" : "false"),
+      fmt::arg("acc16", acc_f16 ? "true" : "false"),
       fmt::arg("entry", k.entry));
   return k;
 }

@@ -37,7 +37,7 @@ class Sm90Family final : public CudaJitFamily {
     if (nvidia && missing.empty()) {
       return plan::FamilyFit::yes(fmt::format(
           "NVIDIA {}: TMA, wgmma and setmaxnreg (the chip record's features) run the sm90 family: warp-specialized, "
-          "persistent, wgmma with f32 accumulators{}",
+          "persistent, wgmma with f32 accumulators (f16 ones under the opt-in policy){}",
           p.arch, p.has("cluster") ? ", clusters with TMA multicast" : ""));
     }
     plan::FamilyFit f;
@@ -73,9 +73,10 @@ class Sm90Family final : public CudaJitFamily {
       return {fmt::format("the sm90 family takes f16 or bf16 inputs (wgmma.m64nNk16), not {}", to_string(pr.input)),
               "a TF32 wgmma (m64nNk8) variant of the sm90 family for f32 inputs"};
     }
-    if (pr.accum != DType::f32) {
-      return {"the sm90 family accumulates in f32, and the planner never changes the precision policy",
-              "an f16-accumulator variant of the sm90 kernel (wgmma with f16 accumulators)"};
+    if (pr.accum != DType::f32 && !(pr.accum == DType::f16 && pr.input == DType::f16)) {
+      return {fmt::format("the sm90 family accumulates in f32, or in f16 with f16 inputs, not in {} with {} inputs",
+                          to_string(pr.accum), to_string(pr.input)),
+              "another accumulator type in the sm90 kernel"};
     }
     if (p.m > INT32_MAX || p.n > INT32_MAX || p.k > INT32_MAX) {
       return {"the sm90 family needs M, N and K to fit a 32-bit int", "64-bit tile coordinates in the sm90 kernel"};

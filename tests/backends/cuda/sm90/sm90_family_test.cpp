@@ -20,6 +20,12 @@ Problem problem(int64_t m, int64_t n, int64_t k, Layout l = Layout::RR, DType in
   return testing::make_problem(m, n, k, l, in, out).normalized();
 }
 
+// The opt-in f16 accumulation policy (f16 inputs).
+Problem acc16(Problem p) {
+  p.precision.accum = DType::f16;
+  return p;
+}
+
 using testing_sm90::sm90_config;
 
 TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
@@ -54,6 +60,11 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
       {problem(512, 512, 8192), sm90_config(128, 256, 4, 2, 2, 1, 8, 1, 2, 1, 16, 0)},
       {problem(3000, 3000, 3000, Layout::RC), sm90_config(128, 256, 4, 2, 2, 1, 8, 1, 2, 1, 1, 1)},
       {problem(1000, 1000, 1000, Layout::CR), sm90_config(128, 128, 6, 2, 1, 1, 8, 2, 1, 1, 1, 1)},
+      // f16 accumulators: the deferred epilogue, direct stores to f32, split-K's f32 sum and stream-K.
+      {acc16(problem(4096, 4096, 4096)), sm90_config(128, 256, 3, 2, 1, 1, 16, 2, 1, 1)},
+      {acc16(problem(1000, 1000, 1000, Layout::CC, DType::f16, DType::f32)), sm90_config(256, 64, 4, 1, 1, 1, 4, 0, 1, 0)},
+      {acc16(problem(512, 512, 8192)), sm90_config(128, 256, 4, 2, 1, 1, 8, 1, 2, 1, 4, 0)},
+      {acc16(problem(1000, 1000, 1000, Layout::CR)), sm90_config(128, 128, 6, 2, 2, 1, 8, 1, 1, 1, 1, 1)},
   };
   for (const Case& k : cases) {
     ASSERT_TRUE(sm90_space(k.problem, *h200).check(k.config).ok())
@@ -68,6 +79,10 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
     ASSERT_TRUE(out.ok()) << out.status().to_string();
     ASSERT_TRUE(out->ok) << k.config.describe() << "\n" << out->log;
     EXPECT_NE(out->ptx.find("wgmma.mma_async"), std::string::npos) << k.config.describe();
+    // The accumulator type of the policy, and no other.
+    const bool f16_acc = k.problem.precision.accum == DType::f16;
+    EXPECT_EQ(out->ptx.find(f16_acc ? "k16.f32." : "k16.f16.f16.f16"), std::string::npos) << k.config.describe();
+    EXPECT_NE(out->ptx.find(f16_acc ? "k16.f16.f16.f16" : "k16.f32."), std::string::npos) << k.config.describe();
     EXPECT_NE(out->ptx.find("cp.async.bulk.tensor"), std::string::npos) << k.config.describe();
     if (k.config.at("EPILOGUE") != 0) {
       EXPECT_NE(out->ptx.find("cp.async.bulk.tensor.2d.global.shared"), std::string::npos) << k.config.describe();

@@ -74,6 +74,16 @@ using Elem = tf::Elem<kTag>;
 enum : int { kOrderRowMajor = 0, kOrderGrouped = 1 };
 enum : int { kEpilogueDirect = 0, kEpilogueTmaStore = 1, kEpilogueTmaStoreDeferred = 2 };
 
+// The accumulator register type (NVRTC compiles without the standard library, so no std::conditional).
+template <bool kF16>
+struct AccType {
+  using T = float;
+};
+template <>
+struct AccType<true> {
+  using T = unsigned;
+};
+
 // Every planned parameter of one kernel.
 //   kBlockM x kBlockN: the CTA's output tile; kBlockK: 64 (one 128-byte swizzle row of 16-bit elements).
 //   kStages: shared-memory ring depth. kConsumers: consumer warpgroups (1 or 2), which split BLOCK_M.
@@ -96,9 +106,12 @@ enum : int { kEpilogueDirect = 0, kEpilogueTmaStore = 1, kEpilogueTmaStoreDeferr
 //     f32 partial tile to the workspace; the last of the tile's CTAs to arrive sums every slice's partial in slice
 //     order (so the result does not depend on which CTA came last: bit-identical from run to run) and runs the
 //     epilogue.
+//   kAccF16: f16 accumulators (wgmma .f16.f16.f16; f16 inputs only), the opt-in precision policy; split-K and
+//     stream-K partials are still stored and summed in f32.
 template <int kBlockM, int kBlockN, int kBlockK, int kStages, int kConsumers, int kClusterM, int kClusterN, int kOrder,
           int kGroupM, int kInTag, int kOutTag, bool kARow, bool kBRow, int kEpilogue, int kProducerRegs,
-          int kConsumerRegs, int kEpiSplit = 1, bool kStMatrix = false, int kSplitK = 1, bool kStreamK = false>
+          int kConsumerRegs, int kEpiSplit = 1, bool kStMatrix = false, int kSplitK = 1, bool kStreamK = false,
+          bool kAccF16 = false>
 struct Config {
   static constexpr int BM = kBlockM, BN = kBlockN, BK = kBlockK, STAGES = kStages, CONSUMERS = kConsumers;
   static constexpr int CM = kClusterM, CN = kClusterN, CS = kClusterM * kClusterN;
@@ -111,6 +124,11 @@ struct Config {
   static constexpr int SPLIT_K = kSplitK;
   static constexpr bool STREAM_K = kStreamK;
   static constexpr bool FIXUP = SPLIT_K > 1 || STREAM_K;  // tiles may be shared by CTAs and summed in a workspace
+  // f16 accumulators (the opt-in precision policy): each 32-bit register holds the f16 pair of two neighbouring
+  // columns, so a thread holds half the registers of the f32 accumulators, in the same fragment order.
+  static constexpr bool ACC_F16 = kAccF16;
+  using Acc = typename AccType<kAccF16>::T;
+  static constexpr int ACC_REGS = kAccF16 ? kBlockN / 4 : kBlockN / 2;
 
   static constexpr int THREADS = 128 * (1 + CONSUMERS);
   static constexpr int WG_M = BM / CONSUMERS;  // rows of C per consumer warpgroup
@@ -136,6 +154,7 @@ struct Config {
   static_assert(WG_M % 64 == 0 && M_ITERS >= 1, "each consumer warpgroup owns whole m64 row blocks");
   static_assert(BN % 64 == 0 && BN <= 256, "BLOCK_N: a multiple of 64, at most 256 (one wgmma)");
   static_assert(M_ITERS * BN / 2 <= 128, "at most 128 f32 accumulators per thread");
+  static_assert(!kAccF16 || kInTag == 1, "f16 accumulators take f16 inputs only");
   static_assert(STAGES >= 2, "a ring needs two stages");
   static_assert(CS == 1 || CS == 2, "clusters of one or two CTAs");
   static_assert(!A_ROW || (BM / A_SPLIT) <= 256, "TMA box rows <= 256");
@@ -321,11 +340,20 @@ __device__ __forceinline__ void gemm(const Params& p) {
       }
     };
 
-    float acc[M_ITERS][BN / 2];
+    typename Cfg::Acc acc[M_ITERS][Cfg::ACC_REGS];
 #pragma unroll
     for (int mi = 0; mi < M_ITERS; ++mi)
 #pragma unroll
-      for (int i = 0; i < BN / 2; ++i) acc[mi][i] = 0.0f;  // once per CTA: every tile's first wgmma overwrites
+      for (int i = 0; i < Cfg::ACC_REGS; ++i) acc[mi][i] = 0;  // once per CTA: every tile's first wgmma overwrites
+    // The pair of accumulators i and i + 1 (i even, in the f32 layout's numbering) as f32 values.
+    auto acc2 = [&](int mi, int i) -> float2 {
+      if constexpr (Cfg::ACC_F16) {
+        const unsigned bits = acc[mi][i / 2];
+        return __half22float2(*reinterpret_cast<const __half2*>(&bits));
+      } else {
+        return make_float2(acc[mi][i], acc[mi][i + 1]);
+      }
+    };
 
     // TMA-store epilogues: the tile as 16-bit pairs (rows r and r+8 of each 8-column block), written into the
     // staging tile (BN/64/EPI_SPLIT boxes of WG_M rows x 128 bytes, 128-byte swizzled like the map of C, per
@@ -334,7 +362,8 @@ __device__ __forceinline__ void gemm(const Params& p) {
     constexpr int PK = Cfg::EPI == kEpilogueTmaStoreDeferred ? BN / 8 : 1;
     unsigned packed[M_ITERS][PK][2];
     auto to_pair = [&](int mi, int j, int h, float alpha) -> unsigned {
-      const float v0 = alpha * acc[mi][4 * j + 2 * h], v1 = alpha * acc[mi][4 * j + 2 * h + 1];
+      const float2 v = acc2(mi, 4 * j + 2 * h);
+      const float v0 = alpha * v.x, v1 = alpha * v.y;
       if constexpr (Cfg::OUT == 1) {
         __half2 t = __floats2half2_rn(v0, v1);
         return *reinterpret_cast<unsigned*>(&t);
@@ -534,7 +563,8 @@ __device__ __forceinline__ void gemm(const Params& p) {
         if (!rows_in(mi)) continue;
 #pragma unroll
         for (int v = 0; v < BN / 8; ++v) {
-          __stcg(at(own, mi, v), make_float4(acc[mi][4 * v], acc[mi][4 * v + 1], acc[mi][4 * v + 2], acc[mi][4 * v + 3]));
+          const float2 lo = acc2(mi, 4 * v), hi = acc2(mi, 4 * v + 2);
+          __stcg(at(own, mi, v), make_float4(lo.x, lo.y, hi.x, hi.y));
         }
       }
 #if TF_SM90_FIXUP_PROBE == 2
@@ -596,20 +626,46 @@ __device__ __forceinline__ void gemm(const Params& p) {
 #pragma unroll
       for (int mi = 0; mi < M_ITERS; ++mi) {
         if (!rows_in(mi)) continue;
+        if constexpr (Cfg::ACC_F16) {
+          // f16 accumulators: the slices are summed in f32 (as for f32 accumulators, in slice order from zero) and
+          // the sum rounded once to the f16 pair the epilogue reads.
 #pragma unroll
-        for (int i = 0; i < BN / 2; ++i) acc[mi][i] = 0.0f;
+          for (int g = 0; g < BN / 8; g += VG) {
+            float4 s[VG];
 #pragma unroll
-        for (int g = 0; g < BN / 8; g += VG) {
+            for (int v = 0; v < VG; ++v) s[v] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll 1
-          for (int j = 0; j < w.nseg; ++j) {
-            const long long slot = sched.slot(w, j);
-            float4 x[VG];
+            for (int j = 0; j < w.nseg; ++j) {
+              const long long slot = sched.slot(w, j);
+              float4 x[VG];
 #pragma unroll
-            for (int v = 0; v < VG; ++v) x[v] = __ldcg(at(slot, mi, g + v));
+              for (int v = 0; v < VG; ++v) x[v] = __ldcg(at(slot, mi, g + v));
+#pragma unroll
+              for (int v = 0; v < VG; ++v) s[v].x += x[v].x, s[v].y += x[v].y, s[v].z += x[v].z, s[v].w += x[v].w;
+            }
 #pragma unroll
             for (int v = 0; v < VG; ++v) {
-              float* d = &acc[mi][4 * (g + v)];
-              d[0] += x[v].x, d[1] += x[v].y, d[2] += x[v].z, d[3] += x[v].w;
+              __half2 lo = __floats2half2_rn(s[v].x, s[v].y), hi = __floats2half2_rn(s[v].z, s[v].w);
+              acc[mi][2 * (g + v)] = *reinterpret_cast<unsigned*>(&lo);
+              acc[mi][2 * (g + v) + 1] = *reinterpret_cast<unsigned*>(&hi);
+            }
+          }
+        } else {
+#pragma unroll
+          for (int i = 0; i < BN / 2; ++i) acc[mi][i] = 0.0f;
+#pragma unroll
+          for (int g = 0; g < BN / 8; g += VG) {
+#pragma unroll 1
+            for (int j = 0; j < w.nseg; ++j) {
+              const long long slot = sched.slot(w, j);
+              float4 x[VG];
+#pragma unroll
+              for (int v = 0; v < VG; ++v) x[v] = __ldcg(at(slot, mi, g + v));
+#pragma unroll
+              for (int v = 0; v < VG; ++v) {
+                float* d = &acc[mi][4 * (g + v)];
+                d[0] += x[v].x, d[1] += x[v].y, d[2] += x[v].z, d[3] += x[v].w;
+              }
             }
           }
         }
@@ -705,7 +761,8 @@ __device__ __forceinline__ void gemm(const Params& p) {
             if (row >= p.m) continue;
 #pragma unroll
             for (int j = 0; j < BN / 8; ++j) {
-              store_c(row, n0 + 8 * j + 2 * (lane % 4), acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
+              const float2 v = acc2(mi, 4 * j + 2 * h);
+              store_c(row, n0 + 8 * j + 2 * (lane % 4), v.x, v.y);
             }
           }
         }

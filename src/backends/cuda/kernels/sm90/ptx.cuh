@@ -135,6 +135,11 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[kCount]) {
 #pragma unroll
   for (int i = 0; i < kCount; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
+template <int kCount>
+__device__ __forceinline__ void fence_accumulators(unsigned (&d)[kCount]) {
+#pragma unroll
+  for (int i = 0; i < kCount; ++i) asm volatile("" : "+r"(d[i])::"memory");
+}
 
 // Shared-memory matrix descriptor with 128-byte swizzle: start address, leading and stride byte offsets (>> 4).
 __device__ __forceinline__ unsigned long long make_desc(unsigned addr, unsigned lbo, unsigned sbo) {
@@ -164,6 +169,30 @@ __device__ __forceinline__ void wgmma(float (&d)[N / 2], unsigned long long da, 
     if constexpr (kIn == 1) TF_SM90_WGMMA(64, "f16"); else TF_SM90_WGMMA(64, "bf16");
   }
 }
+
+// The same with f16 accumulators (f16 inputs only): d holds N/4 registers, each the f16 pair of two neighbouring
+// columns, in the f32 layout's order (register r is the pair of f32 accumulators 2r and 2r + 1).
+#define TF_SM90_WGMMA16(NN)                                                                                       \
+  asm volatile("{\n.reg .pred p;\n" TF_SM90_WGMMA16_PRED##NN "wgmma.mma_async.sync.aligned.m64n" #NN             \
+               "k16.f16.f16.f16 " TF_SM90_WGMMA16_D##NN ", " TF_SM90_WGMMA16_REST##NN "}\n"                    \
+               : TF_SM90_WGMMA16_OPS##NN                                                                        \
+               : "l"(da), "l"(db), "r"(scale_d), "n"(kTransA), "n"(kTransB))
+
+template <int N, int kIn, int kTransA, int kTransB>
+__device__ __forceinline__ void wgmma(unsigned (&d)[N / 4], unsigned long long da, unsigned long long db, int scale_d) {
+  static_assert(N == 64 || N == 128 || N == 192 || N == 256, "wgmma N used by this family");
+  static_assert(kIn == 1, "f16 accumulators take f16 inputs only");
+  if constexpr (N == 256) {
+    TF_SM90_WGMMA16(256);
+  } else if constexpr (N == 192) {
+    TF_SM90_WGMMA16(192);
+  } else if constexpr (N == 128) {
+    TF_SM90_WGMMA16(128);
+  } else {
+    TF_SM90_WGMMA16(64);
+  }
+}
 #undef TF_SM90_WGMMA
+#undef TF_SM90_WGMMA16
 
 }  // namespace tf::sm90
