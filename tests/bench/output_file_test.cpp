@@ -64,34 +64,9 @@ TEST_F(OutputFileTest, FullDeviceReportsTheFailureAndStaysADevice) {
   EXPECT_EQ(after.rdev, before.rdev);
 }
 
-// What `body` returned, run in a child whose files are held to `max_bytes` (RLIMIT_FSIZE, SIGXFSZ ignored): a write
-// past it fails with EFBIG, as on a full disk, without root or a small filesystem.
+// What `body` returned, run in a child whose files are held to `max_bytes`, as on a full disk.
 std::string on_full_disk(uint64_t max_bytes, const std::function<std::string()>& body) {
-  int fds[2];
-  if (pipe(fds) != 0) return "pipe failed";
-  std::fflush(nullptr);
-  const pid_t pid = fork();
-  if (pid < 0) return "fork failed";
-  if (pid == 0) {
-    close(fds[0]);
-    signal(SIGXFSZ, SIG_IGN);
-    struct rlimit limit {};
-    getrlimit(RLIMIT_FSIZE, &limit);
-    limit.rlim_cur = rlim_t(max_bytes);
-    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(3);
-    const std::string result = body();
-    const bool sent = write(fds[1], result.data(), result.size()) == ssize_t(result.size());
-    _exit(sent ? 0 : 4);
-  }
-  close(fds[1]);
-  std::string result;
-  char buf[512];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) result.append(buf, std::size_t(n));
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return "child failed: wait status " + std::to_string(status);
-  return result;
+  return testing::in_child([max_bytes] { return testing::hold_files_to(max_bytes); }, body);
 }
 
 // A regular file on a full disk: the failure names the path and the cause, the file keeps its old contents (the

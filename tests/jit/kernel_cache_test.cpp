@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "jit/kernel_cache.hpp"
+#include "support/child_process.hpp"
 #include "jit_test_util.hpp"
 
 extern char** environ;
@@ -45,12 +46,7 @@ int run_cache_child_if_asked() {
   }
   const char* full = std::getenv("TILEFORGE_TEST_CACHE_CHILD_FSIZE");
   if (full) {
-    // A write past the limit then fails with EFBIG (SIGXFSZ, which would kill the process, is ignored).
-    ::signal(SIGXFSZ, SIG_IGN);
-    struct rlimit limit {};
-    ::getrlimit(RLIMIT_FSIZE, &limit);
-    limit.rlim_cur = rlim_t(std::strtoull(full, nullptr, 10));
-    if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(4);
+    if (!tileforge::testing::hold_files_to(std::strtoull(full, nullptr, 10))) ::_exit(4);
   }
   KernelCache cache(dir);
   auto k = cache.get(testing::scale_request("sm_90a"));

@@ -12,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "support/child_process.hpp"
+
 extern char** environ;
 
 namespace tileforge::testing {
@@ -72,13 +74,7 @@ CliResult run_cli_on_full_disk(const std::vector<std::string>& args, const fs::p
     p.pid = ::fork();
     if (p.pid == 0) {
       // Only async-signal-safe calls here: this process may have other threads.
-      struct sigaction ignore {};
-      ignore.sa_handler = SIG_IGN;
-      struct rlimit limit {};
-      ::getrlimit(RLIMIT_FSIZE, &limit);
-      limit.rlim_cur = rlim_t(max_file_bytes);
-      if (::sigaction(SIGXFSZ, &ignore, nullptr) != 0 || ::setrlimit(RLIMIT_FSIZE, &limit) != 0 ||
-          ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0) {
+      if (!hold_files_to(max_file_bytes) || ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0) {
         ::_exit(126);
       }
       ::execve(child.argv[0], child.argv.data(), child.envp.data());
