@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "backends/cuda/kernels/common/raster.cuh"
 #include "backends/cuda/sm80/sm80_cost_constants.hpp"
 #include "backends/cuda/sm80/sm80_family.hpp"
 #include "core/int_math.hpp"
@@ -97,13 +98,23 @@ double sm80_operand_dram_bytes(const Problem& problem, const hw::HwProfile& prof
     const int64_t waves = cdiv(total, slots);
     const int64_t simulated = std::min<int64_t>(waves, kSimulatedWaves);
     const int64_t seen_end = std::min(total, simulated * slots);
-    // The kernel's group-M raster (gemm.cuh): GROUP_M row-blocks walked column by column; batch in grid y.
+    // The kernel's group-M raster (gemm.cuh): GROUP_M row-blocks walked column by column; batch in grid y. GROUP_M
+    // 0 (sm90 only): the generalized Hilbert walk of common/raster.cuh, the kernel's own function.
     auto keys_of = [&](int64_t id, int64_t& a, int64_t& b_key) {
       const int64_t b = id / per_batch, pid = id % per_batch;
-      const int64_t width = group_m * grid_n;
-      const int64_t group = pid / width, first_m = group * group_m;
-      const int64_t size = std::min(grid_m - first_m, group_m);
-      const int64_t pid_m = first_m + (pid % width) % size, pid_n = (pid % width) / size;
+      int64_t pid_m = 0, pid_n = 0;
+      if (group_m == 0) {
+        int row = 0, col = 0;
+        tf::hilbert_cell(int(pid), int(grid_m), int(grid_n), row, col);
+        pid_m = row;
+        pid_n = col;
+      } else {
+        const int64_t width = group_m * grid_n;
+        const int64_t group = pid / width, first_m = group * group_m;
+        const int64_t size = std::min(grid_m - first_m, group_m);
+        pid_m = first_m + (pid % width) % size;
+        pid_n = (pid % width) / size;
+      }
       a = ((b * grid_m + pid_m) << 1) | 0;
       b_key = ((b * grid_n + pid_n) << 1) | 1;
     };

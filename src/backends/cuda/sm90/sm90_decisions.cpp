@@ -111,8 +111,9 @@ void sm90_explain(plan::Plan& plan) {
   plan.log.add(L1, fmt::format("GROUP_M={}", gm),
                fmt::format("{}: the {} clusters in flight walk consecutive tiles, so they share A rows and B columns in "
                            "L2 ({} of it); DRAM traffic {} (A and B once: {})",
-                           gm > 1 ? fmt::format("grouped order, {} tile rows walked column by column", gm)
-                                  : std::string("row-major order"),
+                           gm == 0  ? std::string("a generalized Hilbert curve over the whole grid of tiles")
+                           : gm > 1 ? fmt::format("grouped order, {} tile rows walked column by column", gm)
+                                    : std::string("row-major order"),
                            grid.clusters, l2c ? fmtx::bytes(double(l2c->size_bytes)) : "?",
                            hbm ? fmtx::bytes(hbm->bytes) : "?", fmtx::bytes(min_ab)),
                neighbours_of(plan, {"GROUP_M"}));

@@ -138,8 +138,9 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
       {"CONSUMERS", {1, 2}, "parameter adaptation", "consumer warpgroups (they split BLOCK_M); one producer beside them"},
       {"CLUSTER_M", {1, 2}, "hardware mapping", "CTAs per cluster along M: they share the B tile through TMA multicast"},
       {"CLUSTER_N", {1, 2}, "hardware mapping", "CTAs per cluster along N: they share the A tile through TMA multicast"},
-      {"GROUP_M", {1, 4, 8, 16}, "data scheduling",
-       "tile rows per group of the persistent walk, walked column by column (1: row-major order)"},
+      {"GROUP_M", {1, 4, 8, 16, 0}, "data scheduling",
+       "tile rows per group of the persistent walk, walked column by column (1: row-major order; 0: no groups, a "
+       "generalized Hilbert curve over the whole grid of tiles)"},
       {"EPILOGUE", {kSm90EpilogueDirect, kSm90EpilogueTmaStore, kSm90EpilogueDeferred}, "hardware mapping",
        "0: direct stores from registers; 1: staged in shared memory and written by TMA; 2: as 1, deferred under the "
        "next tile's main loop"},
@@ -217,6 +218,21 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
                 (p(c, "STREAM_K") == 0 || tiles * k_blocks < (int64_t(1) << 31));
        },
        {"BLOCK_M", "BLOCK_N", "SPLIT_K", "STREAM_K"}});
+  // The order of the walk matters only when its tiles do not all run at once; this keeps the Hilbert walk out of the
+  // (far more numerous) spaces of small grids, where it would tie with every grouped order.
+  {
+    const int64_t sms = std::max(1, profile.cores);
+    s.constraints.push_back(
+        {Layer::data_scheduling,
+         fmt::format("GROUP_M == 0 (Hilbert) only when the cluster tiles outnumber the clusters the {} SMs hold", sms),
+         [q, sms](const Config& c) {
+           if (p(c, "GROUP_M") != 0) return true;
+           const int64_t cm = p(c, "CLUSTER_M"), cn = p(c, "CLUSTER_N");
+           const int64_t tiles = cdiv(q.m, p(c, "BLOCK_M") * cm) * cdiv(q.n, p(c, "BLOCK_N") * cn) * q.batch;
+           return tiles * p(c, "SPLIT_K") > sms / (cm * cn);
+         },
+         {"GROUP_M", "BLOCK_M", "BLOCK_N", "CLUSTER_M", "CLUSTER_N", "SPLIT_K"}});
+  }
   s.constraints.push_back({Layer::data_scheduling, "SPLIT_K == 1 when STREAM_K == 1 (one way of sharing K)",
                            [](const Config& c) { return p(c, "STREAM_K") == 0 || p(c, "SPLIT_K") == 1; },
                            {"STREAM_K", "SPLIT_K"}});
@@ -332,7 +348,7 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
   const bool acc_f16 = q.precision.accum == DType::f16;
   k.entry = fmt::format("sm90_gemm_{}_{}_{}_{}x{}x{}_c{}_s{}_k{}x{}_g{}_e{}{}{}{}{}", to_string(q.precision.input),
                         to_string(q.precision.output), to_string(q.layout), bm, bn, bk, cons, p(c, "STAGES"), cm, cn,
-                        gm, p(c, "EPILOGUE"), p(c, "EPI_SPLIT"), p(c, "STMATRIX"),
+                        gm == 0 ? std::string("h") : std::to_string(gm), p(c, "EPILOGUE"), p(c, "EPI_SPLIT"), p(c, "STMATRIX"),
                         split_k > 1 ? fmt::format("_sk{}", split_k) : stream_k ? "_stk" : "", acc_f16 ? "_acc16" : "");
   // One CTA per SM is the design (persistent, up to 227 KB of shared memory), so __launch_bounds__(threads, 1).
   // A diagnostic of the fix-up (gemm.cuh, TF_SM90_FIXUP_PROBE): never set in normal use, it makes C wrong.
@@ -353,7 +369,7 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
       "}}\n",
       fmt::arg("config", c.describe()), fmt::arg("probe", probe), fmt::arg("bm", bm), fmt::arg("bn", bn), fmt::arg("bk", bk),
       fmt::arg("st", p(c, "STAGES")), fmt::arg("cons", cons), fmt::arg("cm", cm), fmt::arg("cn", cn),
-      fmt::arg("order", gm > 1 ? 1 : 0), fmt::arg("gm", gm), fmt::arg("in", elem_tag(q.precision.input)),
+      fmt::arg("order", gm == 0 ? 2 : gm > 1 ? 1 : 0), fmt::arg("gm", gm), fmt::arg("in", elem_tag(q.precision.input)),
       fmt::arg("out", elem_tag(q.precision.output)), fmt::arg("arow", a_row ? "true" : "false"),
       fmt::arg("brow", b_row ? "true" : "false"), fmt::arg("epi", p(c, "EPILOGUE")),
       fmt::arg("preg", sm90_producer_regs(c)), fmt::arg("creg", sm90_consumer_regs(c)),

@@ -50,6 +50,8 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
       {problem(1024, 1024, 1024), sm90_config(128, 64, 8, 2, 1, 2, 8, 1, 1, 1)},
       // Clusters along M with 4 stages and half staging tiles; the deferred epilogue; direct stores to f32.
       {problem(8192, 8192, 8192), sm90_config(128, 256, 4, 2, 2, 1, 8, 1, 2, 1)},
+      // GROUP_M 0: the Hilbert walk (common/raster.cuh) compiled into the kernel.
+      {problem(8192, 8192, 8192), sm90_config(128, 256, 3, 2, 1, 1, 0, 1, 1, 1)},
       {problem(2048, 2048, 2048, Layout::RR), sm90_config(128, 256, 3, 2, 1, 1, 8, 2, 1, 0)},
       {problem(1000, 1000, 1000, Layout::CC, DType::f16, DType::f32), sm90_config(256, 64, 4, 1, 1, 1, 4, 0, 1, 0)},
       // Split-K (the fix-up's loads beside 128 accumulators must not spill) and stream-K.

@@ -93,6 +93,8 @@ TEST_F(Sm90GpuTest, EveryKindOfConfigInEveryLayoutThatTakesIt) {
       sm90_config(64, 128, 8, 1, 1, 1, 8, 1, 1, 1),    // one consumer
       sm90_config(256, 64, 4, 1, 2, 1, 8, 1, 1, 1),    // one consumer, four m64 blocks, 2x1 cluster
       sm90_config(128, 64, 8, 2, 1, 2, 8, 1, 1, 1),    // two consumers of 64x64, 1x2 cluster
+      sm90_config(64, 64, 8, 1, 1, 2, 0, 1, 1, 1),     // Hilbert walk over 1x2 cluster tiles (17 x 13)
+      sm90_config(128, 64, 8, 2, 2, 1, 0, 1, 1, 1),    // Hilbert walk over 2x1 cluster tiles (5 x 25)
   };
   uint64_t seed = 100;
   for (const Config& c : configs) {

@@ -27,6 +27,7 @@
 #include <cuda_fp16.h>
 
 #include "common/elem.cuh"
+#include "common/raster.cuh"
 #include "sm90/ptx.cuh"
 #include "sm90/schedule.cuh"
 
@@ -71,7 +72,7 @@ struct Params {
 template <int kTag>
 using Elem = tf::Elem<kTag>;
 
-enum : int { kOrderRowMajor = 0, kOrderGrouped = 1 };
+enum : int { kOrderRowMajor = kRasterRowMajor, kOrderGrouped = kRasterGrouped, kOrderHilbert = kRasterHilbert };
 enum : int { kEpilogueDirect = 0, kEpilogueTmaStore = 1, kEpilogueTmaStoreDeferred = 2 };
 
 // The accumulator register type (NVRTC compiles without the standard library, so no std::conditional).
@@ -89,7 +90,8 @@ struct AccType<true> {
 //   kStages: shared-memory ring depth. kConsumers: consumer warpgroups (1 or 2), which split BLOCK_M.
 //   kClusterM x kClusterN: CTAs per cluster (1x1, 2x1 or 1x2); CTAs of a cluster along M share the B tile, along N
 //     the A tile, each loading its part and multicasting it to both.
-//   kOrder / kGroupM: tile order of the persistent walk (row-major, or GROUP_M tile rows walked column by column).
+//   kOrder / kGroupM: tile order of the persistent walk (row-major, GROUP_M tile rows walked column by column, or a
+//     generalized Hilbert curve over the whole grid of tiles).
 //   kInTag / kOutTag: element types (1 f16, 2 bf16 in; 0 f32, 1 f16, 2 bf16 out).
 //   kARow / kBRow: A is M x K row-major (else column-major), B is K x N row-major (else column-major).
 //   kEpilogue: direct vectorized global stores; or staging through shared memory and a TMA store (beta == 0 only;
@@ -175,21 +177,11 @@ struct Config {
 
 // ---- tile order ------------------------------------------------------------------------------------------------
 
-// Coordinates (row, column) of the cluster tile `s` in a grid of tiles_m x tiles_n cluster tiles.
+// Coordinates (row, column) of the cluster tile `s` in a grid of tiles_m x tiles_n cluster tiles, in the planned
+// order (common/raster.cuh).
 template <class Cfg>
 __device__ __forceinline__ void tile_of(int s, int tiles_m, int tiles_n, int& tm, int& tn) {
-  if constexpr (Cfg::ORDER == kOrderGrouped) {
-    const int width = Cfg::GROUP_M * tiles_n;
-    const int group = s / width;
-    const int first = group * Cfg::GROUP_M;
-    const int rows = min(tiles_m - first, Cfg::GROUP_M);
-    const int r = s - group * width;
-    tm = first + r % rows;
-    tn = r / rows;
-  } else {
-    tm = s / tiles_n;
-    tn = s - tm * tiles_n;
-  }
+  raster_cell(Cfg::ORDER, s, tiles_m, tiles_n, Cfg::GROUP_M, tm, tn);
 }
 
 // ---- the kernel body -------------------------------------------------------------------------------------------
