@@ -75,6 +75,13 @@ inline constexpr double kClusterStepShare = 0.05;
 // slower main loop.
 inline constexpr double kRowMajorWalkSlowdown = 1.02;
 
+// Main loop of the Hilbert walk (GROUP_M 0) against the grouped one: with 128x256 tiles the same config ran 2.6%
+// slower at 4096^3, 1.3-3.5% at 8192^3 (whole tiles, stream-K), 1.3-2.0% at 16384^3 and 2.5% at 5120^3
+// (bench/results/h200/2026-12-02-hilbert, call1), while the DRAM simulation finds no fewer bytes: each warpgroup
+// finds its next tile along the curve in O(log) dependent steps, and the curve's waves share no more panels than
+// 16 grouped rows do. Modelled, as the row-major walk, as a slower main loop.
+inline constexpr double kHilbertWalkSlowdown = 1.022;
+
 // Epilogue bandwidth per SM per cycle, bytes of C written. TMA store (staged through shared memory, one bulk
 // store per 64-column box): 15 B/cycle, fitted; the per-tile epilogue shows most at 16384x16384x1024 (16 k-steps
 // per tile: 676.9 TFLOP/s against 766.6 at 4096^3 for the same config). Direct stores from the accumulator

@@ -115,6 +115,14 @@ std::optional<int64_t> set_param(const Config& c, const char* name, int64_t fall
   return *v > 0 ? *v : fallback;
 }
 
+// The main loop's slowdown from the persistent walk's order (GROUP_M; unset: none, as a bound needs): a row-major
+// walk whose clusters in flight span more than one tile row, and the Hilbert walk.
+double walk_slowdown(std::optional<int64_t> group_m, int64_t clusters, int64_t tiles_n) {
+  if (!group_m) return 1.0;
+  if (*group_m == 0) return kHilbertWalkSlowdown;
+  return *group_m == 1 && clusters > tiles_n ? kRowMajorWalkSlowdown : 1.0;
+}
+
 }  // namespace
 
 std::optional<std::string> sm90_missing_field(const hw::HwProfile& p) {
@@ -246,11 +254,10 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   const double smem_k_bytes = double(bm / 64) * double((64 + bn) * bk) * in;
   const double smem_k = smem_k_bytes / (smem_rate * clock);
   const std::optional<int64_t> group_m = set_param(partial, "GROUP_M", 1);
-  const bool row_walk = group_m && *group_m == 1 && grid.clusters > cdiv(q.n, bn * cn);
   const double step_k = (std::max({tensor_k, smem_k, kKStepFloorCycles / clock}) *
                             (cs > 1 ? 1.0 + kClusterStepShare : 1.0) +
                         kKStepCycles / clock) *
-                        (row_walk ? kRowMajorWalkSlowdown : 1.0) * misaligned;
+                        walk_slowdown(group_m, grid.clusters, cdiv(q.n, bn * cn)) * misaligned;
   const double compute_s = steps * step_k;
 
   const double a_k = double(bm * bk) * in, b_k = double(bn * bk) * in;
@@ -375,11 +382,10 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   const double smem_k_bytes = double(bm / 64) * double((64 + bn) * bk) * in;
   const double smem_k = smem_k_bytes / (smem_rate * clock);
   // Row-major walk with more than one tile row in flight: the CTAs in flight spread over more A and B panels.
-  const bool row_walk = group_m == 1 && grid.clusters > cdiv(q.n, bn * cn);
   const double step_k = (std::max({tensor_k, smem_k, kKStepFloorCycles / clock}) *
                             (cs > 1 ? 1.0 + kClusterStepShare : 1.0) +
                         kKStepCycles / clock) *
-                        (row_walk ? kRowMajorWalkSlowdown : 1.0) * misaligned;
+                        walk_slowdown(group_m, grid.clusters, cdiv(q.n, bn * cn)) * misaligned;
   c.compute_s = double(share.k_steps) * step_k;
   c.compute_share = q.flops() / c.compute_s / (*peak.tflops * 1e12);
   // A cluster launch places its CTAs together (the GPCs are filled in cluster-sized groups) and ends on a cluster
