@@ -1,11 +1,13 @@
 // Host-side cost of an API call (issue 15's acceptance): a prepared plan's run, gemm() on a shape seen before, and
 // prepare() of a new shape, on the CPU (tiny shapes) and on a GPU (call to return on a stream, beside cuBLAS).
 //
-//   tileforge_api_overhead [--reps N] [--json PATH]
+//   tileforge_api_overhead [--reps N] [--json PATH] [--profile NAME [--nk N]]
 //
 // Medians of N timed calls each (after warm-up). On the GPU a call returns once its kernel is enqueued; the stream
 // is synchronized every 32 calls, outside the timed region, so the launch queue never fills and the times are host
-// time, not GPU time.
+// time, not GPU time. --profile NAME times instead the host side of a new shape's GPU prepare for that chip record
+// with no GPU present: dispatch's choice through the cuda backend, and the kernel's preparation up to the driver
+// (legality, generated source, kernel-cache key), the same shapes as the GPU row; --nk N: only shapes Mx N x N.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,8 +21,12 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/backend.hpp"
+#include "dispatch/dispatch.hpp"
+#include "hw/hw.hpp"
 #include "tileforge/tileforge.hpp"
 #if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
+#include "backends/cuda/common/cuda_common.hpp"
+#include "backends/cuda/sm90/sm90_family.hpp"
 #include "hw/cuda_driver.hpp"
 #endif
 
@@ -148,19 +154,82 @@ void gpu_rows(int reps, std::vector<Row>& rows) {
 }
 #endif
 
+#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
+// The host side of a new shape's GPU prepare for a chip record, with no GPU: the device carries the record but not
+// the kind "cuda", so that the families answer for the record (runs_on) rather than for a device that is absent.
+// Each call is a shape this process has not seen (M = 1000, 1001, ... across warm-up and timed calls).
+void profile_rows(const std::string& name, int64_t only_nk, int reps, std::vector<Row>& rows) {
+  auto profile = tf::hw::load_profile(name);
+  if (!profile) die("--profile " + name, profile.status());
+  tf::Device device;
+  device.kind = "cpu";
+  device.name = profile->name;
+  device.profile = *profile;
+  tf::Backend* cuda = tf::find_backend("cuda");
+  if (!cuda) die("cuda backend", tf::unsupported("this build has no cuda backend"));
+  tf::dispatch::DispatchOptions options;
+  int64_t next = 1000;
+  const std::string label = fmt::format("{} (no device)", profile->name);
+  const int fresh = std::min(reps, 100);
+  // The GPU row's shapes, and large ones, where the search meets more configs it cannot rule out at once.
+  for (const int64_t nk : {256, 4096}) {
+    if (only_nk > 0 && nk != only_nk) continue;
+    std::string picked;
+    rows.push_back(time_calls(label, "dispatch's choice of a new shape (DB lookup + planner)",
+                              fmt::format("Mx{}x{} f16", nk, nk), fresh, [&](int) {
+                                auto c = tf::dispatch::choose_config(tiny(next++, nk, nk, tf::DType::f16), device,
+                                                                     *cuda, options);
+                                if (!c) die("choose_config", c.status());
+                                picked = c->source;
+                              }));
+    rows.back().note = "source " + picked;
+  }
+  // Then as the backend's prepare() goes on for an sm90 pick, up to the driver: the config checked again, the
+  // instance's source generated, its kernel-cache key (a module already loaded is found by it).
+  auto nvrtc = tf::jit::Nvrtc::get();
+  if (!nvrtc) {
+    std::printf("kernel rows skipped: %s\n", nvrtc.status().to_string().c_str());
+    return;
+  }
+  if (only_nk > 0 && only_nk != 256) return;
+  std::string entry;
+  rows.push_back(time_calls(label, "dispatch's choice and the kernel up to the driver (check, source, cache key)",
+                            "Mx256x256 f16", fresh, [&](int) {
+                              const tf::Problem p = tiny(next++, 256, 256, tf::DType::f16);
+                              auto c = tf::dispatch::choose_config(p, device, *cuda, options);
+                              if (!c) die("choose_config", c.status());
+                              if (c->config.family != "sm90") die("family", tf::unsupported(c->config.describe()));
+                              const tf::ParamSpace space = cuda->space(p, device);
+                              if (tf::Status s = space.check(c->config); !s) die("check", s);
+                              const tf::cuda::Sm90Source src = tf::cuda::sm90_source(p, c->config);
+                              if (tf::cuda::detail::kernel_key(src.source, profile->arch, **nvrtc).empty()) {
+                                die("key", tf::Status());
+                              }
+                              entry = src.entry;
+                            }));
+  rows.back().note = "last: " + entry;
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int reps = 5000;
-  std::string json_path;
+  std::string json_path, profile;
+  int64_t nk = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--reps" && i + 1 < argc) {
       reps = std::atoi(argv[++i]);
     } else if (arg == "--json" && i + 1 < argc) {
       json_path = argv[++i];
+    } else if (arg == "--profile" && i + 1 < argc) {
+      profile = argv[++i];
+    } else if (arg == "--nk" && i + 1 < argc) {
+      nk = std::atoll(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: tileforge_api_overhead [--reps N (100 to 1000000)] [--json PATH]\n");
+      std::fprintf(stderr,
+                   "usage: tileforge_api_overhead [--reps N (100 to 1000000)] [--json PATH] [--profile NAME [--nk N]]\n");
       return 2;
     }
   }
@@ -169,10 +238,19 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::vector<Row> rows;
-  cpu_rows(reps, rows);
+  if (!profile.empty()) {
 #if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
-  gpu_rows(reps, rows);
+    profile_rows(profile, nk, reps, rows);
+#else
+    std::fprintf(stderr, "tileforge_api_overhead: --profile needs a build with the CUDA toolkit\n");
+    return 2;
 #endif
+  } else {
+    cpu_rows(reps, rows);
+#if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
+    gpu_rows(reps, rows);
+#endif
+  }
   std::printf("| device | call | shape | median us | q1 us | q3 us | reps | note |\n|---|---|---|---|---|---|---|---|\n");
   nlohmann::json out = nlohmann::json::array();
   for (const Row& r : rows) {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -67,7 +68,40 @@ std::size_t loaded_module_count() {
   return g_modules.size();
 }
 
-Expected<LoadedKernel> load_kernel(const CompileRequest& request, std::string_view kernel, int ordinal, KernelCache* cache) {
+namespace {
+
+// `out` from the module loaded under its timing's key on its device, when there is one (false when not).
+Expected<bool> reuse_module(std::string_view kernel, LoadedKernel& out, Clock::time_point t0) {
+  std::lock_guard lock(g_mutex);
+  auto it = g_modules.find(std::make_pair(out.timing.key, out.device));
+  if (it == g_modules.end()) return false;
+  if (Status s = resolve_function(it->second, kernel, out); !s) return s;
+  out.timing.module_reused = true;
+  out.timing.cache_hit = true;
+  out.timing.total_seconds = out.timing.lookup_seconds = seconds_since(t0);
+  return true;
+}
+
+}  // namespace
+
+Expected<std::optional<LoadedKernel>> find_loaded(std::string_view key, std::string_view kernel, int ordinal) {
+  auto t0 = Clock::now();
+  auto drv = cuda::driver();
+  if (!drv) return drv.status();
+  auto tc = Clock::now();
+  if (auto ctx = cuda::activate(ordinal); !ctx) return ctx.status();
+  LoadedKernel out;
+  out.device = ordinal;
+  out.timing.context_seconds = seconds_since(tc);
+  out.timing.key = std::string(key);
+  auto reused = reuse_module(kernel, out, t0);
+  if (!reused) return reused.status();
+  if (!*reused) return std::optional<LoadedKernel>();
+  return std::optional<LoadedKernel>(std::move(out));
+}
+
+Expected<LoadedKernel> load_kernel(const CompileRequest& request, std::string_view kernel, int ordinal, KernelCache* cache,
+                                   std::string_view key) {
   auto t0 = Clock::now();
   auto nv = Nvrtc::get();
   if (!nv) return nv.status();
@@ -79,18 +113,11 @@ Expected<LoadedKernel> load_kernel(const CompileRequest& request, std::string_vi
   LoadedKernel out;
   out.device = ordinal;
   out.timing.context_seconds = seconds_since(tc);
-  out.timing.key = cache_key(request, **nv);
+  out.timing.key = key.empty() ? cache_key(request, **nv) : std::string(key);
   auto map_key = std::make_pair(out.timing.key, ordinal);
-  {
-    std::lock_guard lock(g_mutex);
-    if (auto it = g_modules.find(map_key); it != g_modules.end()) {
-      if (Status s = resolve_function(it->second, kernel, out); !s) return s;
-      out.timing.module_reused = true;
-      out.timing.cache_hit = true;
-      out.timing.total_seconds = out.timing.lookup_seconds = seconds_since(t0);
-      return out;
-    }
-  }
+  auto reused = reuse_module(kernel, out, t0);
+  if (!reused) return reused.status();
+  if (*reused) return out;
 
   if (!cache) cache = &KernelCache::shared();
   auto compiled = cache->get(request);  // outside the map lock: a compile can take seconds

@@ -3,6 +3,7 @@
 
 #include <cuda.h>  // types only
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,9 +45,15 @@ struct LoadedKernel {
 
 // Compiles `request` through `cache` (KernelCache::shared() when null), loads it into device `ordinal`'s primary
 // context (made current on this thread) and returns `kernel`: an extern "C" name or one of the request's name
-// expressions. A second call with the same request in this process loads nothing.
+// expressions. A second call with the same request in this process loads nothing. `key`: the request's cache_key(),
+// when the caller keeps it (empty: worked out here, which hashes the source and every header).
 Expected<LoadedKernel> load_kernel(const CompileRequest& request, std::string_view kernel, int ordinal = 0,
-                                   KernelCache* cache = nullptr);
+                                   KernelCache* cache = nullptr, std::string_view key = {});
+
+// The kernel of the module this process loaded under `key` (a LoadedKernel's timing.key) into device `ordinal`, as
+// load_kernel gives it a second time (the context made current), without a request; nothing when no module is
+// loaded under that key.
+Expected<std::optional<LoadedKernel>> find_loaded(std::string_view key, std::string_view kernel, int ordinal = 0);
 
 // Modules currently held by the in-process map (for tests and diagnostics).
 std::size_t loaded_module_count();

@@ -34,6 +34,10 @@ struct FamilySpace {
   // Product mode, for a family whose cost_bound() is worth asking: every declared parameter once, in the order
   // dispatch's bound search sets them (those that decide most of the price first). Empty: no bound search.
   std::vector<std::string> search_order;
+  // Parameters of search_order whose value alone changes no term of cost_bound() (it reads them only once a later
+  // one is set too): the search sets them without asking, each partial config keeping its parent's bound. A name
+  // declared here wrongly costs pruning, never the choice.
+  std::vector<std::string> bound_skips;
 };
 
 // A family space that tries every combination of the declared values ("the full space: ..."), with the family's own

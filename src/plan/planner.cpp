@@ -129,6 +129,8 @@ class BoundSearch {
       if (depth_of[i] != n) return;  // named twice
       depth_of[i] = d;
       order_.push_back(i);
+      asks_bound_.push_back(std::find(fs.bound_skips.begin(), fs.bound_skips.end(), decl->name) ==
+                            fs.bound_skips.end());
       values_.push_back(fs.grid[i]);
       for (const auto& [name, value] : pins)
         if (name == decl->name) values_.back() = {value};
@@ -136,14 +138,28 @@ class BoundSearch {
     }
     checks_.resize(n);
     for (const Constraint& k : fs.space.constraints) {
-      std::size_t level = k.reads.empty() ? n - 1 : 0;
+      Check check{&k, {}, {}};
+      std::size_t level = k.reads.empty() ? n - 1 : 0, cells = 1;
+      bool declared = !k.reads.empty();
       for (const std::string& r : k.reads) {
         const ParamDecl* decl = fs.space.find(r);
-        level = decl ? std::max(level, depth_of[std::size_t(decl - fs.space.params.data())]) : n - 1;
-        if (!decl) break;
+        if (!decl) {
+          level = n - 1;
+          declared = false;
+          break;
+        }
+        const std::size_t d = depth_of[std::size_t(decl - fs.space.params.data())];
+        level = std::max(level, d);
+        if (std::none_of(check.digits.begin(), check.digits.end(), [&](const auto& g) { return g.first == d; })) {
+          check.digits.emplace_back(d, cells);
+          cells = std::min(cells * values_[d].size(), kMostVerdicts + 1);  // past the most kept: asked every time
+        }
       }
-      checks_[level].push_back(&k);
+      if (declared && cells <= kMostVerdicts) check.verdicts.assign(cells, -1);
+      checks_[level].push_back(std::move(check));
     }
+    index_.assign(n, 0);
+    open_.resize(n);
     // One map node per parameter, put into the config when its parameter is set and taken out again after: the walk
     // allocates nothing.
     Config full{fs.space.family, {}};
@@ -159,16 +175,25 @@ class BoundSearch {
   void run() {
     combinations = 1;
     for (const auto& v : values_) combinations *= v.size();
-    walk(0);
+    walk(0, 0.0);
   }
 
   std::size_t combinations = 0;
   std::size_t priced = 0;
 
  private:
-  bool holds(std::size_t depth) const {
-    for (const Constraint* k : checks_[depth])
-      if (!k->holds(config_)) return false;
+  bool holds(std::size_t depth) {
+    for (Check& check : checks_[depth]) {
+      if (check.verdicts.empty()) {
+        if (!check.constraint->holds(config_)) return false;
+        continue;
+      }
+      std::size_t cell = 0;
+      for (const auto& [d, stride] : check.digits) cell += index_[d] * stride;
+      signed char& verdict = check.verdicts[cell];
+      if (verdict < 0) verdict = check.constraint->holds(config_) ? 1 : 0;
+      if (verdict == 0) return false;
+    }
     return true;
   }
   void price() {
@@ -176,27 +201,34 @@ class BoundSearch {
     best_.offer(config_, family_.cost(plan_.problem, plan_.profile, config_, plan_.threads, scratch_));
   }
 
-  void walk(std::size_t depth) {
+  // `inherited`: the bound of the partial config above, which a parameter in FamilySpace::bound_skips keeps.
+  void walk(std::size_t depth, double inherited) {
     auto& node = nodes_[depth];
     auto at = config_.params.insert(std::move(node)).position;
     const bool leaf = depth + 1 == values_.size();
-    std::vector<std::pair<double, int64_t>> open;  // the values that pass, with their bounds
-    for (const int64_t v : values_[depth]) {
-      at->second = v;
+    // The values that pass (their indices), with their bounds; one list per depth, kept for the next walk there.
+    std::vector<std::pair<double, std::size_t>>& open = open_[depth];
+    open.clear();
+    for (std::size_t j = 0; j < values_[depth].size(); ++j) {
+      at->second = values_[depth][j];
+      index_[depth] = j;
       if (!holds(depth)) continue;
       if (leaf) {
         price();
         continue;
       }
-      const double bound = family_.cost_bound(plan_.problem, plan_.profile, config_, plan_.threads, scratch_,
-                                              best_.threshold());
-      if (bound <= best_.threshold()) open.emplace_back(bound, v);
+      const double bound = asks_bound_[depth] ? family_.cost_bound(plan_.problem, plan_.profile, config_,
+                                                                   plan_.threads, scratch_, best_.threshold())
+                                              : inherited;
+      if (bound <= best_.threshold()) open.emplace_back(bound, j);
     }
-    std::stable_sort(open.begin(), open.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (const auto& [bound, v] : open) {
+    // By bound, equal bounds in the order of the values (the indices break the tie).
+    std::sort(open.begin(), open.end());
+    for (const auto& [bound, j] : open) {
       if (bound > best_.threshold()) break;
-      at->second = v;
-      walk(depth + 1);
+      at->second = values_[depth][j];
+      index_[depth] = j;
+      walk(depth + 1, bound);
     }
     node = config_.params.extract(at);
   }
@@ -207,8 +239,19 @@ class BoundSearch {
   BestSoFar& best_;
   bool usable_ = false;
   std::vector<std::size_t> order_;                         // [depth]: the declared parameter set there
+  std::vector<char> asks_bound_;                           // [depth]: whether setting it may change the bound
   std::vector<std::vector<int64_t>> values_;               // [depth]: its values (the pinned one, if pinned)
-  std::vector<std::vector<const Constraint*>> checks_;     // [depth]: constraints whose reads are all set there
+  // A constraint answers from the values of its reads alone (Constraint::reads), so a search asks it once per
+  // combination of them and keeps the verdict, where they are declared and their combinations few.
+  static constexpr std::size_t kMostVerdicts = 1 << 14;
+  struct Check {
+    const Constraint* constraint;
+    std::vector<std::pair<std::size_t, std::size_t>> digits;  // (depth of a read, its stride in `verdicts`)
+    std::vector<signed char> verdicts;                         // -1: not asked yet; empty: asked every time
+  };
+  std::vector<std::vector<Check>> checks_;                 // [depth]: constraints whose reads are all set there
+  std::vector<std::size_t> index_;                         // [depth]: the index of its value now set
+  std::vector<std::vector<std::pair<double, std::size_t>>> open_;  // [depth]: walk()'s list there
   std::vector<std::map<std::string, int64_t>::node_type> nodes_;
   Config config_;
 };

@@ -205,5 +205,53 @@ TEST(BestOnly, CostBoundNeverExceedsAPriceItBounds) {
   EXPECT_GT(checked, 100000);
 }
 
+// A parameter a family lists in bound_skips changes no bound by its value alone: on the search order's way to every
+// legal config, setting it leaves the bound of the partial config as it was (the search then keeps the parent's
+// bound instead of asking).
+TEST(BestOnly, BoundSkipsLeaveTheBoundAsItWas) {
+  int checked = 0;
+  Problem odd = testing::make_problem(2000, 1500, 4100, Layout::RC, DType::f16, DType::f16);
+  odd.lda = 4103;
+  Problem beta = testing::make_problem(777, 5000, 3001, Layout::CR, DType::bf16, DType::f32);
+  beta.beta = 1.0;
+  const std::pair<const char*, Problem> cases[] = {
+      {"h200", testing::make_problem(4096, 4096, 4096, Layout::RR, DType::f16, DType::f16)},
+      {"h200", odd},
+      {"h100-sxm", beta},
+      {"h200", testing::make_problem(1000, 256, 256, Layout::RR, DType::f16, DType::f16)},
+      {"a100-sxm", testing::make_problem(3000, 1000, 2000, Layout::RC, DType::f16, DType::f16)}};
+  for (const auto& [chip, problem] : cases) {
+    const hw::HwProfile p = profile(chip);
+    SCOPED_TRACE(problem.describe() + " on " + p.name);
+    const Problem q = problem.normalized();
+    const KernelFamily& family = *find_family(choose_family(p, q).family);
+    const FamilySpace f = family.candidates(q, p, 0);
+    ASSERT_FALSE(f.bound_skips.empty()) << family.name();
+    PlanOptions o;
+    o.pick_only = o.legal_only = true;
+    auto all = make_plan(q, p, o);
+    ASSERT_TRUE(all.ok() && all->served);
+    const std::unique_ptr<CostScratch> scratch = family.make_scratch();
+    for (std::size_t i = 0; i < all->ranked.size(); i += 7) {
+      const Config& config = all->ranked[i].config;
+      Config partial{config.family, {}};
+      for (const std::string& name : f.search_order) {
+        Config next = partial;
+        next.params[name] = config.params.at(name);
+        if (std::find(f.bound_skips.begin(), f.bound_skips.end(), name) != f.bound_skips.end()) {
+          for (const double enough : {0.0, std::numeric_limits<double>::infinity()}) {
+            ASSERT_EQ(family.cost_bound(q, p, next, 0, scratch.get(), enough),
+                      family.cost_bound(q, p, partial, 0, scratch.get(), enough))
+                << name << " set in " << next.describe();
+            ++checked;
+          }
+        }
+        partial = std::move(next);
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000);
+}
+
 }  // namespace
 }  // namespace tileforge::plan

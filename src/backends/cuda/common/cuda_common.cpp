@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -19,6 +20,21 @@ std::vector<jit::Header> kernel_headers() {
 }
 
 }  // namespace
+
+std::string kernel_key(const std::string& source, const std::string& arch, const jit::Nvrtc& nvrtc) {
+  // Hashing the 120 KB of headers with each source, and copying them into a request, were most of the host time of
+  // a GPU prepare whose kernel this process had already loaded (a new shape, a known config).
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, std::string>, std::string> keys;
+  auto at = std::make_pair(arch, source);
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = keys.find(at); it != keys.end()) return it->second;
+  }
+  std::string key = jit::cache_key(request_for("", source, arch), nvrtc);
+  std::lock_guard lock(mutex);
+  return keys.emplace(std::move(at), std::move(key)).first->second;
+}
 
 Expected<DeviceProperties> properties_of(int ordinal) {
   static std::mutex mutex;
@@ -52,7 +68,13 @@ Expected<jit::LoadedKernel> compile_and_load(const std::string& name, const std:
                                              const std::string& entry, int ordinal) {
   auto arch = arch_of(ordinal);
   if (!arch) return arch.status();
-  return jit::load_kernel(request_for(name, source, *arch), entry, ordinal);
+  auto nvrtc = jit::Nvrtc::get();
+  if (!nvrtc) return nvrtc.status();
+  const std::string key = kernel_key(source, *arch, **nvrtc);
+  auto loaded = jit::find_loaded(key, entry, ordinal);
+  if (!loaded) return loaded.status();
+  if (*loaded) return std::move(**loaded);
+  return jit::load_kernel(request_for(name, source, *arch), entry, ordinal, nullptr, key);
 }
 
 std::string threads_refusal(const jit::LoadedKernel& k, int threads, const Config& config) {

@@ -22,6 +22,10 @@ Expected<std::string> arch_of(int ordinal);
 // ahead of time is found in the cache by the same key when prepare() later asks for it.
 jit::CompileRequest request_for(const std::string& name, const std::string& source, const std::string& arch);
 
+// The kernel cache's key of request_for(any name, source, arch) (jit::cache_key; the name is not part of it): the
+// headers and options are the same for every source, so the key is worked out once per (arch, source) and process.
+std::string kernel_key(const std::string& source, const std::string& arch, const jit::Nvrtc& nvrtc);
+
 Expected<jit::LoadedKernel> compile_and_load(const std::string& name, const std::string& source,
                                              const std::string& entry, int ordinal);
 

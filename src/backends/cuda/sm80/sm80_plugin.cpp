@@ -84,6 +84,8 @@ class Sm80Family final : public CudaJitFamily {
     // The tile first (sm80_cost_bound needs it), then what the occupancy reads, GROUP_M (the L2 simulation's) last.
     f.search_order = {"BLOCK_M",  "BLOCK_N", "BLOCK_K",   "WARPS_M",   "WARPS_N",
                       "STAGES",   "COPY_AB", "VEC_BYTES", "FRAG_PIPE", "GROUP_M"};
+    // sm80_cost_bound prices nothing of a tile until its three sides are set, and the warps only as a pair.
+    f.bound_skips = {"BLOCK_M", "BLOCK_N", "WARPS_M"};
     return f;
   }
 

@@ -297,33 +297,62 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
 }
 
 Config sm90_heuristic(const Problem& problem, const hw::HwProfile& profile) {
+  return sm90_heuristic(problem, profile, sm90_space(problem, profile));
+}
+
+Config sm90_heuristic(const Problem& problem, const hw::HwProfile& profile, const ParamSpace& space) {
   const Problem q = problem.normalized();
   const int64_t sms = std::max(1, profile.cores);
-  const ParamSpace space = sm90_space(q, profile);
   const bool tma_store = tma_store_refusal(q).empty() && q.beta == 0.0;
   Config best;
   double best_cost = 0;
   const int64_t k_blocks = cdiv(q.k, int64_t(kSm90BlockK));
+  // One config, its tile, split and stages set in place for each try (each Config built anew was a map of 14 names).
+  Config c{"sm90",
+           {{"BLOCK_M", 0}, {"BLOCK_N", 0}, {"BLOCK_K", kSm90BlockK}, {"STAGES", 8}, {"CONSUMERS", 0},
+            {"CLUSTER_M", 1}, {"CLUSTER_N", 1}, {"GROUP_M", 8},
+            {"EPILOGUE", tma_store ? kSm90EpilogueTmaStore : kSm90EpilogueDirect}, {"EPI_SPLIT", 1},
+            {"STMATRIX", tma_store ? 1 : 0}, {"SPLIT_K", 0}, {"STREAM_K", 0}, {"COPY_AB", sm90_default_copy(q)}}};
+  int64_t &bm = c.params.at("BLOCK_M"), &bn = c.params.at("BLOCK_N"), &consumers = c.params.at("CONSUMERS");
+  int64_t &stages = c.params.at("STAGES"), &split_k = c.params.at("SPLIT_K");
+  // A constraint that does not read STAGES (their reads are declared, and a test holds them to it) gives the same
+  // answer at every stage count: a try one of them refuses is dropped at once, and the stage counts are tried
+  // against the others alone; the whole check then runs once, on the count found.
+  std::vector<const Constraint*> stage_free, staged;
+  for (const Constraint& k : space.constraints) {
+    const bool reads_stages = k.reads.empty() || std::find(k.reads.begin(), k.reads.end(), "STAGES") != k.reads.end();
+    (reads_stages ? staged : stage_free).push_back(&k);
+  }
+  auto all_hold = [&](const std::vector<const Constraint*>& ks) {
+    return std::all_of(ks.begin(), ks.end(), [&](const Constraint* k) { return k->holds(c); });
+  };
+  const ParamDecl* stages_decl = space.find("STAGES");
+  auto stages_fit = [&] {
+    return stages_decl && std::find(stages_decl->values.begin(), stages_decl->values.end(), stages) !=
+                              stages_decl->values.end() && all_hold(staged);
+  };
   for (const TileShape& t : kHeuristicTiles) {
     for (const int64_t split : {1, 2, 4, 8, 16, 32}) {
-      Config c{"sm90",
-               {{"BLOCK_M", t.bm}, {"BLOCK_N", t.bn}, {"BLOCK_K", kSm90BlockK}, {"STAGES", 8},
-                {"CONSUMERS", t.consumers}, {"CLUSTER_M", 1}, {"CLUSTER_N", 1}, {"GROUP_M", 8},
-                {"EPILOGUE", tma_store ? kSm90EpilogueTmaStore : kSm90EpilogueDirect}, {"EPI_SPLIT", 1},
-                {"STMATRIX", tma_store ? 1 : 0}, {"SPLIT_K", split}, {"STREAM_K", 0},
-                {"COPY_AB", sm90_default_copy(q)}}};
-      while (c.params["STAGES"] > 2 && !space.admits(c)) --c.params["STAGES"];
-      if (!space.admits(c)) continue;
       // Time ~ (work units the busiest SM runs) x (k-blocks per unit) x tile area / efficiency, and a split tile
       // also stores its partial and one CTA reads all of them back (a k-block's worth of tile traffic each).
       const int64_t units = cdiv(q.m, t.bm) * cdiv(q.n, t.bn) * split;
       const int64_t per_sm = cdiv(units, sms);
       const double cost = double(per_sm) * double(cdiv(k_blocks, split) + (split > 1 ? split : 0)) * t.bm * t.bn /
                           t.efficiency;
-      if (best.family.empty() || cost < best_cost) {
-        best = c;
-        best_cost = cost;
-      }
+      // The price does not depend on legality: a try that would not replace the best is not checked (the checks, a
+      // dozen constraints for each stage count, were most of a new GPU shape's dispatch).
+      if (!best.family.empty() && !(cost < best_cost)) continue;
+      bm = t.bm;
+      bn = t.bn;
+      consumers = t.consumers;
+      split_k = split;
+      if (!all_hold(stage_free)) continue;
+      // As many stages as fit, from 8 down to 2.
+      stages = 8;
+      while (stages > 2 && !stages_fit()) --stages;
+      if (!space.admits(c)) continue;
+      best = c;
+      best_cost = cost;
     }
   }
   return best;

@@ -90,6 +90,8 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile);
 // holds beside a whole C staging tile (at most 4), the TMA-store epilogue with stmatrix (direct stores for f32
 // output or a leading dimension of C that is not a multiple of 8), GROUP_M 8, no cluster.
 Config sm90_heuristic(const Problem& problem, const hw::HwProfile& profile);
+// The same with the problem's sm90_space, for a caller that builds it anyway.
+Config sm90_heuristic(const Problem& problem, const hw::HwProfile& profile, const ParamSpace& space);
 
 // One instance: the source (a few lines: include the family header, instantiate the template as an extern "C"
 // kernel) and what its launch needs.

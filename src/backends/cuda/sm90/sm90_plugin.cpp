@@ -2,6 +2,7 @@
 // decision log and ahead-of-time compile, registered once. The cuda backend generates, compiles and launches it.
 #include <climits>
 #include <cstdint>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -96,8 +97,10 @@ class Sm90Family final : public CudaJitFamily {
   }
 
   plan::FamilySpace candidates(const Problem& q, const hw::HwProfile& profile, int) const override {
+    ParamSpace space = sm90_space(q, profile);
+    Config pick = sm90_heuristic(q, profile, space);
     plan::FamilySpace f =
-        plan::full_product(sm90_space(q, profile), sm90_heuristic(q, profile), "the sm90 heuristic",
+        plan::full_product(std::move(space), std::move(pick), "the sm90 heuristic",
                            "the sm90 heuristic: the tile (128x256 with two consumer warpgroups down to 64x64 "
                            "with one) and SPLIT_K (1 to 16) with the least work-units-per-SM x k-blocks per unit "
                            "x area / measured efficiency, as many stages as fit (up to 8), the TMA-store epilogue "
@@ -106,6 +109,9 @@ class Sm90Family final : public CudaJitFamily {
     // GROUP_M last, since the bound simulates the L2 for each raster it meets once GROUP_M is set.
     f.search_order = {"BLOCK_K",  "BLOCK_M", "BLOCK_N", "CLUSTER_M", "CLUSTER_N", "SPLIT_K",  "STREAM_K",
                       "CONSUMERS", "COPY_AB", "STAGES",  "EPILOGUE",  "EPI_SPLIT", "STMATRIX", "GROUP_M"};
+    // sm90_cost_bound prices nothing of a tile until all five of its parameters are set, and the schedule only
+    // with SPLIT_K and STREAM_K both: asking for the bound before those would repeat the parent's.
+    f.bound_skips = {"BLOCK_K", "BLOCK_M", "BLOCK_N", "CLUSTER_M", "SPLIT_K"};
     return f;
   }
 
