@@ -253,7 +253,8 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   const double tensor_k = 2.0 * double(bm * bn * bk) / rate_sm;
   const double smem_k_bytes = double(bm / 64) * double((64 + bn) * bk) * in;
   const double smem_k = smem_k_bytes / (smem_rate * clock);
-  const std::optional<int64_t> group_m = set_param(partial, "GROUP_M", 1);
+  // GROUP_M read as set: 0 is the Hilbert walk, not a value to replace.
+  const std::optional<int64_t> group_m = partial.get("GROUP_M");
   const double step_k = (std::max({tensor_k, smem_k, kKStepFloorCycles / clock}) *
                             (cs > 1 ? 1.0 + kClusterStepShare : 1.0) +
                         kKStepCycles / clock) *
@@ -318,7 +319,7 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   const int64_t bm = param(cfg, "BLOCK_M", 128), bn = param(cfg, "BLOCK_N", 128), bk = param(cfg, "BLOCK_K", 64);
   const int64_t stages = param(cfg, "STAGES", 2), consumers = param(cfg, "CONSUMERS", 1);
   const int64_t cm = param(cfg, "CLUSTER_M", 1), cn = param(cfg, "CLUSTER_N", 1), cs = cm * cn;
-  const int64_t group_m = param(cfg, "GROUP_M", 1);
+  const int64_t group_m = cfg.get("GROUP_M").value_or(1);  // 0: the Hilbert walk
   const int64_t epilogue = cfg.get("EPILOGUE").value_or(0);
   const int64_t split = param(cfg, "EPI_SPLIT", 1);
   const int sms = std::max(1, profile.cores);

@@ -371,6 +371,29 @@ TEST(Sm90CostModel, Properties) {
   EXPECT_GT(predicted(problem(16384, 16384, 256), kL16, "h100-sxm"), predicted(problem(16384, 16384, 256), kL16));
 }
 
+TEST(Sm90CostModel, HilbertWalkIsPricedAndBoundedAsItself) {
+  // GROUP_M 0 is the Hilbert walk, not an unset value: priced apart from every grouped order (the main loop's
+  // measured slowdown, its own L2 walk), and the bound of a partial config that fixes it still bounds the price.
+  const hw::HwProfile h200 = profile("h200");
+  for (int64_t n : {4096, 5120, 8192}) {
+    const Problem p = problem(n, n, n);
+    const Config hilbert = sm90_config(128, 256, 3, 2, 1, 1, 0, 1, 1, 1);
+    const double t_hilbert = predicted(p, hilbert);
+    // Measured 1.3-3.5% slower than the walk grouped by 16 (bench/results/h200/2026-12-02-hilbert/call1).
+    EXPECT_GT(t_hilbert, predicted(p, sm90_config(128, 256, 3, 2, 1, 1, 16, 1, 1, 1))) << p.describe();
+    // Nor is it row-major (GROUP_M 1), which a value below 1 read as unset would price it as.
+    EXPECT_NE(t_hilbert, predicted(p, sm90_config(128, 256, 3, 2, 1, 1, 1, 1, 1, 1))) << p.describe();
+    Config partial{hilbert.family, {}};
+    for (const char* name : {"BLOCK_M", "BLOCK_N", "CLUSTER_M", "CLUSTER_N", "GROUP_M"}) {
+      partial.params[name] = hilbert.at(name);
+    }
+    const double bound = sm90_cost_bound(p, h200, partial);
+    EXPECT_GT(bound, 0) << p.describe();
+    EXPECT_LE(bound, t_hilbert * (1 + 1e-12)) << p.describe();
+    EXPECT_LE(sm90_cost_bound(p, h200, hilbert), t_hilbert * (1 + 1e-12)) << p.describe();
+  }
+}
+
 TEST(Sm90CostModel, PlansExplainUnderTheFourLayersOnBothHopperProfiles) {
   for (const char* name : {"h100-sxm", "h200"}) {
     auto made = plan::make_plan(problem(4096, 4096, 4096), profile(name));
