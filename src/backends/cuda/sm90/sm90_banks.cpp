@@ -1,5 +1,6 @@
 // The sm90 family's per-thread shared-memory addresses for `tileforge banks`: the TMA-store epilogue's writes of
-// its staging tile (stmatrix or st.shared.b32) and the fix-up's flag, as kernels/sm90/gemm.cuh computes them.
+// its staging tile (stmatrix or st.shared.b32) and the fix-up's flag, as kernels/sm90/epilogue.cuh and fixup.cuh
+// compute them.
 #include <cstdint>
 #include <string>
 
@@ -122,8 +123,8 @@ class Sm90BankModel final : public plan::banks::BankModel {
       }
       out.instructions.push_back(std::move(ld));
     }
-    out.notes.push_back("addresses: kernels/sm90/gemm.cuh's store_packed and fix-up, as written there (no host-side "
-                        "header holds them)");
+    out.notes.emplace_back("addresses: kernels/sm90/epilogue.cuh's store_packed and fixup.cuh's flag, as written there "
+                        "(no host-side header holds them)");
     return out;
   }
 };

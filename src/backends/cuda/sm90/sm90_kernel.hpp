@@ -19,7 +19,7 @@
 
 namespace tileforge::cuda::detail {
 
-// Mirrors tf::sm90::TmaDesc (kernels/sm90/ptx.cuh) and tf::sm90::Params (kernels/sm90/gemm.cuh) field for field:
+// Mirrors tf::sm90::TmaDesc (kernels/sm90/ptx.cuh) and tf::sm90::Params (kernels/sm90/config.cuh) field for field:
 // the tensor maps travel by value in the kernel's parameter space (__grid_constant__), where the TMA unit reads them.
 struct alignas(64) Sm90TmaDesc {
   unsigned long long v[16];

@@ -20,7 +20,7 @@ TF_SM90_HD constexpr int fixup_group(int m_iters, int block_n) {
   return block_n / 8 < limit ? block_n / 8 : limit;
 }
 
-// The shared sum of split-K (gemm.cuh, Params::shared_sum) loads this many slices' float4 of one element at once:
+// The shared sum of split-K (fixup.cuh, Params::shared_sum) loads this many slices' float4 of one element at once:
 // one L2 round trip per batch of slices. The cost model counts its round trips by it.
 inline constexpr int kSharedSumBatch = 8;
 

@@ -1,0 +1,186 @@
+// sm90 family: what one instance of the Hopper GEMM (sm90/gemm.cuh) is built from: its planned parameters (Config,
+// every one a template argument), its run-time arguments (Params), and the CTA's place in the persistent walk over
+// the output tiles (Grid, tile_of).
+#pragma once
+
+#include "common/elem.cuh"
+#include "common/raster.cuh"
+#include "sm90/ptx.cuh"
+#include "sm90/schedule.cuh"
+
+namespace tf::sm90 {
+
+// Run-time arguments. Pass the whole struct as `const __grid_constant__ Params`, so that the tensor maps stay in
+// the parameter space, where the TMA unit reads them.
+struct Params {
+  TmaDesc a;  // A: M x K; row-major: dims {K, M}, box {64, A_BOX_OUTER}; column-major: dims {M, K}, box {64, 64}
+  TmaDesc b;  // B: K x N; row-major: dims {N, K}, box {64, 64}; column-major: dims {K, N}, box {64, B_BOX_OUTER}
+  TmaDesc c;  // C: M x N row-major, dims {N, M}, box {64, C_BOX_OUTER}; read only by the TMA-store epilogue
+  void* c_ptr;
+  int m, n, k;
+  long long ldc;
+  float alpha, beta;
+  // Split-K and stream-K (Config::SPLIT_K > 1 or Config::STREAM_K): the caller's workspace, never shared between
+  // launches that may run at once. `counters`: one int per CTA tile (cluster tiles x CTAs per cluster), and with
+  // `shared_sum` a second run of as many after them (departures), zero before the first launch; each launch leaves
+  // them zero. `partials`: f32 tiles of BM x BN, one per slot (split-K: tiles x SPLIT_K x CTAs per cluster;
+  // stream-K: 2 x clusters x CTAs per cluster). `sk_tiles`: stream-K only, the last sk_tiles cluster tiles (in the
+  // walk's order) are shared out by MAC iterations; the others are whole tiles.
+  int* counters;
+  float* partials;
+  int sk_tiles;
+  // Split-K only, and only when every work unit has a cluster of its own and the launch is cooperative (all CTAs
+  // resident at once): every slice waits for all of its tile's slices and then sums and writes its own 1/SPLIT_K of
+  // the tile, instead of the last slice to arrive summing the whole tile while the others idle. 0: the last sums.
+  int shared_sum;
+  // The staging epilogues (EPILOGUE 1 or 2) where C cannot be stored by TMA (ldc not a multiple of 8 elements, or
+  // its base off 16 bytes, as in 4095x4097): the staged tile is written out by the warpgroup's threads, each warp
+  // instruction storing a run of 32 consecutive elements of one row, instead of by a TMA store. 0: the TMA store.
+  int c_staged_stores;
+};
+
+// Element types by tag (common/elem.cuh).
+template <int kTag>
+using Elem = tf::Elem<kTag>;
+
+enum : int { kOrderRowMajor = kRasterRowMajor, kOrderGrouped = kRasterGrouped, kOrderHilbert = kRasterHilbert };
+enum : int { kEpilogueDirect = 0, kEpilogueTmaStore = 1, kEpilogueTmaStoreDeferred = 2 };
+
+// The accumulator register type (NVRTC compiles without the standard library, so no std::conditional).
+template <bool kF16>
+struct AccType {
+  using T = float;
+};
+template <>
+struct AccType<true> {
+  using T = unsigned;
+};
+
+// Every planned parameter of one kernel.
+//   kBlockM x kBlockN: the CTA's output tile; kBlockK: 64 (one 128-byte swizzle row of 16-bit elements).
+//   kStages: shared-memory ring depth. kConsumers: consumer warpgroups (1 or 2), which split BLOCK_M.
+//   kClusterM x kClusterN: CTAs per cluster (1x1, 2x1 or 1x2); CTAs of a cluster along M share the B tile, along N
+//     the A tile, each loading its part and multicasting it to both.
+//   kOrder / kGroupM: tile order of the persistent walk (row-major, GROUP_M tile rows walked column by column, or a
+//     generalized Hilbert curve over the whole grid of tiles).
+//   kInTag / kOutTag: element types (1 f16, 2 bf16 in; 0 f32, 1 f16, 2 bf16 out).
+//   kARow / kBRow: A is M x K row-major (else column-major), B is K x N row-major (else column-major).
+//   kEpilogue: direct vectorized global stores; or staging through shared memory and a TMA store (beta == 0 only;
+//     beta != 0 falls back to direct stores at run time), either right after the tile's main loop, or deferred: the
+//     tile is converted to 16-bit in registers and written out while the first wgmma groups of the next tile run.
+//   kEpiSplit: the TMA-store epilogues stage BLOCK_N / kEpiSplit columns at a time (2 halves the staging tile, so
+//     that four stages of 128x256 fit beside it).
+//   kStMatrix: the TMA-store epilogues write the staging tile with stmatrix (four 8x8 blocks per instruction)
+//     instead of 32-bit shared stores.
+//   kProducerRegs / kConsumerRegs: setmaxnreg targets (0 = leave the registers as launched).
+//   kSplitK: each output tile's K is cut into SPLIT_K slices run by different CTAs (work units = tiles x SPLIT_K).
+//   kStreamK: the last Params::sk_tiles tiles are shared out by MAC iterations (k-blocks), an equal run of them per
+//     cluster, after the whole tiles of the data-parallel part. In both, a CTA that ends a tile's slice writes its
+//     f32 partial tile to the workspace; the last of the tile's CTAs to arrive sums every slice's partial in slice
+//     order (so the result does not depend on which CTA came last: bit-identical from run to run) and runs the
+//     epilogue.
+//   kAccF16: f16 accumulators (wgmma .f16.f16.f16; f16 inputs only), the opt-in precision policy; split-K and
+//     stream-K partials are still stored and summed in f32.
+template <int kBlockM, int kBlockN, int kBlockK, int kStages, int kConsumers, int kClusterM, int kClusterN, int kOrder,
+          int kGroupM, int kInTag, int kOutTag, bool kARow, bool kBRow, int kEpilogue, int kProducerRegs,
+          int kConsumerRegs, int kEpiSplit = 1, bool kStMatrix = false, int kSplitK = 1, bool kStreamK = false,
+          bool kAccF16 = false>
+struct Config {
+  static constexpr int BM = kBlockM, BN = kBlockN, BK = kBlockK, STAGES = kStages, CONSUMERS = kConsumers;
+  static constexpr int CM = kClusterM, CN = kClusterN, CS = kClusterM * kClusterN;
+  static constexpr int ORDER = kOrder, GROUP_M = kGroupM;
+  static constexpr int IN = kInTag, OUT = kOutTag;
+  static constexpr bool A_ROW = kARow, B_ROW = kBRow;
+  static constexpr int EPI = kEpilogue, PRODUCER_REGS = kProducerRegs, CONSUMER_REGS = kConsumerRegs;
+  static constexpr int EPI_SPLIT = kEpiSplit;
+  static constexpr bool STMATRIX = kStMatrix;
+  static constexpr int SPLIT_K = kSplitK;
+  static constexpr bool STREAM_K = kStreamK;
+  static constexpr bool FIXUP = SPLIT_K > 1 || STREAM_K;  // tiles may be shared by CTAs and summed in a workspace
+  // f16 accumulators (the opt-in precision policy): each 32-bit register holds the f16 pair of two neighbouring
+  // columns, so a thread holds half the registers of the f32 accumulators, in the same fragment order.
+  static constexpr bool ACC_F16 = kAccF16;
+  using Acc = typename AccType<kAccF16>::T;
+  static constexpr int ACC_REGS = kAccF16 ? kBlockN / 4 : kBlockN / 2;
+
+  static constexpr int THREADS = 128 * (1 + CONSUMERS);
+  static constexpr int WG_M = BM / CONSUMERS;  // rows of C per consumer warpgroup
+  static constexpr int M_ITERS = WG_M / 64;    // wgmma m64 row blocks per consumer warpgroup
+  // One consumer thread's accumulators, and the deferred TMA-store epilogue's 16-bit pairs of one tile (held in
+  // registers until the next tile's main loop; a placeholder for the other epilogues).
+  using AccTile = Acc[M_ITERS][ACC_REGS];
+  using Packed = unsigned[M_ITERS][kEpilogue == kEpilogueTmaStoreDeferred ? kBlockN / 8 : 1][2];
+  // The sequence of work units of one cluster (sm90/schedule.cuh).
+  using Sched = Schedule<kSplitK, kStreamK>;
+  static constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;
+  static constexpr int C_BYTES = EPI != kEpilogueDirect ? BM * BN * 2 / EPI_SPLIT : 0;
+  static constexpr int BAR_OFFSET = STAGES * STAGE_BYTES + C_BYTES;  // from the 1024-aligned base
+  // + 16 bytes for the fix-up's flag, + slack to align the base
+  static constexpr int SMEM_BYTES = BAR_OFFSET + 2 * STAGES * 8 + 16 + 1024;
+
+  // Operand sharing inside a cluster: A is split over the CN CTAs of a cluster row, B over the CM of a column.
+  static constexpr int A_SPLIT = CN, B_SPLIT = CM;
+  // Tensor-map boxes (the host encodes the maps with these). K-major operands: one box of 64 x rows per CTA;
+  // M/N-major operands: boxes of 64 (M or N) x 64 (K), one per 64 columns of the tile.
+  static constexpr int A_BOX_INNER = 64, A_BOX_OUTER = A_ROW ? BM / A_SPLIT : 64;
+  static constexpr int B_BOX_INNER = 64, B_BOX_OUTER = B_ROW ? 64 : BN / B_SPLIT;
+  static constexpr int C_BOX_INNER = 64, C_BOX_OUTER = WG_M;
+
+  static_assert(IN == 1 || IN == 2, "inputs are f16 or bf16");
+  static_assert(OUT == 0 || OUT == 1 || OUT == 2, "output is f32, f16 or bf16");
+  static_assert(BK == 64, "BLOCK_K is one 128-byte swizzle row of 16-bit elements");
+  static_assert(CONSUMERS == 1 || CONSUMERS == 2, "one or two consumer warpgroups");
+  static_assert(WG_M % 64 == 0 && M_ITERS >= 1, "each consumer warpgroup owns whole m64 row blocks");
+  static_assert(BN % 64 == 0 && BN <= 256, "BLOCK_N: a multiple of 64, at most 256 (one wgmma)");
+  static_assert(M_ITERS * BN / 2 <= 128, "at most 128 f32 accumulators per thread");
+  static_assert(!kAccF16 || kInTag == 1, "f16 accumulators take f16 inputs only");
+  static_assert(STAGES >= 2, "a ring needs two stages");
+  static_assert(CS == 1 || CS == 2, "clusters of one or two CTAs");
+  static_assert(!A_ROW || (BM / A_SPLIT) <= 256, "TMA box rows <= 256");
+  static_assert(A_ROW || (BM / 64) % A_SPLIT == 0, "A boxes split evenly over the cluster");
+  static_assert(B_ROW || (BN / B_SPLIT) <= 256, "TMA box rows <= 256");
+  static_assert(!B_ROW || (BN / 64) % B_SPLIT == 0, "B boxes split evenly over the cluster");
+  static_assert(EPI == kEpilogueDirect || OUT != 0, "the TMA-store epilogue writes 16-bit C");
+  static_assert(EPI_SPLIT == 1 || EPI_SPLIT == 2, "whole or half staging tiles");
+  static_assert((BN / EPI_SPLIT) % 64 == 0, "staged column groups are whole 64-column boxes");
+  static_assert(SPLIT_K >= 1 && SPLIT_K <= 64, "SPLIT_K: 1 (none) to 64 slices of K");
+  static_assert(!(STREAM_K && SPLIT_K > 1), "stream-K or split-K, not both");
+  static_assert(SMEM_BYTES <= 232448, "at most 227 KB of shared memory per CTA");
+  static_assert(PRODUCER_REGS == 0 || (PRODUCER_REGS >= 24 && PRODUCER_REGS % 8 == 0), "setmaxnreg: 24..256, x8");
+  static_assert(CONSUMER_REGS == 0 || (CONSUMER_REGS <= 256 && CONSUMER_REGS % 8 == 0), "setmaxnreg: 24..256, x8");
+  static_assert(PRODUCER_REGS == 0 || 128 * PRODUCER_REGS + 128 * CONSUMERS * CONSUMER_REGS <= 65536,
+                "the warpgroups' registers fit the register file");
+};
+
+// ---- the persistent walk ---------------------------------------------------------------------------------------
+
+// Coordinates (row, column) of the cluster tile `s` in a grid of tiles_m x tiles_n cluster tiles, in the planned
+// order (common/raster.cuh).
+template <class Cfg>
+__device__ __forceinline__ void tile_of(int s, int tiles_m, int tiles_n, int& tm, int& tn) {
+  raster_cell(Cfg::ORDER, s, tiles_m, tiles_n, Cfg::GROUP_M, tm, tn);
+}
+
+// The CTA's place in the persistent grid: the grid of tiles_m x tiles_n cluster tiles, the k-blocks of a tile, the
+// CTA's cluster among the clusters and its rank in the cluster (along M and along N).
+struct Grid {
+  int tiles_m, tiles_n, tiles, cluster, clusters, rank, rank_m, rank_n, kblocks;
+};
+
+template <class Cfg>
+__device__ __forceinline__ Grid grid_of(const Params& p) {
+  constexpr int CS = Cfg::CS;
+  Grid g;
+  g.tiles_m = (p.m + Cfg::BM * Cfg::CM - 1) / (Cfg::BM * Cfg::CM);
+  g.tiles_n = (p.n + Cfg::BN * Cfg::CN - 1) / (Cfg::BN * Cfg::CN);
+  g.tiles = g.tiles_m * g.tiles_n;
+  g.cluster = blockIdx.x / CS;
+  g.clusters = gridDim.x / CS;
+  g.rank = CS > 1 ? static_cast<int>(cluster_rank()) : 0;
+  g.rank_m = g.rank % Cfg::CM;
+  g.rank_n = g.rank / Cfg::CM;
+  g.kblocks = (p.k + Cfg::BK - 1) / Cfg::BK;
+  return g;
+}
+
+}  // namespace tf::sm90

@@ -1,0 +1,152 @@
+// sm90 family: the two sides of the main loop's ring of STAGES shared-memory stages: the producer warpgroup's loop
+// of TMA copies of A and B tiles into free stages, and the consumer warpgroups' parts of theirs (the stage's wgmma
+// descriptors, its wgmmas, handing it back), which the persistent loop in sm90/gemm.cuh runs.
+#pragma once
+
+#include "sm90/config.cuh"
+
+namespace tf::sm90 {
+
+// The ring's barriers, by one thread: full[s] completes when the producer's arrival and the stage's bytes have
+// come, empty[s] when every consumer warp of every CTA of the cluster has released the stage.
+template <class Cfg>
+__device__ __forceinline__ void init_barriers(unsigned full0, unsigned empty0) {
+#pragma unroll
+  for (int s = 0; s < Cfg::STAGES; ++s) {
+    mbar_init(full0 + 8 * s, 1);                              // the producer's arrive.expect_tx
+    mbar_init(empty0 + 8 * s, Cfg::CONSUMERS * 4 * Cfg::CS);  // every consumer warp of every CTA of the cluster
+  }
+  fence_barrier_init();
+  fence_proxy_async();
+}
+
+// ---- producer --------------------------------------------------------------------------------------------------
+
+// The producer warpgroup's one issuing thread: for every k-block of every work unit of the cluster, waits until the
+// next stage is free (released by every consumer warp of every CTA of the cluster), arms its full barrier with the
+// stage's bytes and copies A and B into it.
+template <class Cfg>
+__device__ __forceinline__ void produce(const Params& p, const Grid& g, unsigned base, unsigned full0,
+                                        unsigned empty0) {
+  constexpr unsigned STAGE_BYTES = Cfg::STAGE_BYTES, A_BYTES = Cfg::A_BYTES;
+  prefetch_map(&p.a);
+  prefetch_map(&p.b);
+  unsigned short mask_a = 0, mask_b = 0;  // CTAs sharing this CTA's A tile (same rank_m), B tile (same rank_n)
+#pragma unroll
+  for (int j = 0; j < Cfg::CN; ++j) mask_a |= static_cast<unsigned short>(1u << (g.rank_m + Cfg::CM * j));
+#pragma unroll
+  for (int i = 0; i < Cfg::CM; ++i) mask_b |= static_cast<unsigned short>(1u << (i + Cfg::CM * g.rank_n));
+  int stage = 0;
+  unsigned phase = 0;
+  typename Cfg::Sched sched(g.tiles, g.kblocks, g.cluster, g.clusters, p.sk_tiles);
+  Work w;
+  while (sched.step(w)) {
+    int tm, tn;
+    tile_of<Cfg>(w.tile, g.tiles_m, g.tiles_n, tm, tn);
+    const int m0 = (tm * Cfg::CM + g.rank_m) * Cfg::BM, n0 = (tn * Cfg::CN + g.rank_n) * Cfg::BN;
+    for (int kb = w.kb0; kb < w.kb1; ++kb) {
+      const unsigned full = full0 + 8 * stage;
+      mbar_wait(empty0 + 8 * stage, phase ^ 1);
+      mbar_expect_tx(full, STAGE_BYTES);
+      const int k0 = kb * Cfg::BK;
+      const unsigned sa = base + stage * STAGE_BYTES, sb = sa + A_BYTES;
+      // A: K-major (row-major A) rows [rank_n*R, +R) of the tile, or M-major 64 x 64 boxes.
+      if constexpr (Cfg::A_ROW) {
+        constexpr int R = Cfg::BM / Cfg::A_SPLIT;
+        if constexpr (Cfg::A_SPLIT > 1) {
+          tma_load_multicast(&p.a, sa + g.rank_n * R * 128, full, k0, m0 + g.rank_n * R, mask_a);
+        } else {
+          tma_load(&p.a, sa, full, k0, m0);
+        }
+      } else {
+        constexpr int PIECES = Cfg::BM / 64 / Cfg::A_SPLIT;
+#pragma unroll
+        for (int i = 0; i < PIECES; ++i) {
+          const int piece = g.rank_n * PIECES + i;
+          if constexpr (Cfg::A_SPLIT > 1) {
+            tma_load_multicast(&p.a, sa + piece * 8192, full, m0 + piece * 64, k0, mask_a);
+          } else {
+            tma_load(&p.a, sa + piece * 8192, full, m0 + piece * 64, k0);
+          }
+        }
+      }
+      // B: N-major (row-major B) 64 x 64 boxes, or K-major rows [rank_m*R, +R).
+      if constexpr (Cfg::B_ROW) {
+        constexpr int PIECES = Cfg::BN / 64 / Cfg::B_SPLIT;
+#pragma unroll
+        for (int i = 0; i < PIECES; ++i) {
+          const int piece = g.rank_m * PIECES + i;
+          if constexpr (Cfg::B_SPLIT > 1) {
+            tma_load_multicast(&p.b, sb + piece * 8192, full, n0 + piece * 64, k0, mask_b);
+          } else {
+            tma_load(&p.b, sb + piece * 8192, full, n0 + piece * 64, k0);
+          }
+        }
+      } else {
+        constexpr int R = Cfg::BN / Cfg::B_SPLIT;
+        if constexpr (Cfg::B_SPLIT > 1) {
+          tma_load_multicast(&p.b, sb + g.rank_m * R * 128, full, k0, n0 + g.rank_m * R, mask_b);
+        } else {
+          tma_load(&p.b, sb, full, k0, n0);
+        }
+      }
+      if (++stage == Cfg::STAGES) {
+        stage = 0;
+        phase ^= 1;
+      }
+    }
+  }
+}
+
+// ---- consumers -------------------------------------------------------------------------------------------------
+
+// Descriptors of stage 0 (k-step 0), and below the per-k-step advance. K-major: rows of 128 bytes, 8-row groups
+// 1024 bytes apart (SBO), a k-step is 32 bytes inside the swizzled row. M/N-major: 64-element columns of 128 bytes
+// per K row; 8-K-row groups 1024 bytes apart (SBO), 64-column boxes 8192 bytes apart (LBO), a k-step is 16 K rows
+// = 2048 bytes.
+template <class Cfg>
+__device__ __forceinline__ unsigned long long desc_a0(unsigned base) {
+  return Cfg::A_ROW ? make_desc(base, 16, 1024) : make_desc(base, 8192, 1024);
+}
+template <class Cfg>
+__device__ __forceinline__ unsigned long long desc_b0(unsigned base) {
+  constexpr unsigned A_BYTES = Cfg::A_BYTES;
+  return Cfg::B_ROW ? make_desc(base + A_BYTES, 8192, 1024) : make_desc(base + A_BYTES, 16, 1024);
+}
+
+// Byte offset of consumer warpgroup cw's m64 block mi in the A tile.
+template <class Cfg>
+__device__ __forceinline__ unsigned a_rows_off(int cw, int mi) {
+  const int row = cw * Cfg::WG_M + mi * 64;
+  return Cfg::A_ROW ? static_cast<unsigned>(row * 128) : static_cast<unsigned>((row / 64) * 8192);
+}
+
+// Hands stage `st` back: one arrival per consumer warp on the empty barrier of every CTA of the cluster (lane r
+// signals CTA r, so the arrivals leave in parallel).
+template <class Cfg>
+__device__ __forceinline__ void release(unsigned empty0, int lane, int st) {
+  if constexpr (Cfg::CS == 1) {
+    if (lane == 0) mbar_arrive(empty0 + 8 * st);
+  } else {
+    if (lane < Cfg::CS) mbar_arrive_cluster(empty0 + 8 * st, static_cast<unsigned>(lane));
+  }
+}
+
+// One stage's wgmmas (BLOCK_K / 16 k-steps of every m64 block of the warpgroup) from the A and B tiles at
+// descriptors da and db; `accumulate` false overwrites the accumulators at the first k-step (a tile's first stage).
+template <class Cfg>
+__device__ __forceinline__ void mma_stage(typename Cfg::AccTile& acc, unsigned long long da, unsigned long long db,
+                                          int cw, bool accumulate) {
+  constexpr unsigned A_KSTEP = Cfg::A_ROW ? 32 : 2048, B_KSTEP = Cfg::B_ROW ? 2048 : 32;
+  constexpr int TRANS_A = Cfg::A_ROW ? 0 : 1, TRANS_B = Cfg::B_ROW ? 1 : 0;
+#pragma unroll
+  for (int kk = 0; kk < Cfg::BK / 16; ++kk) {
+#pragma unroll
+    for (int mi = 0; mi < Cfg::M_ITERS; ++mi) {
+      wgmma<Cfg::BN, Cfg::IN, TRANS_A, TRANS_B>(acc[mi], da + ((a_rows_off<Cfg>(cw, mi) + kk * A_KSTEP) >> 4),
+                                                db + ((kk * B_KSTEP) >> 4), (accumulate || kk > 0) ? 1 : 0);
+    }
+  }
+}
+
+}  // namespace tf::sm90
