@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "support/cli_runner.hpp"
@@ -63,8 +65,12 @@ TEST_P(CliBadInput, RefusedWithANamedErrorAndNoOutput) {
 std::vector<BadInput> bad_inputs() {
   const std::string bad_suite = (fs::path(::testing::TempDir()) / "tileforge_bad_suite.json").string();
   {
-    std::ofstream(bad_suite) << R"({"name": "b", "dtype": "f64", "out_dtype": "f32", "accum": "f32", "layout": "RR",
-                                  "shapes": [[1,1,1]]})";
+    // Every test process writes it (ctest runs each case in its own, two at a time): written under a name of its
+    // own, then renamed over the shared one, so that no process reads it half written.
+    const std::string mine = bad_suite + "." + std::to_string(::getpid());
+    std::ofstream(mine) << R"({"name": "b", "dtype": "f64", "out_dtype": "f32", "accum": "f32", "layout": "RR",
+                             "shapes": [[1,1,1]]})";
+    fs::rename(mine, bad_suite);
   }
   return {
       {"negative size", {"--shape", "-5x4x4"}, {"--shape", "-5x4x4", "allowed"}},
