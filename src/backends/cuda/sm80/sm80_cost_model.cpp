@@ -73,7 +73,13 @@ Sm80Occupancy sm80_occupancy(const Config& c, const hw::HwProfile& profile) {
 
 double sm80_operand_dram_bytes(const Problem& problem, const hw::HwProfile& profile, int64_t bm, int64_t bn,
                                int64_t group_m, int occupancy, DramCache* cache) {
-  const auto key = std::make_tuple(bm, bn, group_m, occupancy);
+  const int64_t slots = int64_t(std::max(1, profile.cores)) * std::max(1, occupancy);
+  return operand_dram_bytes_in_flight(problem, profile, slots, bm, bn, group_m, occupancy, cache);
+}
+
+double operand_dram_bytes_in_flight(const Problem& problem, const hw::HwProfile& profile, int64_t slots, int64_t bm,
+                                    int64_t bn, int64_t group_m, int cache_tag, DramCache* cache) {
+  const auto key = std::make_tuple(bm, bn, group_m, cache_tag);
   if (cache) {
     if (auto it = cache->find(key); it != cache->end()) return it->second;
   }
@@ -83,7 +89,7 @@ double sm80_operand_dram_bytes(const Problem& problem, const hw::HwProfile& prof
   const int64_t per_batch = grid_m * grid_n, total = per_batch * q.batch;
   double bytes = 0;
   if (total > 0 && q.k > 0) {
-    const int64_t slots = int64_t(std::max(1, profile.cores)) * std::max(1, occupancy);
+    slots = std::max<int64_t>(1, slots);
     const hw::CacheLevel* l2 = profile.cache(2);
     const double capacity = l2 ? double(l2->size_bytes) * kL2UsableShare : 0.0;
     // LRU of operand panels (a row panel of A or a column panel of B of one batch entry) over the usable L2, keyed
@@ -118,14 +124,11 @@ double sm80_operand_dram_bytes(const Problem& problem, const hw::HwProfile& prof
       a = ((b * grid_m + pid_m) << 1) | 0;
       b_key = ((b * grid_n + pid_n) << 1) | 1;
     };
-    int64_t key_end = 0;
-    for (int64_t id = 0; id < seen_end; ++id) {
-      int64_t a = 0, b = 0;
-      keys_of(id, a, b);
-      key_end = std::max({key_end, a + 1, b + 1});
-    }
+    // Keys stay below 2 x (batch entries touched) x the longer grid side (A's are even, B's odd).
+    const int64_t key_end = 2 * ((seen_end - 1) / per_batch + 1) * std::max(grid_m, grid_n);
     constexpr int64_t kNone = -1;
     std::vector<int64_t> prev(std::size_t(key_end), kNone), next(std::size_t(key_end), kNone);
+    std::vector<int64_t> wave_of(std::size_t(key_end), kNone);  // the last wave that touched the panel
     std::vector<double> held(std::size_t(key_end), 0.0);
     std::vector<char> resident(std::size_t(key_end), 0);
     int64_t head = kNone, tail = kNone;  // most and least recently used
@@ -148,12 +151,14 @@ double sm80_operand_dram_bytes(const Problem& problem, const hw::HwProfile& prof
       for (int64_t id = first; id < last; ++id) {
         int64_t a = 0, b = 0;
         keys_of(id, a, b);
-        keys.push_back(a);
-        keys.push_back(b);
+        for (const int64_t k : {a, b}) {
+          if (wave_of[k] == w) continue;  // a panel the wave already holds: listed once
+          wave_of[k] = w;
+          keys.push_back(k);
+        }
       }
       tiles_seen += last - first;
       std::sort(keys.begin(), keys.end());
-      keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
       // Blocks of one wave run side by side at similar k: a panel they share is read from DRAM once.
       for (int64_t k : keys) {
         if (resident[k]) {

@@ -30,6 +30,11 @@ Sm80Occupancy sm80_occupancy(const Config& config, const hw::HwProfile& profile)
 using DramCache = std::map<std::tuple<int64_t, int64_t, int64_t, int>, double>;
 double sm80_operand_dram_bytes(const Problem& problem, const hw::HwProfile& profile, int64_t block_m,
                                int64_t block_n, int64_t group_m, int occupancy, DramCache* cache = nullptr);
+// The same walk with `slots` tiles in flight at once (the sm90 family's resident clusters) instead of the profile's
+// cores times an occupancy; `cache_tag` stands for the occupancy in the cache's key.
+double operand_dram_bytes_in_flight(const Problem& problem, const hw::HwProfile& profile, int64_t slots,
+                                    int64_t block_m, int64_t block_n, int64_t group_m, int cache_tag,
+                                    DramCache* cache);
 
 // What sm80_operand_dram_bytes() never goes below, without its simulation: every panel of A and B once when the
 // simulation covers every wave (each panel is read at its first touch), else 0 (extrapolated waves prove nothing).

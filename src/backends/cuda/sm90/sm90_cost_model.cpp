@@ -22,10 +22,8 @@ using namespace sm90_constants;
 using plan::Cost;
 namespace fmtx = plan::fmtx;
 
-int64_t param(const Config& c, const char* name, int64_t fallback) {
-  auto v = c.get(name);
-  return v && *v > 0 ? *v : fallback;
-}
+// A parameter as the model reads it: `fallback` when unset or below 1.
+int64_t param(std::optional<int64_t> v, int64_t fallback) { return v && *v > 0 ? *v : fallback; }
 
 // DRAM bytes of A and B for the persistent walk: clusters in flight at once, each one panel pair (memoized per
 // cluster size in `cache`).
@@ -34,10 +32,8 @@ double operand_dram_bytes(const Problem& q, const hw::HwProfile& profile, int64_
   const int64_t cs = cm * cn;
   DramCache local;
   DramCache* memo = cache ? &cache->dram[int(cs)] : &local;
-  if (auto it = memo->find(std::make_tuple(bm * cm, bn * cn, group_m, 1)); it != memo->end()) return it->second;
-  hw::HwProfile walk = profile;
-  walk.cores = int(std::max<int64_t>(1, std::max(1, profile.cores) / cs));
-  return sm80_operand_dram_bytes(q, walk, bm * cm, bn * cn, group_m, 1, memo);
+  const int64_t clusters = std::max<int64_t>(1, std::max(1, profile.cores) / cs);
+  return operand_dram_bytes_in_flight(q, profile, clusters, bm * cm, bn * cn, group_m, 1, memo);
 }
 
 // C's rows 16 bytes apart (as a TMA store needs; C's base is assumed aligned, as the operands' are): the staging
@@ -109,10 +105,20 @@ Fixup fixup_seconds(const Problem& q, int64_t bm, int64_t bn, const Sm90Schedule
 }
 
 // A parameter of a partial config as cost() reads it (`fallback` for a value below 1), or nothing when not set.
-std::optional<int64_t> set_param(const Config& c, const char* name, int64_t fallback) {
-  auto v = c.get(name);
+std::optional<int64_t> set_param(std::optional<int64_t> v, int64_t fallback) {
   if (!v) return std::nullopt;
   return *v > 0 ? *v : fallback;
+}
+
+Sm90Grid grid_of(const Problem& q, const Sm90ConfigView& c, int sms) {
+  const int64_t bm = param(c.block_m, 128), bn = param(c.block_n, 128);
+  const int64_t cm = param(c.cluster_m, 1), cn = param(c.cluster_n, 1), cs = cm * cn;
+  Sm90Grid g;
+  g.cluster_tiles = cdiv(q.m, bm * cm) * cdiv(q.n, bn * cn);
+  g.clusters = std::min<int64_t>(g.cluster_tiles, std::max<int64_t>(1, sms / cs));
+  g.ctas = g.clusters * cs;
+  g.tiles_per_cta = g.clusters > 0 ? cdiv(g.cluster_tiles, g.clusters) : 0;
+  return g;
 }
 
 // The main loop's slowdown from the persistent walk's order (GROUP_M; unset: none, as a bound needs): a row-major
@@ -136,15 +142,7 @@ std::optional<std::string> sm90_missing_field(const hw::HwProfile& p) {
 }
 
 Sm90Grid sm90_grid(const Problem& problem, const Config& c, int sms) {
-  const Problem q = problem.normalized();
-  const int64_t bm = param(c, "BLOCK_M", 128), bn = param(c, "BLOCK_N", 128);
-  const int64_t cm = param(c, "CLUSTER_M", 1), cn = param(c, "CLUSTER_N", 1), cs = cm * cn;
-  Sm90Grid g;
-  g.cluster_tiles = cdiv(q.m, bm * cm) * cdiv(q.n, bn * cn);
-  g.clusters = std::min<int64_t>(g.cluster_tiles, std::max<int64_t>(1, sms / cs));
-  g.ctas = g.clusters * cs;
-  g.tiles_per_cta = g.clusters > 0 ? cdiv(g.cluster_tiles, g.clusters) : 0;
-  return g;
+  return grid_of(problem.normalized(), Sm90ConfigView(c), sms);
 }
 
 Sm90Share sm90_share(const Sm90Schedule& s) {
@@ -195,8 +193,9 @@ void Sm90CostCache::fill(const Problem& problem, const hw::HwProfile& profile) {
 // grows with each of them), the busiest CTA's k-steps at the work shared evenly by every cluster that fits (each
 // schedule gives some CTA at least that many). The tile (BLOCK_M, BLOCK_N, BLOCK_K, CLUSTER_M, CLUSTER_N) is needed
 // for more than the launch and the fill's latency.
-double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, const Config& partial,
+double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, const Config& config,
                        Sm90CostCache* cache, double enough) {
+  const Sm90ConfigView partial(config);
   Sm90CostCache local;
   Sm90CostCache& memo = cache ? *cache : local;
   if (!memo.ready) memo.fill(problem, profile);
@@ -205,7 +204,7 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   const double in = double(size_of(q.precision.input)), out = double(size_of(q.precision.output));
 
   double overhead_s = kGpuLaunchSeconds;
-  const std::optional<int64_t> copy_ab = partial.get("COPY_AB");
+  const std::optional<int64_t> copy_ab = partial.copy_ab;
   const bool copy_a = copy_ab && memo.a_off && (*copy_ab == 1 || *copy_ab == 2);
   const bool copy_b = copy_ab && memo.b_off && (*copy_ab == 1 || *copy_ab == 3);
   if (copy_a || copy_b) {
@@ -215,16 +214,16 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
                   double(int(copy_a) + int(copy_b)) * kGpuLaunchSeconds;
   }
   if (q.m == 0 || q.n == 0 || q.k == 0) return overhead_s;
-  const auto bm_v = set_param(partial, "BLOCK_M", 128), bn_v = set_param(partial, "BLOCK_N", 128);
-  const auto bk_v = set_param(partial, "BLOCK_K", 64);
-  const auto cm_v = set_param(partial, "CLUSTER_M", 1), cn_v = set_param(partial, "CLUSTER_N", 1);
+  const auto bm_v = set_param(partial.block_m, 128), bn_v = set_param(partial.block_n, 128);
+  const auto bk_v = set_param(partial.block_k, 64);
+  const auto cm_v = set_param(partial.cluster_m, 1), cn_v = set_param(partial.cluster_n, 1);
   if (!bm_v || !bn_v || !bk_v || !cm_v || !cn_v) return overhead_s + kLoadedLatencySeconds;
   const int64_t bm = *bm_v, bn = *bn_v, bk = *bk_v, cm = *cm_v, cn = *cn_v, cs = cm * cn;
   if (cs > 1) overhead_s += kClusterLaunchSeconds;
   const int sms = std::max(1, profile.cores);
   const double clock = profile.boost_clock_ghz * 1e9;
   const double smem_rate = profile.smem_bytes_per_core_cycle, l2_rate = profile.l2_bytes_per_core_cycle;
-  const Sm90Grid grid = sm90_grid(q, partial, sms);
+  const Sm90Grid grid = grid_of(q, partial, sms);
 
   double misaligned = 1.0;
   if (copy_ab) {
@@ -237,7 +236,7 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   }
   const int64_t k_steps = cdiv(q.k, bk);
   const int64_t max_clusters = std::max<int64_t>(1, sms / cs);
-  const bool scheduled = partial.get("SPLIT_K") && partial.get("STREAM_K");
+  const bool scheduled = partial.split_k && partial.stream_k;
   Sm90Schedule sched;
   Sm90Share share;
   double steps = std::max(1.0, double(grid.cluster_tiles) * double(k_steps) / double(max_clusters));
@@ -247,14 +246,14 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
     steps = double(share.k_steps);
   }
 
-  const std::optional<int64_t> consumers_v = set_param(partial, "CONSUMERS", 1);
+  const std::optional<int64_t> consumers_v = set_param(partial.consumers, 1);
   const double rate_sm = memo.peak_tflops * 1e12 / double(sms) * kWgmmaShare *
                          (consumers_v && *consumers_v == 1 ? kOneConsumerShare : 1.0);
   const double tensor_k = 2.0 * double(bm * bn * bk) / rate_sm;
   const double smem_k_bytes = double(bm / 64) * double((64 + bn) * bk) * in;
   const double smem_k = smem_k_bytes / (smem_rate * clock);
   // GROUP_M read as set: 0 is the Hilbert walk, not a value to replace.
-  const std::optional<int64_t> group_m = partial.get("GROUP_M");
+  const std::optional<int64_t> group_m = partial.group_m;
   const double step_k = (std::max({tensor_k, smem_k, kKStepFloorCycles / clock}) *
                             (cs > 1 ? 1.0 + kClusterStepShare : 1.0) +
                         kKStepCycles / clock) *
@@ -269,7 +268,7 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   const double l2_s = std::max(l2_total / (l2_bw_sm * double(sms)), l2_cta / l2_bw_sm) * misaligned;
 
   const double stage_bytes = a_k + b_k;
-  const std::optional<int64_t> stages = set_param(partial, "STAGES", 2);
+  const std::optional<int64_t> stages = set_param(partial.stages, 2);
   const bool reads_c = q.beta != 0.0;
   const double c_bytes = double(q.m) * double(q.n) * out * (reads_c ? 2.0 : 1.0);
   const double dram_bw = profile.mem_bandwidth_gbps * 1e9 * kDramEfficiency;
@@ -293,8 +292,8 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
 
   double epi_s = 0, fix_s = 0;
   if (scheduled) {
-    epi_s = epilogue_seconds(q, out, clock, bm, bn, sched, share.finished, partial.get("EPILOGUE"),
-                             partial.get("STMATRIX"), set_param(partial, "EPI_SPLIT", 1));
+    epi_s = epilogue_seconds(q, out, clock, bm, bn, sched, share.finished, partial.epilogue, partial.stmatrix,
+                             set_param(partial.epi_split, 1));
     fix_s = fixup_seconds(q, bm, bn, sched, share, consumers_v, l2_bw_sm).seconds;
   }
   const double fill_s = kLoadedLatencySeconds + stage_bytes / l2_bw_sm;
@@ -307,26 +306,27 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   return body_of(operands) + epi_s + fix_s + fill_s + overhead_s;
 }
 
-Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Config& cfg, Sm90CostCache* cache,
+Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Config& config, Sm90CostCache* cache,
                bool notes) {
   const Problem q = problem.normalized();
+  const Sm90ConfigView cfg(config);
   const plan::PeakChoice peak = plan::peak_for(q, profile);
   if (!peak.tflops || *peak.tflops <= 0) return plan::invalid_cost(peak.note);
   if (profile.mem_bandwidth_gbps <= 0) return plan::invalid_cost("the profile records no memory bandwidth");
   if (auto missing = sm90_missing_field(profile)) return plan::invalid_cost(*missing);
   Cost c;
   const double in = double(size_of(q.precision.input)), out = double(size_of(q.precision.output));
-  const int64_t bm = param(cfg, "BLOCK_M", 128), bn = param(cfg, "BLOCK_N", 128), bk = param(cfg, "BLOCK_K", 64);
-  const int64_t stages = param(cfg, "STAGES", 2), consumers = param(cfg, "CONSUMERS", 1);
-  const int64_t cm = param(cfg, "CLUSTER_M", 1), cn = param(cfg, "CLUSTER_N", 1), cs = cm * cn;
-  const int64_t group_m = cfg.get("GROUP_M").value_or(1);  // 0: the Hilbert walk
-  const int64_t epilogue = cfg.get("EPILOGUE").value_or(0);
-  const int64_t split = param(cfg, "EPI_SPLIT", 1);
+  const int64_t bm = param(cfg.block_m, 128), bn = param(cfg.block_n, 128), bk = param(cfg.block_k, 64);
+  const int64_t stages = param(cfg.stages, 2), consumers = param(cfg.consumers, 1);
+  const int64_t cm = param(cfg.cluster_m, 1), cn = param(cfg.cluster_n, 1), cs = cm * cn;
+  const int64_t group_m = cfg.group_m.value_or(1);  // 0: the Hilbert walk
+  const int64_t epilogue = cfg.epilogue.value_or(0);
+  const int64_t split = param(cfg.epi_split, 1);
   const int sms = std::max(1, profile.cores);
   const double clock = profile.boost_clock_ghz * 1e9;
   const double smem_rate = profile.smem_bytes_per_core_cycle, l2_rate = profile.l2_bytes_per_core_cycle;
 
-  const Sm90Grid grid = sm90_grid(q, cfg, sms);
+  const Sm90Grid grid = grid_of(q, cfg, sms);
   c.occupancy = 1;
   c.occupancy_limit = "persistent grid: one CTA per SM";
   c.waves = plan::analyze_waves(q, std::max<int64_t>(1, (sms / cs) * cs), 1, bm, bn, bk);
@@ -334,7 +334,7 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   c.overhead_s = kGpuLaunchSeconds;
   // COPY_AB copies the operands it names (1 both, 2 A, 3 B) whose rows are not on 32-byte sectors (assuming aligned
   // bases); the others, and all with COPY_AB 0, are read in place, slower when their rows are off the sectors.
-  const int64_t copy_ab = cfg.get("COPY_AB").value_or(0);
+  const int64_t copy_ab = cfg.copy_ab.value_or(0);
   const bool a_off = sm90_rows_off_sectors(q, q.lda), b_off = sm90_rows_off_sectors(q, q.ldb);
   const bool copy_a = a_off && (copy_ab == 1 || copy_ab == 2), copy_b = b_off && (copy_ab == 1 || copy_ab == 3);
   if (copy_a || copy_b) {
@@ -444,7 +444,7 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
                           {"latency", c.latency_s, false}});
 
   const double epi_s =
-      epilogue_seconds(q, out, clock, bm, bn, sched, per_cta, epilogue, cfg.get("STMATRIX").value_or(0), split);
+      epilogue_seconds(q, out, clock, bm, bn, sched, per_cta, epilogue, cfg.stmatrix.value_or(0), split);
   c.body_s += epi_s;
   if (notes && epi_s > 0.05 * c.body_s && !sched.shared_sum) {
     c.notes.push_back(fmt::format("epilogue {} on the busiest SM ({} tiles of {} each)", fmtx::time(epi_s), per_cta,

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -70,16 +73,68 @@ int64_t sm90_smem_bytes(const Config& c) {
   return stages * stage + c_tile + 2 * stages * 8 + 16 + 1024;
 }
 
+namespace {
+
+// The view's field for a parameter name, or null for a name the family does not know. Dispatched on the first and
+// last letters, then checked whole with fixed-size compares (which the compiler inlines): a view is built for every
+// price and bound, and comparing the names as strings was 1/8 of a new shape's dispatch.
+std::optional<int64_t> Sm90ConfigView::*view_field(std::string_view n) {
+  using V = Sm90ConfigView;
+  auto is = [n]<std::size_t N>(const char (&name)[N]) { return n.size() == N - 1 && std::memcmp(n.data(), name, N - 1) == 0; };
+  if (n.empty()) return nullptr;
+  switch (n.front()) {
+    case 'B':
+      if (is("BLOCK_K")) return &V::block_k;
+      if (is("BLOCK_M")) return &V::block_m;
+      if (is("BLOCK_N")) return &V::block_n;
+      break;
+    case 'C':
+      if (is("CLUSTER_M")) return &V::cluster_m;
+      if (is("CLUSTER_N")) return &V::cluster_n;
+      if (is("CONSUMERS")) return &V::consumers;
+      if (is("COPY_AB")) return &V::copy_ab;
+      break;
+    case 'E':
+      if (is("EPILOGUE")) return &V::epilogue;
+      if (is("EPI_SPLIT")) return &V::epi_split;
+      break;
+    case 'G':
+      if (is("GROUP_M")) return &V::group_m;
+      break;
+    case 'S':
+      if (is("SPLIT_K")) return &V::split_k;
+      if (is("STAGES")) return &V::stages;
+      if (is("STMATRIX")) return &V::stmatrix;
+      if (is("STREAM_K")) return &V::stream_k;
+      break;
+    default:
+      break;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Sm90ConfigView::Sm90ConfigView(const Config& config) {
+  for (const auto& [name, value] : config.params) {
+    if (auto field = view_field(name)) this->*field = value;
+  }
+}
+
 Sm90Schedule sm90_schedule(const Problem& problem, const Config& c, int64_t max_clusters) {
+  return sm90_schedule(problem, Sm90ConfigView(c), max_clusters);
+}
+
+Sm90Schedule sm90_schedule(const Problem& problem, const Sm90ConfigView& c, int64_t max_clusters) {
   const Problem q = problem.normalized();
   // Priced for any config, legal or not (the cost model's contract): a missing parameter takes its neutral value.
-  auto get = [&](const char* name, int64_t fallback) { return std::max<int64_t>(1, c.get(name).value_or(fallback)); };
-  const int64_t bm = get("BLOCK_M", 128), bn = get("BLOCK_N", 128), cm = get("CLUSTER_M", 1), cn = get("CLUSTER_N", 1);
+  auto get = [](std::optional<int64_t> v, int64_t fallback) { return std::max<int64_t>(1, v.value_or(fallback)); };
+  const int64_t bm = get(c.block_m, 128), bn = get(c.block_n, 128), cm = get(c.cluster_m, 1), cn = get(c.cluster_n, 1);
   Sm90Schedule s;
   s.cluster_tiles = cdiv(q.m, bm * cm) * cdiv(q.n, bn * cn);
-  s.k_blocks = cdiv(q.k, get("BLOCK_K", kSm90BlockK));
-  s.split_k = get("SPLIT_K", 1);
-  s.stream_k = c.get("STREAM_K").value_or(0) != 0;
+  s.k_blocks = cdiv(q.k, get(c.block_k, kSm90BlockK));
+  s.split_k = get(c.split_k, 1);
+  s.stream_k = c.stream_k.value_or(0) != 0;
   max_clusters = std::max<int64_t>(1, max_clusters);
   if (s.cluster_tiles == 0 || s.k_blocks == 0) {
     s.split_k = 1;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -36,6 +37,15 @@ inline constexpr int kSm90BlockK = 64;
 // with 128x256 at 8: 48.3 against 64.6 us; 256x256x16384 with 64x128 at 16: 15.3 against 20.7).
 inline constexpr int64_t kSm90SharedSumMinSplit = 4;
 
+// The sm90 parameters of a Config, read in one pass: the cost model prices thousands of configs per plan, and
+// reading each parameter by name from the map was most of its time (docs/PERF-LOG.md, issue 15). Each field is
+// set when the config sets it, with the value as set (a partial config of dispatch's bound search lacks some).
+struct Sm90ConfigView {
+  std::optional<int64_t> block_k, block_m, block_n, cluster_m, cluster_n, consumers, copy_ab, epilogue, epi_split,
+      group_m, split_k, stages, stmatrix, stream_k;
+  explicit Sm90ConfigView(const Config& config);
+};
+
 // How the persistent grid shares out the work of one problem, as the kernel's Schedule walks it (gemm.cuh): whole
 // tiles; SPLIT_K slices of every tile; or stream-K, the last `sk_tiles` tiles' k-blocks shared out evenly over the
 // clusters after the whole tiles of the data-parallel part. The workspace holds one counter per CTA tile (two with
@@ -60,6 +70,7 @@ struct Sm90Schedule {
 // else the last partial wave and one full wave (so that each cluster's share is more than one tile's k-blocks and
 // the fix-up stays a small part of it).
 Sm90Schedule sm90_schedule(const Problem& problem, const Config& config, int64_t max_clusters);
+Sm90Schedule sm90_schedule(const Problem& problem, const Sm90ConfigView& config, int64_t max_clusters);
 
 // Threads of one CTA: a producer warpgroup and CONSUMERS consumer warpgroups of 128.
 int sm90_threads(const Config& config);

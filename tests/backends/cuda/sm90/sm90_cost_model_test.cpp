@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <random>
 #include <set>
 
 #include <fmt/format.h>
@@ -57,6 +59,35 @@ TEST(Sm90Family, RegisteredAboveSm80ForChipsWithWgmma) {
     EXPECT_FALSE(fit.ok) << other;
     EXPECT_FALSE(fit.refusal.empty()) << other;
     EXPECT_NE(plan::choose_family(profile(other)).family, "sm90") << other;
+  }
+}
+
+TEST(Sm90Family, ConfigViewReadsEachParameterAsSet) {
+  // Every parameter the family declares, at random values (0 and negatives too: the view keeps them as set), among
+  // other names: empty, sorting before, between and after them, sharing their first letter or a prefix; then partial configs, whose missing parameters stay unset.
+  const std::vector<std::string> names = {"BLOCK_K", "BLOCK_M", "BLOCK_N", "CLUSTER_M", "CLUSTER_N", "CONSUMERS",
+                                          "COPY_AB", "EPILOGUE", "EPI_SPLIT", "GROUP_M", "SPLIT_K", "STAGES",
+                                          "STMATRIX", "STREAM_K"};
+  auto field = [](const Sm90ConfigView& v, const std::string& n) {
+    const std::map<std::string, std::optional<int64_t>> f = {
+        {"BLOCK_K", v.block_k},     {"BLOCK_M", v.block_m},   {"BLOCK_N", v.block_n},     {"CLUSTER_M", v.cluster_m},
+        {"CLUSTER_N", v.cluster_n}, {"CONSUMERS", v.consumers}, {"COPY_AB", v.copy_ab}, {"EPILOGUE", v.epilogue},
+        {"EPI_SPLIT", v.epi_split}, {"GROUP_M", v.group_m},   {"SPLIT_K", v.split_k},     {"STAGES", v.stages},
+        {"STMATRIX", v.stmatrix},   {"STREAM_K", v.stream_k}};
+    return f.at(n);
+  };
+  std::mt19937_64 rng(20261202);
+  std::uniform_int_distribution<int64_t> value(-2, 300);
+  for (int trial = 0; trial < 200; ++trial) {
+    Config c{"sm90", {}};
+    for (const char* other : {"", "AAA", "B", "BLOCK", "BLOCK_KK", "CLUSTER_Z", "EPI", "MR", "S", "STAGES2", "ZZZ"}) {
+      if (rng() % 2) c.params[other] = value(rng);
+    }
+    for (const std::string& n : names) {
+      if (trial == 0 || rng() % 3) c.params[n] = value(rng);
+    }
+    const Sm90ConfigView v(c);
+    for (const std::string& n : names) EXPECT_EQ(field(v, n), c.get(n)) << n << " in " << c.describe();
   }
 }
 
