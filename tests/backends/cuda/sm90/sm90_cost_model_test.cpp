@@ -64,7 +64,8 @@ TEST(Sm90Family, RegisteredAboveSm80ForChipsWithWgmma) {
 
 TEST(Sm90Family, ConfigViewReadsEachParameterAsSet) {
   // Every parameter the family declares, at random values (0 and negatives too: the view keeps them as set), among
-  // other names: empty, sorting before, between and after them, sharing their first letter or a prefix; then partial configs, whose missing parameters stay unset.
+  // other names: empty, sorting before, between and after them, sharing their first letter or a prefix; then partial
+  // configs, whose missing parameters stay unset.
   const std::vector<std::string> names = {"BLOCK_K", "BLOCK_M", "BLOCK_N", "CLUSTER_M", "CLUSTER_N", "CONSUMERS",
                                           "COPY_AB", "EPILOGUE", "EPI_SPLIT", "GROUP_M", "SPLIT_K", "STAGES",
                                           "STMATRIX", "STREAM_K"};
