@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string_view>
 #include <utility>
 
@@ -24,7 +25,16 @@ constexpr int kConsumerRegs = 232;
 // Registers per thread a kernel may use without setmaxnreg.
 constexpr int kMaxRegistersPerThread = 255;
 
-int64_t p(const Config& c, const char* name) { return c.params.at(name); }
+// A parameter of a complete config, by its literal name: a scan of the map's (at most fourteen) names, each
+// compared by length and then by a fixed-size compare the compiler inlines. The constraints read configs this way
+// thousands of times per plan; a map lookup built a std::string and called memcmp at each level.
+template <std::size_t N>
+int64_t p(const Config& c, const char (&name)[N]) {
+  for (const auto& [key, value] : c.params) {
+    if (key.size() == N - 1 && std::memcmp(key.data(), name, N - 1) == 0) return value;
+  }
+  throw std::out_of_range(fmt::format("sm90 config lacks {}", name));
+}
 
 // Why TMA cannot read the operand with leading dimension `ld` (named `what`) in place: a row pitch that is not a
 // multiple of 16 bytes; "" when it can.
