@@ -25,13 +25,20 @@ constexpr int kConsumerRegs = 232;
 // Registers per thread a kernel may use without setmaxnreg.
 constexpr int kMaxRegistersPerThread = 255;
 
-// A parameter of a complete config, by its literal name: a scan of the map's (at most fourteen) names, each
-// compared by length and then by a fixed-size compare the compiler inlines. The constraints read configs this way
-// thousands of times per plan; a map lookup built a std::string and called memcmp at each level.
+// Whether `key` is the literal `name`: lengths first, then a fixed-size compare the compiler inlines (a std::string
+// compare calls memcmp). The constraints and Sm90ConfigView match parameter names this way thousands of times per
+// plan.
+template <std::size_t N>
+bool named(std::string_view key, const char (&name)[N]) {
+  return key.size() == N - 1 && std::memcmp(key.data(), name, N - 1) == 0;
+}
+
+// A parameter of a complete config, by its literal name: a scan of the map's (at most fourteen) names. A map lookup
+// built a std::string and called memcmp at each level.
 template <std::size_t N>
 int64_t p(const Config& c, const char (&name)[N]) {
   for (const auto& [key, value] : c.params) {
-    if (key.size() == N - 1 && std::memcmp(key.data(), name, N - 1) == 0) return value;
+    if (named(key, name)) return value;
   }
   throw std::out_of_range(fmt::format("sm90 config lacks {}", name));
 }
@@ -85,12 +92,12 @@ int64_t sm90_smem_bytes(const Config& c) {
 
 namespace {
 
-// The view's field for a parameter name, or null for a name the family does not know. Dispatched on the first and
-// last letters, then checked whole with fixed-size compares (which the compiler inlines): a view is built for every
-// price and bound, and comparing the names as strings was 1/8 of a new shape's dispatch.
+// The view's field for a parameter name, or null for a name the family does not know. Dispatched on the first
+// letter, then checked whole by named(): a view is built for every price and bound, and comparing the names as
+// strings was 1/8 of a new shape's dispatch.
 std::optional<int64_t> Sm90ConfigView::*view_field(std::string_view n) {
   using V = Sm90ConfigView;
-  auto is = [n]<std::size_t N>(const char (&name)[N]) { return n.size() == N - 1 && std::memcmp(n.data(), name, N - 1) == 0; };
+  auto is = [n]<std::size_t N>(const char (&name)[N]) { return named(n, name); };
   if (n.empty()) return nullptr;
   switch (n.front()) {
     case 'B':
