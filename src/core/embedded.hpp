@@ -9,4 +9,6 @@ namespace tileforge::embedded {
 const std::vector<std::pair<std::string_view, std::string_view>>& embedded_profiles();
 // CUDA kernel headers by their path under src/backends/cuda/kernels/ ("sm80/gemm.cuh").
 const std::vector<std::pair<std::string_view, std::string_view>>& embedded_kernel_headers();
+// The triton family's Python files by their name under src/backends/cuda/kernels/triton/ ("gemm.py", "compile.py").
+const std::vector<std::pair<std::string_view, std::string_view>>& embedded_triton_sources();
 }  // namespace tileforge::embedded
