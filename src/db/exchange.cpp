@@ -2,7 +2,9 @@
 #include "db/exchange.hpp"
 
 #include <optional>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -268,19 +270,33 @@ std::string export_triton(const std::vector<Record>& records) {
   std::string out = fmt::format(
       "# Triton configs from a tileforge tuning DB (tileforge {}, {} records).\n"
       "# One entry per record whose kernel family maps to Triton's GEMM parameters; the comment above each names\n"
-      "# the shape it was tuned for and the speed measured there.\n"
+      "# the shape it was tuned for and the speed measured there. `tuned` maps each shape (M, N, K) to its entry,\n"
+      "# and `autotune()` is Triton's autotuner over these configs that takes tileforge's entry for a tuned shape\n"
+      "# without timing the others:\n"
+      "#\n"
+      "#     @module.autotune()\n"
+      "#     @triton.jit\n"
+      "#     def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, ..., BLOCK_SIZE_M: tl.constexpr, ...): ...\n"
       "import triton\n\nconfigs = [\n",
       version(), records.size());
-  std::set<std::string> emitted;
+  std::map<std::string, std::size_t> emitted;  // entry -> its index in configs
+  // (M, N, K) -> (index, what it was tuned as): the first record of a shape wins; later ones are noted.
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::pair<std::size_t, std::string>> tuned;
+  std::string shadowed;
   for (const Record& r : records) {
     const std::string where = one_line(fmt::format("{} on {}", r.problem.key(), r.device.describe()));
     const std::string& fam = r.family();
-    if (fam.rfind("sm80", 0) != 0 && fam.rfind("sm90", 0) != 0) {
+    const bool triton_family = fam == "triton";
+    if (!triton_family && fam.rfind("sm80", 0) != 0 && fam.rfind("sm90", 0) != 0) {
       out += fmt::format("    # skipped: {}: family {} has no Triton equivalent\n", where, one_line(fam));
       continue;
     }
     std::string missing;
-    for (const char* name : {"BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "STAGES", "WARPS_M", "WARPS_N"})
+    const std::vector<const char*> needed =
+        triton_family ? std::vector<const char*>{"BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "STAGES", "WARPS"}
+                      : std::vector<const char*>{"BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "STAGES", "WARPS_M",
+                                                 "WARPS_N"};
+    for (const char* name : needed)
       if (!r.config.get(name)) missing += missing.empty() ? name : fmt::format(", {}", name);
     if (!missing.empty()) {
       out += fmt::format("    # skipped: {}: {} config lacks {}\n", where, one_line(fam), missing);
@@ -293,20 +309,42 @@ std::string export_triton(const std::vector<Record>& records) {
       continue;
     }
     const Config& c = r.config;
+    const int64_t warps = triton_family ? c.at("WARPS") : c.at("WARPS_M") * c.at("WARPS_N");
     const std::string entry = fmt::format(
         "triton.Config({{'BLOCK_SIZE_M': {}, 'BLOCK_SIZE_N': {}, 'BLOCK_SIZE_K': {}, 'GROUP_SIZE_M': {}}}, "
         "num_warps={}, num_stages={})",
-        c.at("BLOCK_M"), c.at("BLOCK_N"), c.at("BLOCK_K"), c.at("GROUP_M"), c.at("WARPS_M") * c.at("WARPS_N"),
-        c.at("STAGES"));
+        c.at("BLOCK_M"), c.at("BLOCK_N"), c.at("BLOCK_K"), c.at("GROUP_M"), warps, c.at("STAGES"));
     const std::string speed = fmt::format("{} v{}, {:.1f} TFLOP/s measured", one_line(fam), r.family_version, r.tflops);
     // A config tuned best for several shapes is listed once: Triton's autotuner would time duplicates again.
-    if (!emitted.insert(entry).second) {
-      out += fmt::format("    # {}: {}; same config as an entry above\n", where, speed);
-      continue;
+    auto [it, fresh] = emitted.emplace(entry, emitted.size());
+    if (!fresh) {
+      out += fmt::format("    # {}: {}; same config as entry {} above\n", where, speed, it->second);
+    } else {
+      out += fmt::format("    # {}: {}\n    {},\n", where, speed, entry);
     }
-    out += fmt::format("    # {}: {}\n    {},\n", where, speed, entry);
+    const auto key = std::make_tuple(r.problem.m, r.problem.n, r.problem.k);
+    if (!tuned.emplace(key, std::make_pair(it->second, r.problem.key())).second) {
+      shadowed += fmt::format("#   {} (entry {}) is not in `tuned`: {} took its (M, N, K)\n", r.problem.key(),
+                              it->second, tuned.at(key).second);
+    }
   }
-  out += "]\n";
+  out += "]\n\n# (M, N, K) -> index in configs: the entry tileforge measured best for that shape.\ntuned = {\n";
+  for (const auto& [key, entry] : tuned) {
+    out += fmt::format("    ({}, {}, {}): {},  # {}\n", std::get<0>(key), std::get<1>(key), std::get<2>(key),
+                       entry.first, one_line(entry.second));
+  }
+  out += "}\n";
+  if (!shadowed.empty()) out += "# Records of a shape already keyed (another dtype or layout):\n" + shadowed;
+  out +=
+      "\n\ndef key_config(configs, named_args, **kwargs):\n"
+      "    \"\"\"Triton's early_config_prune: the tuned entry for the call's (M, N, K), else every config.\"\"\"\n"
+      "    i = tuned.get((named_args[\"M\"], named_args[\"N\"], named_args[\"K\"]))\n"
+      "    return [configs[i]] if i is not None and i < len(configs) else configs\n"
+      "\n\n"
+      "def autotune(**kwargs):\n"
+      "    \"\"\"triton.autotune over `configs`, keyed by M, N and K, that runs a tuned shape's entry untimed.\"\"\"\n"
+      "    return triton.autotune(configs=configs, key=[\"M\", \"N\", \"K\"],\n"
+      "                           prune_configs_by={\"early_config_prune\": key_config}, **kwargs)\n";
   return out;
 }
 

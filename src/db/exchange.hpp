@@ -35,8 +35,10 @@ struct ImportSummary {
 Expected<ImportSummary> import_json(Store& store, std::string_view text, std::string_view origin, bool force = false);
 
 // A Python module with `configs = [triton.Config({...}, num_warps=..., num_stages=...), ...]` for the records of
-// families that map to Triton's GEMM parameters (sm80, sm90: BLOCK_M/N/K, GROUP_M, STAGES, WARPS_M * WARPS_N);
-// a comment line per record names its shape and measured TFLOP/s; other records are skipped with a comment.
+// families that map to Triton's GEMM parameters (triton: BLOCK_M/N/K, GROUP_M, STAGES, WARPS; sm80, sm90: the same
+// with WARPS_M * WARPS_N warps); a comment line per record names its shape and measured TFLOP/s; other records are
+// skipped with a comment. `tuned` maps each record's (M, N, K) to its entry, and `autotune()` gives Triton's
+// autotuner over the configs that runs a tuned shape's entry without timing the others (early_config_prune).
 std::string export_triton(const std::vector<Record>& records);
 
 }  // namespace tileforge::db

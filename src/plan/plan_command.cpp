@@ -9,6 +9,7 @@
 #include "hw/hw.hpp"
 #include "hw/hw_profile.hpp"
 #include "plan/explain.hpp"
+#include "plan/kernel_family.hpp"
 #include "plan/planner.hpp"
 
 namespace tileforge::plan {
@@ -69,6 +70,35 @@ Expected<std::vector<Problem>> problems_of(const PlanCommandOptions& o) {
   return out;
 }
 
+// --compile: the choice of a served plan compiled for the chip's target; one line, and false when it failed.
+bool compile_choice(const Plan& plan, const hw::HwProfile& profile, std::ostream& out) {
+  if (!plan.served || plan.ranked.empty()) return true;
+  const Config& c = plan.ranked.front().config;
+  const KernelFamily* f = find_family(c.family);
+  if (!f || !f->compiled_at_run_time()) {
+    out << "  compile: family " << c.family << " is built into the library: nothing to compile\n";
+    return true;
+  }
+  // The chip record alone, present or not: the compiler's target comes from it, never from a device.
+  Device d;
+  d.kind = "profile";
+  d.name = profile.name;
+  d.profile = profile;
+  auto target = f->compile_target(d);
+  if (!target) {
+    out << "  compile: failed: " << target.status().message() << "\n";
+    return false;
+  }
+  auto r = f->compile_ahead(plan.problem, c, *target, nullptr);
+  if (!r) {
+    out << "  compile: failed for " << *target << ": " << r.status().message() << "\n";
+    return false;
+  }
+  out << fmt::format("  compile: {} for {}: {}, {} registers per thread\n", c.describe(), *target,
+                     r->cache_hit ? "from the kernel cache" : "compiled into the kernel cache", r->registers);
+  return true;
+}
+
 }  // namespace
 
 int plan_command(const PlanCommandOptions& o, std::ostream& out, std::ostream& err) {
@@ -125,6 +155,9 @@ int plan_command(const PlanCommandOptions& o, std::ostream& out, std::ostream& e
   eo.top_n = o.top;
   eo.all_rejected = o.all_rejected;
   bool all_served = true;
+  if (o.format == "json" && o.compile) {
+    return fail(err, invalid_argument("--compile prints text: use it without --format json"));
+  }
   if (o.format == "json") {
     // The envelope every verb's JSON shares (schemas/envelope.schema.json): one row per plan. Nothing is measured,
     // so the environment is the chip planned for; no date, so the same plan is the same document.
@@ -149,6 +182,7 @@ int plan_command(const PlanCommandOptions& o, std::ostream& out, std::ostream& e
         out << render_summary(plan) << "\n";
         if (!plan.served && !plan.needed.empty()) out << "  needed: " << plan.needed << "\n";
       }
+      if (o.compile && !compile_choice(plan, profile, out)) all_served = false;
     }
   }
   return all_served ? kExitOk : kExitFailure;

@@ -26,9 +26,13 @@ struct PlanCommandOptions {
   std::string format = "text";      // --format text|table|json (text and table are the same)
   int top = 5;                      // --top N alternatives
   bool all_rejected = false;        // --all-rejected
+  // --compile: compile each served plan's choice for the chip's target into the kernel cache (families compiled at
+  // run time: the CUDA families through NVRTC, triton through Triton, which needs no GPU: `--profile mi300x`
+  // builds a gfx942 binary), and say what the compiler reported.
+  bool compile = false;
 };
 
-// Plans every shape x layout. Prints a summary line per plan (or the explanation with --explain, or one JSON
+// Plans every shape x layout (and with `compile`, compiles each choice: a failed compile exits 1). Prints a summary line per plan (or the explanation with --explain, or one JSON
 // document {"tool", "version", "plans": [...]} with --format json) on `out`; errors as "tileforge plan: error: ..."
 // on `err`. Returns 0 when every plan chose a config, 1 when a chip or precision is not served (the plans still
 // print their analysis) or the device cannot be opened, 2 for bad options (nothing is planned).

@@ -350,7 +350,7 @@ TEST(DbExchange, MalformedQuartilesAndHostLoadAreRefusedNamingTheField) {
   expect_refused(valid, i, [](J& r) { r["time_ms"]["q2"] = 1.0; }, "time_ms.q2", "not a known field");
 }
 
-TEST(DbExchange, TritonExportMapsSm80AndSkipsTheRest) {
+TEST(DbExchange, TritonExportMapsTritonAndSm80KeyedByShapeAndSkipsTheRest) {
   const uint64_t seed = test_seed();
   SCOPED_TRACE(::testing::Message() << "TILEFORGE_TEST_SEED=" << seed);
   std::mt19937_64 rng(seed);
@@ -374,6 +374,20 @@ TEST(DbExchange, TritonExportMapsSm80AndSkipsTheRest) {
                         {"num_warps", p["WARPS_M"] * p["WARPS_N"]},
                         {"num_stages", p["STAGES"]}});
   }
+  // The triton family's own records: WARPS is num_warps.
+  {
+    std::map<std::string, int64_t> t = {{"BLOCK_M", pick({64, 128})}, {"BLOCK_N", pick({128, 256})},
+                                        {"BLOCK_K", pick({32, 64})},  {"GROUP_M", pick({1, 8})},
+                                        {"STAGES", pick({3, 4})},     {"WARPS", pick({4, 8})}};
+    t["BLOCK_N"] += 7000;  // distinct from the sm80 entries
+    recs.push_back(triton_record(rng, sig(1000, 1000, 1000), t, "triton"));
+    expected.push_back({{"BLOCK_SIZE_M", t["BLOCK_M"]},
+                        {"BLOCK_SIZE_N", t["BLOCK_N"]},
+                        {"BLOCK_SIZE_K", t["BLOCK_K"]},
+                        {"GROUP_SIZE_M", t["GROUP_M"]},
+                        {"num_warps", t["WARPS"]},
+                        {"num_stages", t["STAGES"]}});
+  }
   recs.push_back(triton_record(rng, sig(333, 333, 333), recs[0].config.params));          // duplicate config
   recs.push_back(triton_record(rng, sig(64, 64, 64, DType::f32, DType::f32), {{"MR", 6}, {"NR", 16}}, "cpu-avx2"));
   recs.push_back(triton_record(rng, sig(8192, 8192, 8192), {{"BLOCK_M", 128}, {"CONSUMERS", 2}}, "sm90"));
@@ -393,7 +407,7 @@ TEST(DbExchange, TritonExportMapsSm80AndSkipsTheRest) {
   EXPECT_NE(text.find("sm90 config lacks BLOCK_N, BLOCK_K, GROUP_M, STAGES, WARPS_M, WARPS_N"), std::string::npos)
       << text;
   EXPECT_NE(text.find("uses SPLIT_K=4"), std::string::npos) << text;
-  EXPECT_NE(text.find("same config as an entry above"), std::string::npos) << text;
+  EXPECT_NE(text.find("same config as entry 0 above"), std::string::npos) << text;
   EXPECT_NE(text.find(fmt::format("{:.1f} TFLOP/s measured", recs[2].tflops)), std::string::npos) << text;
 
   if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3: string checks only";
@@ -411,22 +425,47 @@ for call in assign.value.elts:
     for kw in call.keywords:
         entry[kw.arg] = ast.literal_eval(kw.value)
     out.append(entry)
-print(json.dumps(out))
+tuned = [n for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "tuned"][0]
+keys = {",".join(map(str, k)): v for k, v in ast.literal_eval(tuned.value).items()}
+# The module's key_config with a stand-in for triton (no Triton needed): a tuned shape gets its one entry.
+import types
+stub = types.ModuleType("triton")
+stub.Config = lambda *a, **k: (a, k)
+stub.autotune = lambda **k: k
+sys.modules["triton"] = stub
+ns = {}
+exec(compile(open(sys.argv[1]).read(), "configs.py", "exec"), ns)
+picked = {k: ns["key_config"](ns["configs"], dict(zip("MNK", map(int, k.split(","))))) == [ns["configs"][v]]
+          for k, v in keys.items()}
+untuned = ns["key_config"](ns["configs"], {"M": 7, "N": 7, "K": 7}) == ns["configs"]
+hook = ns["autotune"]()["prune_configs_by"]["early_config_prune"] is ns["key_config"]
+print(json.dumps({"configs": out, "tuned": keys, "picked": picked, "untuned": untuned, "hook": hook}))
 )py");
   const std::string got = run_python(dir.file("read.py"), dir.file("configs.py"));
   nlohmann::json parsed = nlohmann::json::parse(got, nullptr, false);
   ASSERT_FALSE(parsed.is_discarded()) << got << "\n" << text;
-  ASSERT_EQ(parsed.size(), expected.size()) << text;
+  ASSERT_EQ(parsed["configs"].size(), expected.size()) << text;
   for (std::size_t i = 0; i < expected.size(); ++i) {
-    const auto entry = parsed[i].get<std::map<std::string, int64_t>>();
+    const auto entry = parsed["configs"][i].get<std::map<std::string, int64_t>>();
     EXPECT_EQ(entry, expected[i]) << "entry " << i << "\n" << text;
   }
+  // Every mapped record's shape is keyed to its entry (the duplicate's to the first one's), and key_config hands
+  // Triton only that entry; an untuned shape keeps every config.
+  for (std::size_t i = 0; i < 7; ++i) {
+    const auto& p = recs[i].problem;
+    EXPECT_EQ(parsed["tuned"][fmt::format("{},{},{}", p.m, p.n, p.k)], int(i)) << text;
+  }
+  EXPECT_EQ(parsed["tuned"]["333,333,333"], 0) << text;
+  for (const auto& [shape, ok] : parsed["picked"].items()) EXPECT_TRUE(ok.get<bool>()) << shape;
+  EXPECT_TRUE(parsed["untuned"].get<bool>());
+  EXPECT_TRUE(parsed["hook"].get<bool>());
 }
 
 TEST(DbExchange, TritonExportOfNothingIsAnEmptyList) {
   const std::string text = export_triton({});
   EXPECT_NE(text.find("import triton"), std::string::npos);
   EXPECT_NE(text.find("configs = [\n]"), std::string::npos) << text;
+  EXPECT_NE(text.find("tuned = {\n}"), std::string::npos) << text;
 }
 
 }  // namespace

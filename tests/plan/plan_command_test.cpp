@@ -1,6 +1,8 @@
 // The plan verb as a function: output forms, exit codes and error messages.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -89,6 +91,34 @@ TEST(PlanCommand, UnservedChipExitsOneWithTheAnalysis) {
   o.explain = false;
   const Outcome s = run(o);
   EXPECT_NE(s.out.find("needed: an Ascend C or Triton-Ascend backend"), std::string::npos) << s.out;
+}
+
+// --compile: a CPU family has nothing to compile; JSON output refuses the flag; with Triton installed, the
+// MI300X's triton choice compiles for gfx942 on this GPU-less machine (the compiler's registers reported).
+TEST(PlanCommand, CompileBuildsTheChoiceForTheChipsTarget) {
+  PlanCommandOptions o = seed();
+  o.profile = "generic-avx2";
+  o.dtype = "f32";
+  o.shapes = {"96x96x96"};
+  o.compile = true;
+  Outcome r = run(o);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("built into the library: nothing to compile"), std::string::npos) << r.out;
+  o.format = "json";
+  EXPECT_EQ(run(o).rc, 2);
+#if defined(TILEFORGE_TRITON_PYTHON)
+  if (!std::filesystem::exists(TILEFORGE_TRITON_PYTHON)) GTEST_SKIP() << "SKIPPED: no Triton in the build's venv";
+  setenv("TILEFORGE_PYTHON", TILEFORGE_TRITON_PYTHON, 0);
+  o.format = "text";
+  o.profile = "mi300x";
+  o.dtype = "f16";
+  o.shapes = {"1000x1000x1000"};
+  r = run(o);
+  if (r.out.find("no CUDA toolkit") != std::string::npos) GTEST_SKIP() << "SKIPPED: " << r.out;
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("for hip:gfx942: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("registers per thread"), std::string::npos) << r.out;
+#endif
 }
 
 TEST(PlanCommand, BadOptionsExitTwo) {

@@ -27,7 +27,9 @@ Command add_plan_command(CLI::App& parent) {
   app->add_option("--batch", o->batch, "batch count (default 1)");
   app->add_option("--device", o->device, "cpu, cuda[:N] or auto: the chip to plan for without --profile");
   app->add_option("--profile", o->profile, "a chip profile name or JSON file: plan for this chip, present or not");
-  app->add_option("--family", o->family, "auto, sm80, cpu-avx512, cpu-avx2, cpu-generic (default auto)");
+  app->add_option("--family", o->family,
+                  "auto or a registered family: sm90, sm80, sm80_skinny, triton, cpu-avx512, cpu-avx2, cpu-generic "
+                  "(default auto)");
   app->add_option("--set", o->sets, "pin a parameter: NAME=VALUE (repeatable)")->multi_option_policy(
       CLI::MultiOptionPolicy::TakeAll);
   app->add_option("--threads", o->threads, "CPU threads the plan is for (default: all cores of the profile)");
@@ -35,6 +37,9 @@ Command add_plan_command(CLI::App& parent) {
   app->add_option("--format", o->format, "text, table or json (default text)");
   app->add_option("--top", o->top, "alternatives to show (default 5)");
   app->add_flag("--all-rejected", o->all_rejected, "list every rejected candidate, not a few per reason");
+  app->add_flag("--compile", o->compile,
+                "compile each choice for the chip's target into the kernel cache and report it (no GPU needed; "
+                "the triton family builds for gfx942 with --profile mi300x)");
   return {app, [o] {
     // Collected, then written once: write_stdout keeps the cause of a failed write for main's check.
     std::ostringstream out;

@@ -30,6 +30,14 @@ constexpr double kTwoStageShare = 0.74;
 // The wgmma's N is the tile's (Triton splits M over warpgroups): 128x256 tiles ran 6% faster than 256x128 at 4096^3
 // (187 against 199 us) and at 8192^3 (1443 against 1543), the same work with half-width instructions.
 double wgmma_width_share(int64_t n) { return n >= 256 ? 1.0 : n >= 128 ? 0.94 : n >= 64 ? 0.86 : 0.75; }
+// 64x256 tiles on the warpgroup-MMA path ran 6-45% slower than 128x256 with 8 warps wherever both were measured
+// (the H200 tune, call3: 5120^3 417-559 against 394 us, 3000^3 202-213 against 140, 16384x16384x1024 1119-1262
+// against 850, 4096x4096x512 41-44 against 37), whatever the warps and stages: priced at 0.8 of the rate.
+constexpr double kWide64RowShare = 0.8;
+// GROUP_M = 1 (tile rows walked one at a time) ran 2-16% slower than grouped walks of the same tile in every pair
+// the tune measured (16384x16384x1024: 990 us against 850 with 16; 128x4096x14336: 53.7 against 47.8), which the
+// DRAM walk does not see where the L2 holds the operands anyway: priced 2% slower where there are rows to group.
+constexpr double kUngroupedSlowdown = 1.02;
 // Leading dimensions off 8 elements: Triton loads the rows two bytes at a time; the tune of 4095x4097x4093 streamed
 // about 7 bytes per cycle into each SM that way (128x64x32 tiles, 1855 us).
 constexpr double kNarrowLoadBytesPerCycle = 7.0;
@@ -256,6 +264,7 @@ plan::Cost triton_cost(const Problem& problem, const hw::HwProfile& profile, con
   double share = t.backend == "hip" ? kMfmaShare : r.wgmma ? kWgmmaShare * wgmma_width_share(bn)
                                                            : (t.sm >= 90 ? kMmaSyncShareHopper : kMmaSyncShare);
   if (r.wgmma && st == 2) share *= kTwoStageShare;
+  if (r.wgmma && bm == 64 && bn >= 256) share *= kWide64RowShare;
   const double sm_rate = *peak * 1e12 / double(sms) * share;
   const double per_sm_tiles = double(wv.max_tiles_per_core);
   cost.compute_s = per_sm_tiles * tile_flops / sm_rate;
@@ -311,6 +320,7 @@ plan::Cost triton_cost(const Problem& problem, const hw::HwProfile& profile, con
   cost.notes.push_back(fmt::format("{}: {} buffers, {} of shared memory, ~{} registers per thread, {} per SM ({})",
                                    r.wgmma ? "warpgroup MMA" : (t.backend == "hip" ? "MFMA" : "mma.sync"), r.buffers,
                                    plan::fmtx::bytes(double(r.smem_bytes)), r.registers, occ, cost.occupancy_limit));
+  if (gm == 1 && wv.tiles_m > 1) cost.body_s *= kUngroupedSlowdown;
   cost.seconds = cost.body_s + cost.fill_s + cost.overhead_s;
   return cost;
 }
