@@ -27,8 +27,8 @@ struct PlanCommandOptions {
   int top = 5;                      // --top N alternatives
   bool all_rejected = false;        // --all-rejected
   // --compile: compile each served plan's choice for the chip's target into the kernel cache (families compiled at
-  // run time: the CUDA families through NVRTC, triton through Triton, which needs no GPU: `--profile mi300x`
-  // builds a gfx942 binary), and say what the compiler reported.
+  // run time, through their own compiler, which needs no GPU: a plan for a chip that is not present builds its
+  // binary all the same), and say what the compiler reported.
   bool compile = false;
 };
 
