@@ -4,11 +4,19 @@
 #   python3 bench/peers/triton_autotune.py [MxNxK ...]      (default 4096x4096x4096; FP16 in, FP32 accumulate)
 #
 # Prints one JSON line per shape: seconds of the cold autotune, the chosen config, and its TFLOP/s afterwards.
+# Each shape runs in a process of its own with an empty Triton cache, so that every shape's autotune compiles its
+# 17 configs (in one process, a later shape would find the earlier shapes' kernels compiled).
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
+
+if len(sys.argv) > 2 and not os.environ.get("TILEFORGE_AUTOTUNE_ONE_SHAPE"):
+    env = dict(os.environ, TILEFORGE_AUTOTUNE_ONE_SHAPE="1")
+    sys.exit(max(subprocess.run([sys.executable, os.path.abspath(__file__), shape], env=env).returncode
+                 for shape in sys.argv[1:]))
 
 # An empty cache before triton is imported, so that every configuration is compiled during the timed call.
 os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="tileforge-triton-cache-")

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <deque>
 #include <new>
+#include <set>
+#include <string>
 #include <thread>
 
 #include <fmt/format.h>
@@ -71,6 +73,15 @@ Expected<CasePlan> plan_case(const Device& device, const Problem& problem, const
   plan.config = std::move(choice->config);
   plan.config_source = std::move(choice->source);
   plan.config_reason = std::move(choice->reason);
+  if (settings.config_peers) {
+    if (const plan::KernelFamily* family = plan::find_family(plan.config.family)) {
+      for (plan::ConfigPeer& peer : family->config_peers(plan.problem, device.profile)) {
+        plan.peer_lists.push_back({std::move(peer), plan.variants.size()});
+        const auto& configs = plan.peer_lists.back().peer.configs;
+        plan.variants.insert(plan.variants.end(), configs.begin(), configs.end());
+      }
+    }
+  }
   return plan;
 }
 
@@ -127,14 +138,28 @@ std::optional<double> CaseResult::gbps(const Measured& m) const {
 
 double precompile(const Device& device, const std::vector<CasePlan>& plans) {
   const auto t0 = std::chrono::steady_clock::now();
+  // Every plan's config, then each variant config once (its first case): variants repeat across a suite's cases
+  // (the config peers' lists), and the same kernel compiled for two shapes at once would be compiled twice.
+  std::vector<std::pair<const CasePlan*, const Config*>> work_list;
+  for (const CasePlan& plan : plans) {
+    if (plan.ours && plan.ours_unavailable.empty()) work_list.emplace_back(&plan, &plan.config);
+  }
+  std::set<std::string> seen;
+  for (const CasePlan& plan : plans) {
+    if (!plan.ours || !plan.ours_unavailable.empty()) continue;
+    for (const Config& v : plan.variants) {
+      if (seen.insert(v.family + " " + v.describe()).second) work_list.emplace_back(&plan, &v);
+    }
+  }
   std::atomic<std::size_t> next{0};
   auto work = [&] {
-    for (std::size_t i = next++; i < plans.size(); i = next++) {
-      const CasePlan& plan = plans[i];
-      if (plan.ours && plan.ours_unavailable.empty()) (void)plan.ours->prepare(plan.problem, plan.config, device);
+    for (std::size_t i = next++; i < work_list.size(); i = next++) {
+      const auto [plan, config] = work_list[i];
+      (void)plan->ours->prepare(plan->problem, *config, device);
     }
   };
-  const unsigned n = std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()), unsigned(plans.size()));
+  const unsigned n = std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()),
+                                        unsigned(std::max<std::size_t>(1, work_list.size())));
   std::vector<std::thread> workers;
   for (unsigned t = 1; t < n; ++t) workers.emplace_back(work);
   work();
@@ -163,6 +188,36 @@ CaseResult refused(const Device& device, const CasePlan& plan, const std::string
   result.native_missing = reason;
   result.refused = fmt::format("{}: {}", p.describe(), reason);
   return result;
+}
+
+// Each config peer's row (CasePlan::peer_lists): the fastest of its list's configs that passed verification and
+// were timed; the configs that failed are named in warnings, as a tuner would see them fail.
+void add_config_peers(CaseResult& result) {
+  for (const CasePlan::PeerList& list : result.plan.peer_lists) {
+    const Measured* best = nullptr;
+    int timed = 0;
+    for (std::size_t i = 0; i < list.peer.configs.size() && list.first + i < result.variants.size(); ++i) {
+      const Expected<Measured>& v = result.variants[list.first + i];
+      if (!v) {
+        result.warnings.push_back(fmt::format("peer {}: {}: {}", list.peer.name, list.peer.configs[i].describe(),
+                                              v.status().message()));
+        continue;
+      }
+      if (v->timing.reps == 0) continue;
+      ++timed;
+      if (!best || v->timing.median_ms < best->timing.median_ms) best = &*v;
+    }
+    if (!best) {
+      result.warnings.push_back(fmt::format("peer {}: none of its {} configs ran on {}", list.peer.name,
+                                            list.peer.configs.size(), result.plan.problem.describe()));
+      continue;
+    }
+    Measured m = *best;
+    m.backend = list.peer.name;
+    m.implementation = fmt::format("{} (fastest of {} timed; {} of the {} listed run here)", best->config.describe(),
+                                   timed, list.peer.configs.size(), list.peer.listed);
+    result.peers.push_back(std::move(m));
+  }
 }
 
 CaseResult run_unchecked(const Device& device, const CasePlan& plan, const Settings& settings, RepTimer& timer) {
@@ -387,6 +442,7 @@ CaseResult run_unchecked(const Device& device, const CasePlan& plan, const Setti
     }
   }
 
+  if (settings.measure) add_config_peers(result);
   if (result.ours && result.ours->timing.reps > 0) result.verdict = verdict_for(device, p, *result.ours);
   if (!result.ours) {
     // A vendor call may stand in for a failed kernel, but the row then says so and never counts as ours.

@@ -13,6 +13,7 @@
 #include "measure/memory_budget.hpp"
 #include "measure/protocol.hpp"
 #include "measure/timer.hpp"
+#include "plan/kernel_family.hpp"
 #include "core/expected.hpp"
 #include "db/location.hpp"
 #include "verify/verify.hpp"
@@ -25,6 +26,9 @@ struct Settings : measure::Contract {
   db::LocationRequest db;       // --db PATH / --no-db: the tuning DB dispatch reads (see dispatch/dispatch.hpp)
   bool use_planner = true;      // false: the backend's heuristic when the DB has no record
   bool measure = true;          // false: verify only (the `verify` verb)
+  // --config-peers: also time, as peers, other tuners' config lists for our family's kernel (KernelFamily::
+  // config_peers); each list's best verified config is that peer's row.
+  bool config_peers = false;
   // --max-memory: the bytes a case may allocate, on the host and on the device, in place of the host's MemAvailable
   // (and of no device check); nullopt uses MemAvailable for the host.
   std::optional<uint64_t> max_memory;
@@ -62,6 +66,12 @@ struct CasePlan {
   // More configs of our backend measured in the same interleaved rounds and on the same operands as `config`, each
   // verified against the same reference (the ladder's candidates; empty for bench).
   std::vector<Config> variants;
+  // The config peers (Settings::config_peers): each one's configs are variants [first, first + configs.size()).
+  struct PeerList {
+    plan::ConfigPeer peer;
+    std::size_t first = 0;
+  };
+  std::vector<PeerList> peer_lists;
 };
 
 // Validates the problem and resolves our config through dispatch (pins, tuning DB, planner, heuristic).
@@ -123,8 +133,8 @@ measure::MemoryNeed memory_need(const Device& device, const CasePlan& plan, cons
 // with neither ours nor native run; a std::bad_alloc that slips past the estimate is recorded the same way.
 CaseResult run_case(const Device& device, const CasePlan& plan, const Settings& settings, RepTimer& timer);
 
-// Prepares our kernel of every plan once, on all host cores at once, so that run-time compilation (NVRTC) of a
-// whole suite overlaps instead of adding up; the kernels land in the JIT's caches and each case's own prepare
+// Prepares our kernel of every plan (and each distinct variant config) once, on all host cores at once, so that
+// run-time compilation (NVRTC, Triton) of a whole suite overlaps instead of adding up; the kernels land in the JIT's caches and each case's own prepare
 // then finds them. Failures are left for run_case to report. Returns the seconds it took.
 double precompile(const Device& device, const std::vector<CasePlan>& plans);
 

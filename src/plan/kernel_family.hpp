@@ -65,6 +65,15 @@ struct AheadCompile {
   int registers = 0;
 };
 
+
+// A peer made of this family's code under another tuner's choice of config (KernelFamily::config_peers).
+struct ConfigPeer {
+  std::string name;             // the peer's name in reports ("triton-autotune")
+  std::string what;             // whose list, and how that tuner chooses from it
+  std::vector<Config> configs;  // the list's configs the family runs for the problem, in the list's order
+  int listed = 0;               // configs on the list, run or not
+};
+
 class KernelFamily {
  public:
   virtual ~KernelFamily() = default;
@@ -117,6 +126,13 @@ class KernelFamily {
                                        const hw::HwProfile& profile) const;
   // The decision log of a served plan (plan.ranked, neighbours, binding are filled in).
   virtual void explain(Plan& plan) const = 0;
+
+  // Other tuners' fixed config lists for this family's kernel (Triton's autotune over its tutorial's list), which
+  // the bench times beside ours as peers (`bench --config-peers`): the best of a list stands for that tuner's pick
+  // under tileforge's harness. Each list keeps the configs the family can run for the problem on the chip.
+  virtual std::vector<ConfigPeer> config_peers(const Problem& problem, const hw::HwProfile& profile) const {
+    return {};
+  }
 
   // Code: one config made runnable for a problem on a device, and run on the caller's buffers. Backends hand a
   // config of a family they do not build in to the family itself.

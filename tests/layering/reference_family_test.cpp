@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "backends/backend.hpp"
+#include "bench/harness.hpp"
 #include "db/location.hpp"
 #include "dispatch/dispatch.hpp"
 #include "hw/hw.hpp"
@@ -98,6 +100,15 @@ class ReferenceFamily final : public plan::KernelFamily {
                  "the largest block the constraint allows with this unrolling");
     plan.log.add(layer_name(Layer::parameter_adaptation), fmt::format("UNROLL={}", p_of(c, "UNROLL")),
                  "deeper unrolling is predicted faster");
+  }
+
+  // A fixed list another tuner would try: the third entry breaks the space's constraint and is left out.
+  std::vector<plan::ConfigPeer> config_peers(const Problem&, const hw::HwProfile&) const override {
+    plan::ConfigPeer peer{"test-fixed-list", "three fixed configs, the fastest kept", {}, 3};
+    for (auto [block, unroll] : {std::pair{8, 1}, std::pair{32, 4}, std::pair{64, 4}}) {
+      if (block * unroll <= 128) peer.configs.push_back(Config{kFamily, {{"BLOCK", block}, {"UNROLL", unroll}}});
+    }
+    return {peer};
   }
 
   Expected<std::unique_ptr<Kernel>> prepare(const Problem& p, const Config& config, const Device&) const override {
@@ -234,6 +245,47 @@ TEST(ReferenceFamily, IsTuned) {
   const Config& winner = r->best()->config;
   EXPECT_EQ(winner.family, kFamily);
   expect_correct(winner, q, 9);
+}
+
+TEST(ReferenceFamily, ItsConfigPeerIsTheFastestVerifiedConfigOfItsList) {
+  const Problem q = testing::make_problem(40, 36, 52);
+  bench::Settings s;
+  s.config_peers = true;
+  s.db.disabled = true;
+  s.min_reps = 3;
+  s.min_time_s = 0;
+  s.max_time_s = 0.05;
+  s.warmup_time_s = 0;
+  const Device d = test_device();
+  auto plan = bench::plan_case(d, q, s);
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  ASSERT_EQ(plan->config.family, kFamily);
+  ASSERT_EQ(plan->peer_lists.size(), 1u);
+  EXPECT_EQ(plan->peer_lists[0].peer.listed, 3);
+  ASSERT_EQ(plan->variants.size(), 2u);
+  auto timer = bench::make_timer(d);
+  ASSERT_TRUE(timer.ok()) << timer.status().to_string();
+  const bench::CaseResult r = bench::run_case(d, *plan, s, **timer);
+  ASSERT_TRUE(r.ours.has_value()) << r.ours_failure;
+  const auto peer = std::find_if(r.peers.begin(), r.peers.end(),
+                                 [](const bench::Measured& m) { return m.backend == "test-fixed-list"; });
+  ASSERT_NE(peer, r.peers.end());
+  EXPECT_TRUE(verify::check(q, peer->error).ok());
+  EXPECT_GT(peer->timing.reps, 0);
+  EXPECT_NE(peer->implementation.find("fastest of 2 timed; 2 of the 3 listed"), std::string::npos) << peer->implementation;
+  bool among = false;
+  for (const auto& v : r.variants) {
+    ASSERT_TRUE(v.ok()) << v.status().to_string();
+    among = among || v->config == peer->config;
+    EXPECT_LE(peer->timing.median_ms, v->timing.median_ms) << v->config.describe();
+  }
+  EXPECT_TRUE(among) << peer->config.describe();
+  // Without the setting, no list is added.
+  s.config_peers = false;
+  auto plain = bench::plan_case(d, q, s);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain->peer_lists.empty());
+  EXPECT_TRUE(plain->variants.empty());
 }
 
 }  // namespace

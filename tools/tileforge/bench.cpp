@@ -17,6 +17,7 @@ struct BenchArgs {
   DeviceArgs device;
   OutputArgs output;
   RunArgs run;
+  bool config_peers = false;
 };
 
 const std::vector<std::string> kFormats = {"table", "json", "csv", "markdown"};
@@ -66,6 +67,7 @@ int run_bench(const BenchArgs& a) {
   if (Status s = check_format(a.output, kFormats); !s) return fail(verb, s);
   auto settings = settings_from(a.run);
   if (!settings) return fail(verb, settings.status());
+  settings->config_peers = a.config_peers;
   auto device = open_device_from(a.device);
   if (!device) return fail(verb, device.status());
   auto problems = problems_from(a.problem, *device);
@@ -138,6 +140,10 @@ Command add_bench_command(CLI::App& parent) {
   add_device_options(*app, args->device);
   add_run_options(*app, args->run, true, true);
   add_output_options(*app, args->output, kFormats, true);
+  app->add_flag("--config-peers", args->config_peers,
+                "also time other tuners' config lists for our kernel as peers, in the same rounds (the triton "
+                "family: Triton's autotune over its tutorial's 17 configs); each list's fastest verified config is "
+                "the peer's row");
   return {app, [args] { return run_bench(*args); }};
 }
 

@@ -48,33 +48,58 @@ std::string fmt(int rows, int cols, int vec, int threads, bool k_rows) {
 constexpr int kSizes[] = {16, 32, 64, 128, 256};  // BLOCK_M, BLOCK_N (and BLOCK_K up to 64)
 constexpr unsigned kTileBase = 3 * 1024 + 128;    // any 128-byte-aligned tile address in shared memory
 
+// One chunk map's values, read out of its template: the checks below are plain functions, so that the 500 maps
+// cost one instantiation of a few lines each rather than one of the whole check (the file's build time).
+struct ChunkMapValues {
+  int rows, cols, vec, threads, per_thread, chunks_per_row, epc;
+  std::vector<int> first_row, first_col, row_off, col_off;
+  std::vector<unsigned> first_offset, chunk_offset;
+};
+
 template <int ROWS, int COLS, int VEC, int THREADS>
-void check_chunk_map(int& checked) {
+ChunkMapValues chunk_map_values() {
   using Map = tf::sm80::ChunkMap<ROWS, COLS, VEC, THREADS>;
-  const Swizzle swz = swizzle_for_cols(COLS);
-  std::set<std::pair<int, int>> seen;
+  ChunkMapValues v{ROWS, COLS, VEC, THREADS, Map::PER_THREAD, Map::CHUNKS_PER_ROW, Map::EPC, {}, {}, {}, {}, {}, {}};
   for (int t = 0; t < THREADS; ++t) {
-    for (int i = 0; i < Map::PER_THREAD; ++i) {
+    v.first_row.push_back(Map::first_row(t));
+    v.first_col.push_back(Map::first_col(t));
+    v.first_offset.push_back(Map::first_offset(t));
+  }
+  for (int i = 0; i < Map::PER_THREAD; ++i) {
+    v.row_off.push_back(Map::row_off(i));
+    v.col_off.push_back(Map::col_off(i));
+    v.chunk_offset.push_back(Map::chunk_offset(i));
+  }
+  return v;
+}
+
+void check_chunk_map(const ChunkMapValues& m, int& checked) {
+  const Swizzle swz = swizzle_for_cols(m.cols);
+  const std::string what = std::to_string(m.rows) + "x" + std::to_string(m.cols) + " v" + std::to_string(m.vec) +
+                           " t" + std::to_string(m.threads);
+  std::set<std::pair<int, int>> seen;
+  for (int t = 0; t < m.threads; ++t) {
+    for (int i = 0; i < m.per_thread; ++i) {
       // Chunk t + i * THREADS in row-major order: the order that keeps a warp's copies contiguous.
-      const int id = t + i * THREADS;
-      const int row = id / Map::CHUNKS_PER_ROW, col = (id % Map::CHUNKS_PER_ROW) * Map::EPC;
-      ASSERT_EQ(Map::first_row(t) + Map::row_off(i), row) << ROWS << "x" << COLS << " v" << VEC << " t" << THREADS;
-      ASSERT_EQ(Map::first_col(t) + Map::col_off(i), col) << ROWS << "x" << COLS << " v" << VEC << " t" << THREADS;
-      ASSERT_LT(row, ROWS);
+      const int id = t + i * m.threads;
+      const int row = id / m.chunks_per_row, col = (id % m.chunks_per_row) * m.epc;
+      ASSERT_EQ(m.first_row[t] + m.row_off[i], row) << what;
+      ASSERT_EQ(m.first_col[t] + m.col_off[i], col) << what;
+      ASSERT_LT(row, m.rows);
       ASSERT_TRUE(seen.insert({row, col}).second);
-      const unsigned plain = kTileBase + swz.full(static_cast<unsigned>((row * COLS + col) * 2));
-      ASSERT_EQ(swz.split(kTileBase, Map::first_offset(t), Map::chunk_offset(i)), plain)
-          << ROWS << "x" << COLS << " v" << VEC << " t" << THREADS << " thread " << t << " chunk " << i;
+      const unsigned plain = kTileBase + swz.full(static_cast<unsigned>((row * m.cols + col) * 2));
+      ASSERT_EQ(swz.split(kTileBase, m.first_offset[t], m.chunk_offset[i]), plain)
+          << what << " thread " << t << " chunk " << i;
       ++checked;
     }
   }
-  EXPECT_EQ(seen.size(), size_t(ROWS * Map::CHUNKS_PER_ROW));
+  EXPECT_EQ(seen.size(), size_t(m.rows * m.chunks_per_row));
 }
 
 template <int ROWS, int COLS, int VEC, int THREADS>
 void check_if_legal(int& checked) {
   constexpr int chunks = ROWS * COLS * 2 / VEC;
-  if constexpr (chunks % THREADS == 0) check_chunk_map<ROWS, COLS, VEC, THREADS>(checked);
+  if constexpr (chunks % THREADS == 0) check_chunk_map(chunk_map_values<ROWS, COLS, VEC, THREADS>(), checked);
 }
 template <int ROWS, int COLS, int VEC>
 void check_threads(int& checked) {
@@ -112,36 +137,70 @@ TEST(Sm80TileLayout, CopyChunksCoverEachTileOnceAtTheirSwizzledAddresses) {
   EXPECT_GT(checked, 1000000);
 }
 
-// Replays one operand's copies on the host exactly as each thread of the kernel issues them (CopyState: init,
-// then per k-tile the chunk() of every chunk, then advance) into a simulated shared-memory
-// tile, and compares it, k-tile by k-tile, with the plain tile: the matrix's elements where the tile lies inside
+// What one thread's chunk() gave: the shared-memory address, the source as an offset into the matrix (-1: none)
+// and the elements read.
+struct ChunkRecord {
+  unsigned dst;
+  long long at;
+  int elements;
+};
+struct TileShape {
+  int rows, cols, vec, threads, chunks;
+  bool k_rows;
+};
+using RecordFn = std::vector<ChunkRecord> (*)(const unsigned short* g, long long ld, int row0, int col0, int rows,
+                                              int cols, unsigned tile, int k_tiles);
+
+// The kernel's side, templated on the tile: every chunk of every thread, k-tile by k-tile (k-tile, thread, chunk).
+template <int ROWS, int COLS, int VEC, int THREADS, bool K_ROWS>
+std::vector<ChunkRecord> record_copies(const unsigned short* g, long long ld, int row0, int col0, int rows, int cols,
+                                       unsigned tile, int k_tiles) {
+  using State = tf::sm80::CopyState<ROWS, COLS, VEC, THREADS, K_ROWS>;
+  std::vector<State> threads(THREADS);
+  for (int t = 0; t < THREADS; ++t) threads[t].init(g, ld, row0, col0, rows, cols, tile, t);
+  std::vector<ChunkRecord> out;
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    for (const State& st : threads) {
+      for (int i = 0; i < State::CHUNKS; ++i) {
+        const auto chunk = st.chunk(i, 0, ld);
+        out.push_back({chunk.dst, chunk.elements > 0 ? chunk.src - g : -1, chunk.elements});
+      }
+    }
+    for (State& st : threads) st.advance(ld);
+  }
+  return out;
+}
+
+// The checks, one plain function for every tile. Replays one operand's copies on the host exactly as each thread
+// of the kernel issues them (CopyState: init, then per k-tile the chunk() of every chunk, then advance) into a
+// simulated shared-memory tile, and compares it, k-tile by k-tile, with the plain tile: the matrix's elements where the tile lies inside
 // the matrix, zeros elsewhere. Every chunk must read only inside the matrix (its padding up to the leading
 // dimension holds a marker that must never show up) and every tile element must be written exactly once.
 // The stored matrix is rows x cols with leading dimension ld; the block's tile starts at (row0, col0) and moves
 // by ROWS rows (K_ROWS) or COLS columns per k-tile.
-template <int ROWS, int COLS, int VEC, int THREADS, bool K_ROWS>
-void replay_copies(int rows, int cols, long long ld, int row0, int col0) {
-  using State = tf::sm80::CopyState<ROWS, COLS, VEC, THREADS, K_ROWS>;
-  constexpr int EPC = VEC / 2;
+void check_copies(const TileShape& tile, RecordFn record, int rows, int cols, long long ld, int row0, int col0) {
+  const int ROWS = tile.rows, COLS = tile.cols, VEC = tile.vec;  // the names of the kernel's template
+  const int EPC = VEC / 2;
   constexpr unsigned kTile = 2048;  // the tile's shared address (128-byte aligned)
-  const std::string what = fmt(ROWS, COLS, VEC, THREADS, K_ROWS) + " matrix " + std::to_string(rows) + "x" +
+  const std::string what = fmt(ROWS, COLS, VEC, tile.threads, tile.k_rows) + " matrix " + std::to_string(rows) + "x" +
                            std::to_string(cols) + " ld " + std::to_string(ld) + " origin " + std::to_string(row0) +
                            "," + std::to_string(col0);
-  const int k_extent = K_ROWS ? rows - row0 : cols - col0;
-  const int k_tiles = (k_extent + (K_ROWS ? ROWS : COLS) - 1) / (K_ROWS ? ROWS : COLS);
+  const int k_extent = tile.k_rows ? rows - row0 : cols - col0;
+  const int k_tiles = (k_extent + (tile.k_rows ? ROWS : COLS) - 1) / (tile.k_rows ? ROWS : COLS);
   // Room for the addresses of chunks outside the matrix (computed, never read).
   std::vector<unsigned short> g(std::size_t((rows + 2 * ROWS + 2) * ld + 2 * COLS + 64), 0xDEAD);
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < cols; ++c) g[std::size_t(r * ld + c)] = static_cast<unsigned short>(1 + (r * 131 + c * 7) % 65000);
-  std::vector<State> threads(THREADS);
-  for (int t = 0; t < THREADS; ++t) threads[t].init(g.data(), ld, row0, col0, rows, cols, kTile, t);
+  const std::vector<ChunkRecord> chunks = record(g.data(), ld, row0, col0, rows, cols, kTile, k_tiles);
+  ASSERT_EQ(chunks.size(), std::size_t(k_tiles) * tile.threads * tile.chunks) << what;
   const Swizzle swz = swizzle_for_cols(COLS);
+  std::size_t next = 0;
   for (int kt = 0; kt < k_tiles; ++kt) {
     std::vector<unsigned short> smem(ROWS * COLS, 0xBEEF);
     std::vector<int> writes(ROWS * COLS, 0);
-    for (const State& st : threads) {
-      for (int i = 0; i < State::CHUNKS; ++i) {
-        const auto chunk = st.chunk(i, 0, ld);
+    for (int t = 0; t < tile.threads; ++t) {
+      for (int i = 0; i < tile.chunks; ++i) {
+        const ChunkRecord& chunk = chunks[next++];
         const int n = chunk.elements;
         const unsigned dst = chunk.dst;
         ASSERT_GE(dst, kTile) << what;
@@ -149,9 +208,8 @@ void replay_copies(int rows, int cols, long long ld, int row0, int col0) {
         ASSERT_EQ(dst % VEC, 0u) << what;
         ASSERT_GE(n, 0) << what;
         ASSERT_LE(n, EPC) << what;
-        const unsigned short* src = chunk.src;
         if (n > 0) {
-          const long long at = src - g.data();
+          const long long at = chunk.at;
           ASSERT_GE(at, 0) << what;
           ASSERT_LT(at / ld, rows) << what << " k-tile " << kt << " chunk " << i;
           ASSERT_LE(at % ld + n, cols) << what << " k-tile " << kt << " chunk " << i;
@@ -159,12 +217,12 @@ void replay_copies(int rows, int cols, long long ld, int row0, int col0) {
         }
         for (int e = 0; e < EPC; ++e) {
           const unsigned el = (dst - kTile) / 2 + e;
-          smem[el] = e < n ? src[e] : 0;
+          smem[el] = e < n ? g[std::size_t(chunk.at + e)] : 0;
           ++writes[el];
         }
       }
     }
-    const int tr0 = K_ROWS ? row0 + kt * ROWS : row0, tc0 = K_ROWS ? col0 : col0 + kt * COLS;
+    const int tr0 = tile.k_rows ? row0 + kt * ROWS : row0, tc0 = tile.k_rows ? col0 : col0 + kt * COLS;
     for (int r = 0; r < ROWS; ++r) {
       for (int c = 0; c < COLS; ++c) {
         const unsigned el = swz.full(static_cast<unsigned>((r * COLS + c) * 2)) / 2;
@@ -174,8 +232,14 @@ void replay_copies(int rows, int cols, long long ld, int row0, int col0) {
         ASSERT_EQ(smem[el], want) << what << " k-tile " << kt << " element " << r << "," << c;
       }
     }
-    for (State& st : threads) st.advance(ld);
   }
+}
+
+template <int ROWS, int COLS, int VEC, int THREADS, bool K_ROWS>
+void replay_copies(int rows, int cols, long long ld, int row0, int col0) {
+  using State = tf::sm80::CopyState<ROWS, COLS, VEC, THREADS, K_ROWS>;
+  check_copies({ROWS, COLS, VEC, THREADS, State::CHUNKS, K_ROWS}, &record_copies<ROWS, COLS, VEC, THREADS, K_ROWS>,
+               rows, cols, ld, row0, col0);
 }
 
 // The four operand roles of one block tile (BM x BN x BK, THREADS) at VEC bytes: A as [BM][BK] (rows M, K along

@@ -64,6 +64,18 @@ constexpr int64_t kMaxAccMma = 64;
 // than 24 registers per thread or the accumulator more than 64 (cuda:80 and cuda:90 alike).
 constexpr int64_t kMaxAccUnpipelined = 64;
 constexpr int64_t kMaxStagingUnpipelined = 24;
+// Without async copies every element a thread loads keeps a 64-bit address and a value register across the k-loop:
+// registers per thread fitted to the sweep's unspilled cuda:90 reports (cuda-90-unaligned.csv, least squares over
+// the accumulator and the elements a thread loads per k-step; mean error 24 registers on the wgmma path, 14 on
+// mma.sync). 128x128x32 with 8 warps reports 196 (the fit: 213), one program per SM, not the two the pipelined
+// formula gives: the H200 ran it at 2.31 ms against 1.80 for 128x64x32 with 4 warps (two per SM).
+constexpr double kUnpipelinedAccWeightWgmma = 1.70, kUnpipelinedLoadWeightWgmma = 3.24;
+constexpr double kUnpipelinedAccWeightMma = 1.63, kUnpipelinedLoadWeightMma = 2.33, kUnpipelinedBaseMma = 28.0;
+constexpr int64_t kMaxRegistersPerThread = 255;
+// Rows a multiple of 8 elements but not of 16 (3000, 1000): 16-byte async copies, but every other row starts in the
+// middle of a 32-byte sector. The H200's 3000^3 ran 128x128x64 in 159 us and 128x256x64 in 142-146 us where the
+// L2 term at the chip record's rate gives 75 and 67 us: priced at half that rate (both within 3%).
+constexpr double kRowsOffSectorL2Share = 0.5;
 
 int64_t v(const Config& c, const char* name) { return c.at(name); }
 
@@ -169,6 +181,13 @@ TritonResources triton_resources(const Problem& problem, const TritonTarget& t, 
   r.staging_per_thread = r.pipelined ? 0 : cdiv(step_bytes, 4 * lanes);
   r.registers = r.acc_per_thread + r.staging_per_thread +
                 (r.wgmma ? kWgmmaExtraRegisters : kMmaExtraRegisters + r.acc_per_thread / 2);
+  if (!r.pipelined && t.backend == "cuda") {
+    const double loads = double(bm + bn) * double(bk) / double(lanes);
+    const double fit = r.wgmma ? kUnpipelinedAccWeightWgmma * double(r.acc_per_thread) + kUnpipelinedLoadWeightWgmma * loads
+                               : kUnpipelinedAccWeightMma * double(r.acc_per_thread) + kUnpipelinedLoadWeightMma * loads +
+                                     kUnpipelinedBaseMma;
+    r.registers = std::min<int64_t>(kMaxRegistersPerThread, std::max<int64_t>(r.registers, std::llround(fit)));
+  }
   return r;
 }
 
@@ -221,6 +240,27 @@ ParamSpace triton_space(const Problem& problem, const hw::HwProfile& profile) {
                            },
                            {"BLOCK_M", "BLOCK_N"}});
   return s;
+}
+
+ParamSpace triton_limits(const Problem& problem, const hw::HwProfile& profile) {
+  ParamSpace s = triton_space(problem, profile);
+  std::erase_if(s.constraints, [](const Constraint& c) { return c.layer == Layer::parameter_adaptation; });
+  return s;
+}
+
+std::vector<Config> triton_tutorial_configs() {
+  // (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps), as 03-matrix-multiplication.py lists them for CUDA.
+  static constexpr int64_t kList[][5] = {
+      {128, 256, 64, 3, 8}, {64, 256, 32, 4, 4},  {128, 128, 32, 4, 4}, {128, 64, 32, 4, 4}, {64, 128, 32, 4, 4},
+      {128, 32, 32, 4, 4},  {64, 32, 32, 5, 2},   {32, 64, 32, 5, 2},   {128, 256, 64, 4, 8}, {256, 128, 64, 3, 8},
+      {128, 128, 64, 4, 8}, {64, 64, 64, 4, 4},   {128, 128, 64, 3, 4}, {64, 128, 64, 4, 4},  {256, 128, 64, 4, 8},
+      {128, 256, 64, 5, 8}, {128, 128, 128, 3, 8}};
+  std::vector<Config> out;
+  for (const auto& c : kList) {
+    out.push_back(Config{"triton", {{"BLOCK_M", c[0]}, {"BLOCK_N", c[1]}, {"BLOCK_K", c[2]}, {"GROUP_M", 8},
+                                    {"WARPS", c[4]}, {"STAGES", c[3]}}});
+  }
+  return out;
 }
 
 plan::Cost triton_cost(const Problem& problem, const hw::HwProfile& profile, const Config& c) {
@@ -284,7 +324,9 @@ plan::Cost triton_cost(const Problem& problem, const hw::HwProfile& profile, con
   const double smem_s = per_sm_tiles * smem_tile / (profile.smem_bytes_per_core_cycle * clock);
   // L2 into each SM: every tile reads its A panel and B panel once.
   const double l2_tile = double(bm + bn) * k_pad * in;
-  const double l2_s = per_sm_tiles * l2_tile / (profile.l2_bytes_per_core_cycle * clock);
+  const bool rows_off_sector = t.backend == "cuda" && r.pipelined && !(q.lda % 16 == 0 && q.ldb % 16 == 0);
+  const double l2_rate = profile.l2_bytes_per_core_cycle * clock * (rows_off_sector ? kRowsOffSectorL2Share : 1.0);
+  const double l2_s = per_sm_tiles * l2_tile / l2_rate;
   // DRAM: the grouped raster's panels over the L2, as the sm80 family's walk simulates them, and C.
   const int64_t slots = std::max<int64_t>(1, std::min<int64_t>(wv.tiles, sms * occ));
   const double ab = operand_dram_bytes_in_flight(q, profile, slots, bm, bn, gm, int(occ), nullptr);
@@ -297,9 +339,12 @@ plan::Cost triton_cost(const Problem& problem, const hw::HwProfile& profile, con
   const double in_flight = double(std::min<int64_t>(occ, cdiv(wv.tiles, sms))) * ahead * double(bm + bn) * double(bk) * in;
   cost.latency_s = per_sm_tiles * l2_tile / (in_flight / kLoadLatencySeconds);
   // Rows off 16 bytes: two-byte loads, which no async copy or vector load can take.
-  const double narrow_s = r.pipelined ? 0.0 : per_sm_tiles * l2_tile / (kNarrowLoadBytesPerCycle * clock);
+  // A program alone on its SM waits for its loads, then computes: two or more overlap one's loads with another's
+  // dot (128x128x32 with 8 warps, one per SM: 2.31 ms on 4095x4097x4093; 128x64x32 with 4, two per SM: 1.80 ms).
+  const double narrow_rate = kNarrowLoadBytesPerCycle * clock * std::min(1.0, double(occ) / 2.0);
+  const double narrow_s = r.pipelined ? 0.0 : per_sm_tiles * l2_tile / narrow_rate;
   cost.levels = {{"HBM", cost.dram_bytes, bw, dram_s},
-                 {"L2", l2_tile * double(wv.tiles), profile.l2_bytes_per_core_cycle * clock * double(sms), l2_s},
+                 {"L2", l2_tile * double(wv.tiles), l2_rate * double(sms), l2_s},
                  {"shared memory", smem_tile * double(wv.tiles), profile.smem_bytes_per_core_cycle * clock * double(sms),
                   smem_s}};
   plan::combine_terms(cost, {{"compute", cost.compute_s, true},
@@ -312,6 +357,10 @@ plan::Cost triton_cost(const Problem& problem, const hw::HwProfile& profile, con
   const double epilogue = double(bm * bn) * out / (profile.l2_bytes_per_core_cycle * clock);
   cost.fill_s = double(wv.waves) * (kFillSeconds * 0.5 + epilogue) + kFillSeconds * 0.5;
   cost.overhead_s = kLaunchSeconds;
+  if (rows_off_sector) {
+    cost.notes.push_back(fmt::format("{}", "rows a multiple of 8 elements but not of 16: every other row starts inside "
+                                           "a 32-byte sector, the L2 priced at half its rate"));
+  }
   if (!r.pipelined) {
     // (fmt::format, not a literal: GCC 12 warns falsely on a long literal pushed into a vector of strings.)
     cost.notes.push_back(fmt::format("{}", "leading dimensions off 8 elements: Triton loads rows two bytes at a time, "

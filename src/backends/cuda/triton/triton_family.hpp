@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "backends/backend.hpp"
 #include "backends/cuda/triton/triton_compiler.hpp"
@@ -54,6 +55,14 @@ bool triton_operands_aligned(const Problem& problem);
 // BLOCK_M, BLOCK_N (16 to 256), BLOCK_K (32 to 128), GROUP_M, WARPS (num_warps) and STAGES (num_stages), with the
 // chip record's shared memory, registers and threads.
 ParamSpace triton_space(const Problem& problem, const hw::HwProfile& profile);
+
+// triton_space less its planning rules (a tile larger than the problem): what a config needs to compile and run,
+// which prepare checks, so that another tuner's list (the tutorial's) runs as that tuner would run it.
+ParamSpace triton_limits(const Problem& problem, const hw::HwProfile& profile);
+
+// Triton's tutorial autotune list for CUDA (17 configs: BLOCK_M, BLOCK_N, BLOCK_K, STAGES, WARPS, with GROUP_M 8) as
+// this family's configs, in the tutorial's order.
+std::vector<Config> triton_tutorial_configs();
 
 // Predicted time: tiles over the SMs in waves, the dot at the rate of the MMA Triton emits for the tile, operand
 // traffic from DRAM (the grouped raster over the L2) and from L2 into each SM, the loads in flight, launch and fill.

@@ -208,6 +208,20 @@ class TritonFamily final : public plan::KernelFamily {
 
   void explain(plan::Plan& plan) const override { triton_explain(plan); }
 
+  std::vector<plan::ConfigPeer> config_peers(const Problem& problem, const hw::HwProfile& profile) const override {
+    if (!triton_refusal(problem).empty() || triton_target(profile).backend.empty()) return {};
+    plan::ConfigPeer peer;
+    peer.name = "triton-autotune";
+    peer.what = "Triton's autotune over its tutorial's 17 configs, each timed, the fastest kept";
+    const std::vector<Config> list = triton_tutorial_configs();
+    peer.listed = int(list.size());
+    const ParamSpace limits = triton_limits(problem.normalized(), profile);
+    for (const Config& c : list) {
+      if (limits.admits(c)) peer.configs.push_back(c);
+    }
+    return {peer};
+  }
+
   Expected<std::string> compile_target(const Device& device) const override {
     const TritonTarget t = triton_target(device.profile);
     if (t.backend.empty()) return unsupported(fmt::format("Triton has no backend for {}", device.profile.arch));
@@ -235,7 +249,8 @@ class TritonFamily final : public plan::KernelFamily {
 #if defined(TILEFORGE_HAVE_CUDA_TOOLKIT)
     const Problem p = problem.normalized();
     if (std::string why = triton_refusal(p); !why.empty()) return unsupported(why);
-    if (Status s = triton_space(p, device.profile).check(config); !s) return s;
+    // The limits only: a tile larger than the problem runs (wastefully), as it does under Triton's own autotune.
+    if (Status s = triton_limits(p, device.profile).check(config); !s) return s;
     if (Support s = runs_on(device); !s) return unsupported(s.reason);
     const TritonTarget t = triton_target(device.profile);
     const triton::Request r = triton_request(p, config, t);

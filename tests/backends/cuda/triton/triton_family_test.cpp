@@ -132,6 +132,53 @@ TEST(TritonFamily, HeuristicAndPlanAreLegalOnEveryTarget) {
   }
 }
 
+// The tutorial's list as the triton-autotune peer: the 17 configs, each kept exactly when the family's limits admit
+// it (not its planning rules: the list's 128-row tiles run on a 16-row problem, as under Triton), every kept one
+// within the chip's shared memory, every one left out breaking a hardware limit.
+TEST(TritonFamily, TheTutorialListIsAPeerOfTheConfigsTheLimitsAdmit) {
+  const plan::KernelFamily* f = plan::find_family("triton");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(cuda::triton_tutorial_configs().size(), 17u);
+  for (const char* name : {"h200", "a100-sxm"}) {
+    const hw::HwProfile prof = testing::profile(name);
+    for (const Problem& p : {half(4096, 4096, 4096), half(16, 4096, 4096), half(1000, 1000, 1000, Layout::CR)}) {
+      const auto peers = f->config_peers(p, prof);
+      ASSERT_EQ(peers.size(), 1u);
+      const plan::ConfigPeer& peer = peers[0];
+      EXPECT_EQ(peer.name, "triton-autotune");
+      EXPECT_EQ(peer.listed, 17);
+      const ParamSpace limits = cuda::triton_limits(p, prof);
+      std::size_t kept = 0;
+      for (const Config& c : cuda::triton_tutorial_configs()) {
+        const bool in = std::find(peer.configs.begin(), peer.configs.end(), c) != peer.configs.end();
+        EXPECT_EQ(in, limits.admits(c)) << name << " " << p.describe() << " " << c.describe();
+        if (in) {
+          ++kept;
+          EXPECT_LE(cuda::triton_resources(p, triton_target(prof), c).smem_bytes, prof.smem_per_block_bytes);
+        } else {
+          int broken = 0;
+          for (const Constraint& limit : limits.constraints) {
+            if (limit.holds(c)) continue;
+            ++broken;
+            EXPECT_EQ(limit.layer, Layer::hardware_mapping) << limit.text;
+          }
+          EXPECT_GT(broken, 0) << c.describe();
+        }
+      }
+      EXPECT_EQ(kept, peer.configs.size());
+      // The A100 loses the 128x256 tiles of 8 warps and fewer (their accumulators spill under mma.sync) and more.
+      EXPECT_GE(kept, 8u) << name << " " << p.describe();
+    }
+  }
+  // On the skinny problem the planning rule refuses the list's tall tiles, the limits do not.
+  const Problem skinny = half(16, 4096, 4096);
+  const Config tall = cuda::triton_tutorial_configs().front();  // 128x256x64
+  EXPECT_FALSE(cuda::triton_space(skinny, testing::profile("h200")).admits(tall));
+  EXPECT_TRUE(cuda::triton_limits(skinny, testing::profile("h200")).admits(tall));
+  // A problem the family does not take has no peer.
+  EXPECT_TRUE(f->config_peers(testing::make_problem(64, 64, 64), testing::profile("h200")).empty());
+}
+
 // The MI300X has no CUDA family: the planner serves it with the triton family unasked.
 TEST(TritonFamily, PlansTheMi300xByDefault) {
   auto made = plan::make_plan(half(4096, 4096, 4096), testing::profile("mi300x"));
