@@ -2,7 +2,9 @@
 #include "measure/protocol.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
+#include <string_view>
 
 namespace tileforge::measure {
 
@@ -33,8 +35,22 @@ Timing summarize_run(const Interleaved& run) {
   return t;
 }
 
+InterleaveOrder interleave_order() {
+  static const InterleaveOrder order = [] {
+    const char* env = std::getenv("TILEFORGE_INTERLEAVE");
+    const std::string_view v = env ? env : "";
+    return v == "fixed" ? InterleaveOrder::fixed : v == "repeat" ? InterleaveOrder::repeat : InterleaveOrder::serpentine;
+  }();
+  return order;
+}
+
 std::vector<Interleaved> time_interleaved(RepTimer& timer, const Contract& settings,
                                           const std::vector<std::function<Status()>>& calls) {
+  return time_interleaved(timer, settings, calls, interleave_order());
+}
+
+std::vector<Interleaved> time_interleaved(RepTimer& timer, const Contract& settings,
+                                          const std::vector<std::function<Status()>>& calls, InterleaveOrder order) {
   struct State {
     int warm_reps = 0;
     double warm_ms = 0, timed_ms = 0;
@@ -71,10 +87,14 @@ std::vector<Interleaved> time_interleaved(RepTimer& timer, const Contract& setti
     }
   }
   const HostLoadWindow window;
-  for (bool pending = true; pending;) {
+  const std::size_t n = calls.size();
+  bool pending = true;
+  for (std::size_t round = 0; pending; ++round) {
     pending = false;
-    for (std::size_t i = 0; i < calls.size(); ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::size_t i = order == InterleaveOrder::fixed || round % 2 == 0 ? j : n - 1 - j;
       if (done(i)) continue;
+      if (order == InterleaveOrder::repeat && !rep(i)) continue;  // untimed, right before the timed one
       if (auto t = rep(i)) {
         out[i].samples.push_back(*t);
         state[i].timed_ms += *t;

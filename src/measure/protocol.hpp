@@ -62,7 +62,19 @@ Timing summarize_run(const Interleaved& run);
 // timed time, or max_time_s. A call whose rep fails is not run again. What other processes used of the machine over
 // the timed rounds is taken too (the same window for every call: they were interleaved). Used by bench (ours, native, peers) and by
 // tune's confirmation (its leaders).
+// The timed rounds run the calls in turn forward, then backward (0 1 2 3, 3 2 1 0, ...), so that no call keeps one
+// parity in the sequence of reps: on the H200 every other rep of a run of different split-K kernels of about 16 us
+// is slower, by up to 7%, and with an even number of calls in a fixed order each call took all its reps at one
+// parity (docs/BENCHMARKING.md). Forward and backward, every call gets one rep of each parity per pair of rounds,
+// whatever the number of calls. TILEFORGE_INTERLEAVE (a diagnostic) chooses the order: "serpentine" (the default),
+// "fixed" (the order before), or "repeat" (serpentine, each timed rep right after an untimed rep of the same call).
+enum class InterleaveOrder { serpentine, fixed, repeat };
+// TILEFORGE_INTERLEAVE's order, read once; serpentine when unset or unknown.
+InterleaveOrder interleave_order();
 std::vector<Interleaved> time_interleaved(RepTimer& timer, const Contract& contract,
                                           const std::vector<std::function<Status()>>& calls);
+// The same with the order given.
+std::vector<Interleaved> time_interleaved(RepTimer& timer, const Contract& contract,
+                                          const std::vector<std::function<Status()>>& calls, InterleaveOrder order);
 
 }  // namespace tileforge::measure

@@ -42,6 +42,7 @@ Status check_options(const TuneOptions& o) {
     if (r < 1) return invalid_argument(fmt::format("--ranks {} (allowed: planner ranks, 1 or more)", r));
   }
   if (!o.exhaustive && o.top < 1) return invalid_argument(fmt::format("--top {} (allowed: 1 or more)", o.top));
+  if (o.tie_cap < 0) return invalid_argument(fmt::format("--ties {} (allowed: 0 for no cap, or 1 or more)", o.tie_cap));
   if (!(o.budget_s >= 0) || !std::isfinite(o.budget_s)) {
     return invalid_argument(fmt::format("--budget {} (allowed: seconds > 0, or 0 for none)", o.budget_s));
   }
@@ -111,6 +112,31 @@ std::string_view to_string(Outcome o) {
 
 namespace detail {
 
+std::vector<std::size_t> top_with_tie_cap(const std::vector<plan::Candidate>& ranked, std::size_t n,
+                                          std::size_t cap) {
+  std::vector<std::size_t> taken, waiting;
+  double band_start = -1;  // the predicted time of the first candidate of the current run of ties
+  std::size_t in_band = 0;
+  for (std::size_t i = 0; i < ranked.size() && taken.size() < n; ++i) {
+    const double t = ranked[i].cost.valid ? ranked[i].cost.seconds : -1;
+    const bool tie = t > 0 && band_start > 0 && t <= band_start * (1 + kTieBand);
+    if (!tie) {
+      band_start = t;
+      in_band = 0;
+    }
+    if (t > 0 && in_band >= cap) {
+      waiting.push_back(i);
+      continue;
+    }
+    ++in_band;
+    taken.push_back(i);
+  }
+  // Fewer distinct predictions than n: the waiting ties fill up, best first; the list stays in rank order.
+  for (std::size_t i = 0; i < waiting.size() && taken.size() < n; ++i) taken.push_back(waiting[i]);
+  std::sort(taken.begin(), taken.end());
+  return taken;
+}
+
 Status select_candidates(Session& s, const plan::Plan& plan) {
   const TuneOptions& options = s.options;
   TuneResult& result = s.result;
@@ -129,6 +155,7 @@ Status select_candidates(Session& s, const plan::Plan& plan) {
     if (c.rank == 1) result.planner_pick = result.candidates.size();
     result.candidates.push_back(std::move(c));
   };
+  std::size_t passed_over_ties = 0;  // ranks above the last candidate left out as ties of a taken one
   std::vector<int>& ranks = s.ranks;
   ranks = options.ranks;
   std::sort(ranks.begin(), ranks.end());
@@ -140,12 +167,19 @@ Status select_candidates(Session& s, const plan::Plan& plan) {
                                           plan.ranked.size()));
     }
     for (int r : ranks) add(plan.ranked[std::size_t(r - 1)], false);
-  } else {
+  } else if (options.exhaustive || options.tie_cap == 0) {
     for (std::size_t i = 0; i < n; ++i) add(plan.ranked[i], false);
+  } else {
+    const auto taken = top_with_tie_cap(plan.ranked, n, std::size_t(options.tie_cap));
+    for (std::size_t i : taken) add(plan.ranked[i], false);
+    if (!taken.empty()) passed_over_ties = taken.back() + 1 - taken.size();
   }
   // The backend's own pick (an analytic model or a heuristic) is a second opinion the cost model cannot
   // veto: where the model misprices a whole region (streaming B for skinny M, say) it ranks that pick far down.
-  if (ranks.empty() && options.with_heuristic && plan.reference_rank > int(n)) {
+  const bool reference_taken = std::any_of(result.candidates.begin(), result.candidates.end(),
+                                           [&](const CandidateResult& c) { return c.rank == plan.reference_rank; });
+  if (ranks.empty() && options.with_heuristic && plan.reference_rank > 0 && !reference_taken &&
+      std::size_t(plan.reference_rank) <= plan.ranked.size()) {
     add(plan.ranked[std::size_t(plan.reference_rank - 1)], true);
     result.heuristic_name = plan.reference_name;
   }
@@ -159,7 +193,10 @@ Status select_candidates(Session& s, const plan::Plan& plan) {
                     : result.heuristic_name.empty()
                         ? fmt::format("the planner's top {}", options.top)
                         : fmt::format("the planner's top {} and {}'s own pick", options.top, result.heuristic_name),
-                    options.budget_s > 0 ? fmt::format(", budget {:g} s", options.budget_s) : ""));
+                    options.budget_s > 0 ? fmt::format(", budget {:g} s", options.budget_s) : "")
+        + (passed_over_ties ? fmt::format("; {} config{} priced alike to a taken one passed over (--ties {})",
+                                          passed_over_ties, passed_over_ties == 1 ? "" : "s", options.tie_cap)
+                            : ""));
   return {};
 }
 

@@ -18,10 +18,19 @@
 
 namespace tileforge::tune {
 
+// Predicted times within this fraction of each other are ties for TuneOptions::tie_cap: the cost model's own
+// resolution is coarser (its constants are fitted to a few percent).
+inline constexpr double kTieBand = 1e-3;
+
 // What tune() does; the defaults are docs/TUNING.md's.
 struct TuneOptions {
   // ---- which candidates
   int top = 16;                  // the planner's best `top` configs, in its order (not used with exhaustive)
+  // Of configs the cost model prices alike (predicted times within kTieBand of the first of their run in the
+  // ranking), at most this many count towards `top`; the others come after the ranking's end (0 = no cap). The
+  // model cannot order such configs, so a top N of 40 near-copies (GROUP_M, epilogue variants of one tile) measures
+  // one point of the space; the cap spends the same N on distinct predictions (docs/TUNING.md, "ties").
+  int tie_cap = 2;
   bool exhaustive = false;       // every config the planner ranks (a GPU family's full space; a CPU family's coarse grid)
   std::string family;            // the planner's family; empty = by the profile
   plan::Pins pins;               // --set: only candidates with these values

@@ -72,6 +72,9 @@ class Testbed {
 // ---- the steps of tune(), in order -----------------------------------------------------------------------------
 
 // tune.cpp: the candidates to measure, from the plan (its top N, every rank, or --ranks; the backend's own pick).
+// Indexes into `ranked` of the first n candidates when at most `cap` of each run of ties (predicted times within
+// kTieBand of the run's first) are taken; the rest of a run fills up only where fewer than n remain. Rank order.
+std::vector<std::size_t> top_with_tie_cap(const std::vector<plan::Candidate>& ranked, std::size_t n, std::size_t cap);
 Status select_candidates(Session& s, const plan::Plan& plan);
 // tune_prepare.cpp: compiling (run-time compiled families, on all host cores), preparing, the error threshold.
 Status compile_ahead(Session& s, const std::string& family);

@@ -220,9 +220,18 @@ TEST_F(Harness, RoundsInterleaveOursWithTheOthers) {
   ASSERT_TRUE(r.ours);
   const int entries = 1 + (r.native ? 1 : 0) + int(r.peers.size());
   if (entries < 2) GTEST_SKIP() << "no vendor library to interleave with: " << r.native_missing;
-  // ours.seen[0] is the verification run (before any timing); the rest are timed calls one round apart.
+  // ours.seen[0] is the verification run (before any timing); the rest are warm-up and timed calls, one a round:
+  // first of each warm-up round, then first and last of the timed rounds in turn (forward, then backward).
   ASSERT_GE(ours.seen.size(), 3u);
-  for (std::size_t i = 2; i < ours.seen.size(); ++i) EXPECT_EQ(ours.seen[i] - ours.seen[i - 1], entries) << i;
+  const int base = ours.seen[1];
+  int firsts = 0, lasts = 0;
+  for (std::size_t i = 2; i < ours.seen.size(); ++i) {
+    EXPECT_EQ((ours.seen[i] - base) / entries, (ours.seen[i - 1] - base) / entries + 1) << i;
+    const int place = (ours.seen[i] - base) % entries;
+    EXPECT_TRUE(place == 0 || place == entries - 1) << i << ": place " << place;
+    (place == 0 ? firsts : lasts) += 1;
+  }
+  EXPECT_GE(lasts, s.min_reps / 2) << "the timed rounds did not alternate their order";
 }
 
 TEST_F(Harness, FailingOursFallsBackToTheNativeAndNeverCountsAsOurs) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "measure/protocol.hpp"
+#include "measure/timer.hpp"
 
 namespace tileforge::measure {
 namespace {
@@ -46,6 +47,64 @@ TEST(MeasureProtocol, OneOutlyingRepIsNotASpreadButADisturbedRunIs) {
   for (int i = 0; i < 100; ++i) loaded.push_back(i % 3 == 0 ? 1.5 * jitter(rng) : jitter(rng));
   const Timing l = summarize(loaded);
   EXPECT_TRUE(l.spread()) << l.iqr_share();
+}
+
+// Every other rep slower, whatever the call: what the H200 showed for runs of different split-K kernels.
+class AlternatingTimer final : public RepTimer {
+ public:
+  std::string_view cache_state() const override { return "warm"; }
+  int min_warmup_reps() const override { return 2; }
+  Expected<double> time(const std::function<Status()>& call) override {
+    if (Status s = call(); !s) return s;
+    return ++reps_ % 2 ? 1.0 : 1.07;
+  }
+
+ private:
+  long reps_ = 0;
+};
+
+TEST(MeasureProtocol, NoCallKeepsOneParityOfTheRepsInAnyOrderButTheOldOne) {
+  Contract contract;
+  contract.min_reps = 40;
+  contract.min_time_s = 0;
+  contract.warmup_time_s = 0;
+  for (int n : {2, 3, 4, 12}) {
+    std::vector<int> runs(std::size_t(n), 0);
+    std::vector<std::function<Status()>> calls;
+    for (int i = 0; i < n; ++i) calls.push_back([&runs, i] { ++runs[std::size_t(i)]; return Status::Ok(); });
+    for (InterleaveOrder order : {InterleaveOrder::serpentine, InterleaveOrder::repeat, InterleaveOrder::fixed}) {
+      AlternatingTimer timer;
+      const std::vector<Interleaved> timed = time_interleaved(timer, contract, calls, order);
+      ASSERT_EQ(int(timed.size()), n);
+      double lo = 1e9, hi = 0;
+      for (const Interleaved& t : timed) {
+        ASSERT_TRUE(t.failure.ok()) << t.failure.to_string();
+        EXPECT_GE(int(t.samples.size()), contract.min_reps);
+        const double median = summarize(t.samples).median_ms;
+        lo = std::min(lo, median), hi = std::max(hi, median);
+      }
+      if (order != InterleaveOrder::fixed) {
+        // Each call's reps fall on both parities alike: the same median for all.
+        EXPECT_NEAR(hi / lo, 1.0, 1e-9) << n << " calls, order " << int(order);
+      } else if (n % 2 == 0) {
+        EXPECT_GT(hi / lo, 1.05) << n << " calls in the fixed order: each keeps its parity";
+      }
+    }
+  }
+}
+
+TEST(MeasureProtocol, RepeatRunsAnUntimedRepBeforeEachTimedOne) {
+  Contract contract;
+  contract.min_reps = 30;
+  contract.min_time_s = 0;
+  contract.warmup_time_s = 0;
+  int runs = 0;
+  AlternatingTimer timer;
+  const auto timed =
+      time_interleaved(timer, contract, {[&runs] { ++runs; return Status::Ok(); }}, InterleaveOrder::repeat);
+  ASSERT_EQ(timed.size(), 1u);
+  const int warm = timer.min_warmup_reps();
+  EXPECT_EQ(runs, warm + 2 * int(timed[0].samples.size()));
 }
 
 }  // namespace

@@ -4,7 +4,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <algorithm>
 #include <map>
+#include <random>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +19,7 @@
 #include "dispatch/dispatch.hpp"
 #include "tune/report.hpp"
 #include "tune/tune.hpp"
+#include "tune/tune_steps.hpp"
 
 namespace tileforge::tune {
 namespace {
@@ -803,6 +807,51 @@ TEST_F(Tune, PinsRestrictTheCandidates) {
   auto r = tune(p, device, o);
   ASSERT_TRUE(r) << r.status().to_string();
   for (const CandidateResult& c : r->candidates) EXPECT_EQ(c.config.at("KC"), kc);
+}
+
+// The tie cap on random rankings: the first candidate always taken, rank order kept, n taken where the ranking has
+// n, no run of ties over the cap while a candidate of another run is left out, and the ties of a run that were left
+// out are the later ones of it (the ranking's order inside a run stays).
+TEST(TieCap, TakesAtMostCapOfEachRunOfTiesWhileOthersRemain) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<plan::Candidate> ranked(1 + rng() % 80);
+    double t = 1e-5 * (1 + rng() % 100);
+    for (std::size_t i = 0; i < ranked.size(); ++i) {
+      // Runs of equal (or within 0.05%) predictions, as a model that ignores a parameter gives, between steps.
+      if (i > 0 && rng() % 3 != 0) t *= 1 + 1e-3 * double(rng() % 2) / 2; else if (i > 0) t *= 1.01 + 0.2 * (rng() % 5);
+      ranked[i].cost.valid = true;
+      ranked[i].cost.seconds = t;
+      ranked[i].rank = int(i + 1);
+    }
+    const std::size_t n = 1 + rng() % 30, cap = 1 + rng() % 3;
+    const auto taken = detail::top_with_tie_cap(ranked, n, cap);
+    ASSERT_EQ(taken.size(), std::min(n, ranked.size()));
+    ASSERT_EQ(taken.front(), 0u);
+    ASSERT_TRUE(std::is_sorted(taken.begin(), taken.end()));
+    ASSERT_EQ(std::adjacent_find(taken.begin(), taken.end()), taken.end());
+    // Runs as the rule defines them: a run starts where a prediction leaves the band of the run's first.
+    std::vector<std::size_t> run_of(ranked.size());
+    for (std::size_t i = 1, start = 0; i < ranked.size(); ++i) {
+      if (ranked[i].cost.seconds > ranked[start].cost.seconds * (1 + kTieBand)) start = i;
+      run_of[i] = start;
+    }
+    std::map<std::size_t, std::size_t> per_run;
+    for (std::size_t i : taken) ++per_run[run_of[i]];
+    const std::set<std::size_t> in(taken.begin(), taken.end());
+    bool skipped_a_run_head = false;
+    for (std::size_t i = 0; i < ranked.size(); ++i) {
+      if (!in.count(i) && run_of[i] == i) skipped_a_run_head = true;
+    }
+    if (skipped_a_run_head) {
+      // The list ran out of room before it ran out of runs: no run may hold more than the cap.
+      for (const auto& [run, count] : per_run) EXPECT_LE(count, cap) << "trial " << trial << " run " << run;
+    }
+    for (std::size_t i = 1; i < ranked.size(); ++i) {
+      // Inside a run, a taken tie never follows a left-out one.
+      if (run_of[i] == run_of[i - 1] && in.count(i)) EXPECT_TRUE(in.count(i - 1)) << "trial " << trial << " i " << i;
+    }
+  }
 }
 
 }  // namespace

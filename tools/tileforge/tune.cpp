@@ -24,7 +24,7 @@ struct TuneArgs {
   DeviceArgs device;
   OutputArgs output;
   RunArgs run;
-  std::string top, budget, leaders, screen_reps, family, ranks;
+  std::string top, ties, budget, leaders, screen_reps, family, ranks;
   bool exhaustive = false;
   bool store_noisy = false;
 };
@@ -57,6 +57,13 @@ Expected<tune::TuneOptions> options_from(const TuneArgs& a, const bench::Setting
     auto v = count(a.top, "--top", 1000000);
     if (!v) return v.status();
     o.top = int(*v);
+  }
+  if (!a.ties.empty()) {
+    auto v = parse_int(a.ties, "--ties");
+    if (!v || *v < 0 || *v > 1000000) {
+      return invalid_argument(fmt::format("--ties '{}' (allowed: 0 for no cap, or 1 to 1000000)", a.ties));
+    }
+    o.tie_cap = int(*v);
   }
   if (!a.ranks.empty()) {
     // "1,5,17": planner ranks, re-measured side by side (an earlier tune's or exhaustive search's picks).
@@ -173,6 +180,12 @@ Command add_tune_command(CLI::App& parent) {
                                  "measure exactly these planner ranks side by side, each confirmed (e.g. the top "
                                  "three of an exhaustive search and tune's pick: 1,4,9,23)")
                     ->type_name("R,R,...");
+  auto* ties = app->add_option("--ties", a->ties,
+                                "of configs the cost model prices alike (within 0.1%), at most N count towards --top; "
+                                "the rest wait until the ranking runs out (default: 2; 0: no cap)")
+                   ->type_name("N");
+  ties->excludes(exhaustive);
+  ties->excludes(ranks);
   top->excludes(exhaustive);
   exhaustive->excludes(top);
   ranks->excludes(top);

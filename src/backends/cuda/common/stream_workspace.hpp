@@ -1,30 +1,56 @@
-// The split-K / stream-K workspace of a prepared CUDA kernel: one per stream, kept by the kernel and grown as
-// needed, or the caller's own (GemmArgs::workspace), whose counters are zeroed in stream order before each launch.
+// The split-K / stream-K workspace of a prepared CUDA kernel: one per stream, shared by every prepared kernel of the
+// process that launches on that stream, or the caller's own (GemmArgs::workspace), whose counters are zeroed in
+// stream order before each launch.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "backends/backend.hpp"
 #include "hw/cuda_driver.hpp"
 
 namespace tileforge::cuda {
 
+// One stream's workspace: a zone of counters that every launch leaves zero, then the partial sums. Shared by the
+// kernels that launch on the stream (their launches are ordered by it), so that a tune's candidates, dispatch's
+// kernels and a plan's all use one buffer: less memory, and the same placement for every candidate timed against
+// another (2026-12-03: copies of one split-K kernel, each with a workspace of its own, ran up to 7% apart).
+struct SharedWorkspace {
+  std::mutex mutex;      // held from a lease to the end of the launch that uses it
+  DeviceBuffer buffer;
+  int64_t counter_zone = 0;  // bytes of counters at the start; the partials start there
+};
+
+// What a launch uses: the counters and the partials, and, for the stream's own workspace, its lock until the launch
+// has been issued (a kernel of another thread that needs a larger workspace grows it only after that).
+struct WorkspaceLease {
+  void* counters = nullptr;
+  void* partials = nullptr;
+  std::unique_lock<std::mutex> lock;
+};
+
 class StreamWorkspaces {
  public:
-  // The first `counter_bytes` of the workspace are counters that every launch leaves zero; `what` names the kernel
-  // in errors. With args.workspace set, the caller's memory (large enough, 16-byte aligned) with its counters
-  // zeroed on args.stream; else this stream's own buffer, zeroed once when allocated. Launches that may run at once
-  // (other streams) never share one.
-  Expected<void*> get(const GemmArgs& args, int64_t bytes, int64_t counter_bytes, const std::string& what) const;
+  // `counter_bytes` of counters that the kernel leaves zero and `partial_bytes` of partial sums after them; `what`
+  // names the kernel in errors. With args.workspace set, the caller's memory (at least counter_bytes +
+  // partial_bytes, 16-byte aligned) with its counters zeroed on args.stream; else the stream's shared workspace,
+  // grown (after the stream's earlier work) and zeroed as needed. Launches that may run at once (other streams, or
+  // the per-thread default stream of other threads) never share one.
+  Expected<WorkspaceLease> get(const GemmArgs& args, int64_t partial_bytes, int64_t counter_bytes,
+                               const std::string& what) const;
+
+  // The process's workspace for `stream` in the current context (created empty where there is none), as get() finds
+  // it; for tests.
+  static Expected<std::shared_ptr<SharedWorkspace>> for_stream(CUstream stream);
 
  private:
-  Expected<void*> owned(CUstream stream, int64_t bytes, const std::string& what) const;
-
+  // The workspaces this kernel used, kept alive while it lives (the process's registry holds them weakly).
   mutable std::mutex mutex_;
-  mutable std::map<CUstream, DeviceBuffer> buffers_;
+  mutable std::map<CUstream, std::shared_ptr<SharedWorkspace>> held_;
 };
 
 }  // namespace tileforge::cuda

@@ -61,11 +61,13 @@ class SkinnyKernel final : public Kernel {
     const SkinnyGrid g = skinny_grid(p, config());
     SkinnyParams params{args.a, args.b, args.c, int(p.m), int(p.n), int(p.k), p.lda, p.ldb, p.ldc,
                         float(p.alpha), float(p.beta), int(g.k_per_split), nullptr, nullptr};
+    // Held until the launch is issued: the stream's workspace is shared with other kernels.
+    Expected<WorkspaceLease> lease = WorkspaceLease{};
     if (g.workspace_bytes > 0) {
-      auto ws = workspaces_.get(args, g.workspace_bytes, g.counter_bytes, config().describe());
-      if (!ws) return ws.status();
-      params.counters = static_cast<int*>(*ws);
-      params.partials = reinterpret_cast<float*>(static_cast<char*>(*ws) + g.counter_bytes);
+      lease = workspaces_.get(args, g.workspace_bytes - g.counter_bytes, g.counter_bytes, config().describe());
+      if (!lease) return lease.status();
+      params.counters = static_cast<int*>(lease->counters);
+      params.partials = static_cast<float*>(lease->partials);
     }
     void* kernel_args[] = {&params};
     LaunchDims dims;

@@ -79,11 +79,14 @@ Status Sm90Kernel::run(const Problem& p, const GemmArgs& args) const {
   params_.beta = float(p.beta);
   const Sm90Schedule sched = sm90_schedule(p, config(), max_clusters_);
   params_.sk_tiles = int(sched.sk_tiles);
+  // Held until the launch is issued: the stream's workspace is shared with other kernels (stream_workspace.hpp).
+  Expected<WorkspaceLease> lease = WorkspaceLease{};
   if (sched.workspace_bytes > 0) {
-    auto ws = workspaces_.get(args, sched.workspace_bytes, sched.counter_bytes, config().describe());
-    if (!ws) return ws.status();
-    params_.counters = static_cast<int*>(*ws);
-    params_.partials = reinterpret_cast<float*>(static_cast<char*>(*ws) + sched.counter_bytes);
+    lease = workspaces_.get(args, sched.workspace_bytes - sched.counter_bytes, sched.counter_bytes,
+                            config().describe());
+    if (!lease) return lease.status();
+    params_.counters = static_cast<int*>(lease->counters);
+    params_.partials = static_cast<float*>(lease->partials);
   } else {
     params_.counters = nullptr;
     params_.partials = nullptr;

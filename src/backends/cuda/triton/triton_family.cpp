@@ -41,6 +41,11 @@ constexpr double kUngroupedSlowdown = 1.02;
 // Leading dimensions off 8 elements: Triton loads the rows two bytes at a time; the tune of 4095x4097x4093 streamed
 // about 7 bytes per cycle into each SM that way (128x64x32 tiles, 1855 us).
 constexpr double kNarrowLoadBytesPerCycle = 7.0;
+// Of those two-byte loads, the operand whose rows run along M or N (B in RR) costs 3.7 times the one whose rows run
+// along K: the H200 ran 4095x4097x4093 at 1.78 ms with 128x64x32 tiles and 2.58 ms with 64x128x32 (4 warps each,
+// bench/results/h200/2026-12-03c-shared-workspace/call1), the same bytes. The weights keep the 128x64x32 tile that
+// the rate above was fitted on at its price (measured in RR only; the other layouts are priced by the same rule).
+constexpr double kNarrowKMajorWeight = 192.0 / (128.0 + 3.7 * 64.0), kNarrowMnMajorWeight = 3.7 * kNarrowKMajorWeight;
 // AMD MFMA through Triton: an estimate until measured.
 constexpr double kMfmaShare = 0.6;
 // Loaded latency of a global load through the pipeline: Little's law turns the k-steps in flight into a bandwidth.
@@ -342,7 +347,10 @@ plan::Cost triton_cost(const Problem& problem, const hw::HwProfile& profile, con
   // A program alone on its SM waits for its loads, then computes: two or more overlap one's loads with another's
   // dot (128x128x32 with 8 warps, one per SM: 2.31 ms on 4095x4097x4093; 128x64x32 with 4, two per SM: 1.80 ms).
   const double narrow_rate = kNarrowLoadBytesPerCycle * clock * std::min(1.0, double(occ) / 2.0);
-  const double narrow_s = r.pipelined ? 0.0 : per_sm_tiles * l2_tile / narrow_rate;
+  const double a_weight = a_row_major(q.layout) ? kNarrowKMajorWeight : kNarrowMnMajorWeight;
+  const double b_weight = b_row_major(q.layout) ? kNarrowMnMajorWeight : kNarrowKMajorWeight;
+  const double narrow_tile = (double(bm) * a_weight + double(bn) * b_weight) * k_pad * in;
+  const double narrow_s = r.pipelined ? 0.0 : per_sm_tiles * narrow_tile / narrow_rate;
   cost.levels = {{"HBM", cost.dram_bytes, bw, dram_s},
                  {"L2", l2_tile * double(wv.tiles), l2_rate * double(sms), l2_s},
                  {"shared memory", smem_tile * double(wv.tiles), profile.smem_bytes_per_core_cycle * clock * double(sms),
