@@ -17,8 +17,9 @@ namespace tileforge::cuda {
 
 // One stream's workspace: a zone of counters that every launch leaves zero, then the partial sums. Shared by the
 // kernels that launch on the stream (their launches are ordered by it), so that a tune's candidates, dispatch's
-// kernels and a plan's all use one buffer: less memory, and the same placement for every candidate timed against
-// another (2026-12-03: copies of one split-K kernel, each with a workspace of its own, ran up to 7% apart).
+// kernels and a plan's all use one buffer instead of one each, and every candidate timed against another reads the
+// same memory. (It was also meant to close a 6% spread between copies of one split-K kernel; it did not: that came
+// from the order of the timed rounds, docs/PERF-LOG.md 2026-12-03.)
 struct SharedWorkspace {
   std::mutex mutex;      // held from a lease to the end of the launch that uses it
   DeviceBuffer buffer;
