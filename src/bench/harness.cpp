@@ -255,6 +255,8 @@ CaseResult run_unchecked(const Device& device, const CasePlan& plan, const Setti
   const verify::Reference reference =
       device_reference ? verify::Reference{}
                        : verify::reference_gemm(p, a.host(), b.host(), c_in.host(), settings.reference_full_limit);
+  // The device's reference, computed by the first verification and kept for the next (the operands stay put).
+  std::unique_ptr<measure::KeptReference> device_kept;
 
   // Runs one entry once, with C reset: the input C when beta reads it, poison otherwise (an unwritten element
   // then shows up as NaN: 0xFF bytes are NaN in f32, f16 and bf16).
@@ -264,7 +266,7 @@ CaseResult run_unchecked(const Device& device, const CasePlan& plan, const Setti
     return e.backend->run(*e.kernel, p, args);
   };
   auto measure_error = [&](Entry& e) -> Expected<verify::ErrorReport> {
-    if (device_reference) return timer.verify_on_device(p, *a_dev, *b_dev, *c_init_dev, *e.c);
+    if (device_reference) return timer.verify_on_device(p, *a_dev, *b_dev, *c_init_dev, *e.c, &device_kept);
     if (const void* host = e.c->host_view()) return verify::compare(p, host, reference);
     std::vector<unsigned char> c_host(e.c->bytes());
     if (Status s = e.c->download(c_host.data()); !s) return s;

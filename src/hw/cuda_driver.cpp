@@ -110,6 +110,7 @@ Expected<DriverApi> load_driver(const std::string& path) {
   TF_RESOLVE(cuLaunchKernelEx, 11060);
   TF_RESOLVE(cuMemAlloc, 3020);
   TF_RESOLVE(cuMemFree, 3020);
+  TF_RESOLVE(cuMemGetInfo, 3020);
   TF_RESOLVE(cuMemcpyHtoD, 3020);
   TF_RESOLVE(cuMemcpyDtoH, 3020);
   TF_RESOLVE(cuMemcpyDtoD, 3020);
@@ -238,6 +239,14 @@ Expected<PrimaryContext> PrimaryContext::open(int ordinal) {
 PrimaryContext::~PrimaryContext() {
   if (!ctx_) return;
   if (const DriverApi* d = loaded_driver()) d->cuDevicePrimaryCtxRelease(device_);
+}
+
+Expected<std::size_t> free_device_memory() {
+  auto d = driver();
+  if (!d) return d.status();
+  std::size_t free = 0, total = 0;
+  if (Status s = check((*d)->cuMemGetInfo(&free, &total), "cuMemGetInfo"); !s) return s;
+  return free;
 }
 
 // ---- DeviceBuffer ------------------------------------------------------------------------------

@@ -49,6 +49,7 @@ struct DriverApi {
   PFN_cuLaunchKernelEx_v11060 cuLaunchKernelEx = nullptr;
   PFN_cuMemAlloc_v3020 cuMemAlloc = nullptr;
   PFN_cuMemFree_v3020 cuMemFree = nullptr;
+  PFN_cuMemGetInfo_v3020 cuMemGetInfo = nullptr;  // free and total memory of the current context's device
   PFN_cuMemcpyHtoD_v3020 cuMemcpyHtoD = nullptr;
   PFN_cuMemcpyDtoH_v3020 cuMemcpyDtoH = nullptr;
   PFN_cuMemcpyDtoD_v3020 cuMemcpyDtoD = nullptr;
@@ -95,6 +96,9 @@ int device_count();  // 0 without a driver or device
 // Makes device `ordinal`'s primary context current on the calling thread. The context is retained once and
 // kept for the life of the process (modules loaded into it stay valid); an ordinal out of range is refused.
 Expected<CUcontext> activate(int ordinal);
+
+// Free device memory of the current context's device, in bytes.
+Expected<std::size_t> free_device_memory();
 
 // Retains a device's primary context and makes it current for a scope; releases it at the end.
 class PrimaryContext {

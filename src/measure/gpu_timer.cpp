@@ -1,7 +1,11 @@
 // The CUDA rep timer: device memory for operands, events around each rep with a buffer of twice the L2
 // overwritten just before it (cold L2, DESIGN.md's contract), and the float64 reference run on the device.
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -76,7 +80,20 @@ class GpuTimer final : public RepTimer {
     auto scrub = cuda::DeviceBuffer::allocate(timer->scrub_bytes_);
     if (!scrub) return scrub.status();
     timer->scrub_ = std::move(*scrub);
-    auto kernel = cuda::utility_kernel("tf_scrub_l2", device.ordinal);
+    // TILEFORGE_SCRUB=read (a diagnostic, not the contract; said on stderr): the scrub reads its buffer, so the L2
+    // holds clean lines and the timed kernel's misses do not write dirty ones back. The difference between the two
+    // is the write-back a kernel pays under the contract's scrub.
+    const char* mode = std::getenv("TILEFORGE_SCRUB");
+    timer->scrub_reads_ = mode && std::string_view(mode) == "read";
+    if (timer->scrub_reads_) {
+      auto sink = cuda::DeviceBuffer::allocate(sizeof(unsigned));
+      if (!sink) return sink.status();
+      timer->sink_ = std::move(*sink);
+      std::fprintf(stderr, "tileforge: TILEFORGE_SCRUB=read: the L2 is scrubbed by reads (a diagnostic, not the "
+                           "benchmark contract's write scrub)\n");
+    }
+    timer->scrub_entry_ = timer->scrub_reads_ ? "tf_scrub_l2_read" : "tf_scrub_l2";
+    auto kernel = cuda::utility_kernel(timer->scrub_entry_, device.ordinal);
     if (!kernel) return kernel.status();
     timer->scrub_fn_ = kernel->function;
     return std::unique_ptr<RepTimer>(std::move(timer));
@@ -109,35 +126,55 @@ class GpuTimer final : public RepTimer {
 
   Expected<verify::ErrorReport> verify_on_device(const Problem& problem, const OperandBuffer& a,
                                                  const OperandBuffer& b, const OperandBuffer& c_in,
-                                                 const OperandBuffer& c_out) override {
+                                                 const OperandBuffer& c_out,
+                                                 std::unique_ptr<KeptReference>* kept) override {
     const Problem p = problem.normalized();
     verify::ErrorReport report;
     if (p.m == 0 || p.n == 0) return report;
-    const std::string entry = fmt::format("tf_reference_check_{}_{}_{}", to_string(p.precision.input),
-                                          to_string(p.precision.output), to_string(p.layout));
-    auto kernel = cuda::utility_kernel(entry, ordinal_);
-    if (!kernel) return kernel.status();
+    auto ptr = [](const OperandBuffer& buf) { return const_cast<OperandBuffer&>(buf).data(); };
+    Operands ops{ptr(a), ptr(b), ptr(c_in)};
+    const DeviceReference* held = nullptr;
+    if (kept) {
+      if (!*kept) {
+        auto made = keep_reference(p, ops);
+        if (!made) return made.status();
+        *kept = std::move(*made);
+      }
+      held = dynamic_cast<const DeviceReference*>(kept->get());
+      if (!held) return invalid_argument("kept reference: not one of this timer's (a device reference is needed)");
+    }
     auto totals = cuda::DeviceBuffer::allocate(sizeof(ErrorTotals));
     if (!totals) return totals.status();
     if (Status s = totals->fill_bytes(0); !s) return s;
-    auto ptr = [](const OperandBuffer& buf) { return const_cast<OperandBuffer&>(buf).data(); };
-    const void* pa = ptr(a);
-    const void* pb = ptr(b);
-    const void* pci = ptr(c_in);
     const void* pco = ptr(c_out);
     void* pt = totals->data();
-    int m = int(p.m), n = int(p.n), k = int(p.k);
+    int m = int(p.m), n = int(p.n), k = int(p.k), batch = int(p.batch);
     long long lda = p.lda, ldb = p.ldb, ldc = p.ldc, sa = p.stride_a, sb = p.stride_b, sc = p.stride_c;
     double alpha = p.alpha, beta = p.beta;
-    void* args[] = {&pa, &pb, &pci, &pco, &pt, &m, &n, &k, &lda, &ldb, &ldc, &sa, &sb, &sc, &alpha, &beta};
-    cuda::LaunchDims dims;
-    dims.block[0] = 16;
-    dims.block[1] = 16;
-    dims.grid[0] = unsigned((p.n + 15) / 16);
-    dims.grid[1] = unsigned((p.m + 15) / 16);
-    dims.grid[2] = unsigned(p.batch);
-    dims.stream = stream_.get();
-    if (Status s = cuda::launch(static_cast<CUfunction>(kernel->function), dims, args, entry); !s) return s;
+    if (held && held->stored) {
+      // Only the comparison: a pass over C and the kept values, memory-bound.
+      const void* pref = held->ref.data();
+      const void* pbound = held->bound.data();
+      void* args[] = {&pref, &pbound, &pco, &pt, &m, &n, &batch, &ldc, &sc};
+      const int64_t blocks = (int64_t(p.m) * p.n * p.batch + 255) / 256;
+      cuda::LaunchDims dims;
+      dims.block[0] = 256;
+      dims.grid[0] = unsigned(std::clamp<int64_t>(blocks, 1, int64_t(sms_) * 8));
+      if (Status s = launch(fmt::format("tf_reference_compare_{}", to_string(p.precision.output)), dims, args); !s)
+        return s;
+    } else {
+      const void* pa = ops.a;
+      const void* pb = ops.b;
+      const void* pci = ops.c_in;
+      void* args[] = {&pa, &pb, &pci, &pco, &pt, &m, &n, &k, &lda, &ldb, &ldc, &sa, &sb, &sc, &alpha, &beta};
+      cuda::LaunchDims dims;
+      dims.block[0] = 16;
+      dims.block[1] = 16;
+      dims.grid[0] = unsigned((p.n + 15) / 16);
+      dims.grid[1] = unsigned((p.m + 15) / 16);
+      dims.grid[2] = unsigned(p.batch);
+      if (Status s = launch(reference_entry("check", p), dims, args); !s) return s;
+    }
     if (Status s = stream_.synchronize(); !s) return s;
     ErrorTotals t{};
     if (Status s = totals->download(&t, sizeof(t)); !s) return s;
@@ -154,18 +191,77 @@ class GpuTimer final : public RepTimer {
   }
 
  private:
+  struct Operands {
+    const void *a, *b, *c_in;
+  };
+
+  // The reference and bound of every element ([batch][m][n], float64) kept on the device; not `stored` where they
+  // would take more than a quarter of the free memory (the kernels under test need theirs), and each check then
+  // computes the reference again.
+  struct DeviceReference final : KeptReference {
+    cuda::DeviceBuffer ref, bound;
+    bool stored = false;
+  };
+
+  static std::string reference_entry(std::string_view what, const Problem& p) {
+    return fmt::format("tf_reference_{}_{}_{}_{}", what, to_string(p.precision.input), to_string(p.precision.output),
+                       to_string(p.layout));
+  }
+
+  Status launch(const std::string& entry, cuda::LaunchDims dims, void** args) {
+    auto kernel = cuda::utility_kernel(entry, ordinal_);
+    if (!kernel) return kernel.status();
+    dims.stream = stream_.get();
+    return cuda::launch(static_cast<CUfunction>(kernel->function), dims, args, entry);
+  }
+
+  Expected<std::unique_ptr<KeptReference>> keep_reference(const Problem& p, const Operands& ops) {
+    auto out = std::make_unique<DeviceReference>();
+    const std::size_t bytes = std::size_t(p.m) * std::size_t(p.n) * std::size_t(p.batch) * sizeof(double);
+    auto free = cuda::free_device_memory();
+    if (!free) return free.status();
+    if (2 * bytes > *free / 4) return std::unique_ptr<KeptReference>(std::move(out));
+    auto ref = cuda::DeviceBuffer::allocate(bytes);
+    if (!ref) return ref.status();
+    auto bound = cuda::DeviceBuffer::allocate(bytes);
+    if (!bound) return bound.status();
+    out->ref = std::move(*ref);
+    out->bound = std::move(*bound);
+    const void* pa = ops.a;
+    const void* pb = ops.b;
+    const void* pci = ops.c_in;
+    void* pref = out->ref.data();
+    void* pbound = out->bound.data();
+    int m = int(p.m), n = int(p.n), k = int(p.k);
+    long long lda = p.lda, ldb = p.ldb, ldc = p.ldc, sa = p.stride_a, sb = p.stride_b, sc = p.stride_c;
+    double alpha = p.alpha, beta = p.beta;
+    void* args[] = {&pa, &pb, &pci, &pref, &pbound, &m, &n, &k, &lda, &ldb, &ldc, &sa, &sb, &sc, &alpha, &beta};
+    cuda::LaunchDims dims;
+    dims.block[0] = 16;
+    dims.block[1] = 16;
+    dims.grid[0] = unsigned((p.n + 63) / 64);
+    dims.grid[1] = unsigned((p.m + 63) / 64);
+    dims.grid[2] = unsigned(p.batch);
+    if (Status s = launch(reference_entry("store", p), dims, args); !s) return s;
+    out->stored = true;
+    return std::unique_ptr<KeptReference>(std::move(out));
+  }
+
   GpuTimer() = default;
 
   Status scrub() {
     void* buf = scrub_.data();
     long long words = (long long)(scrub_bytes_ / 4);
     unsigned value = ++scrub_round_;
-    void* args[] = {&buf, &words, &value};
+    void* sink = sink_.data();
+    void* write_args[] = {&buf, &words, &value};
+    void* read_args[] = {&buf, &words, &value, &sink};
+    void** args = scrub_reads_ ? read_args : write_args;
     cuda::LaunchDims dims;
     dims.block[0] = 512;
     dims.grid[0] = unsigned(std::max(1, sms_ * 4));
     dims.stream = stream_.get();
-    return cuda::launch(static_cast<CUfunction>(scrub_fn_), dims, args, "tf_scrub_l2");
+    return cuda::launch(static_cast<CUfunction>(scrub_fn_), dims, args, scrub_entry_);
   }
 
   int ordinal_ = 0;
@@ -176,6 +272,9 @@ class GpuTimer final : public RepTimer {
   std::size_t scrub_bytes_ = 0;
   void* scrub_fn_ = nullptr;
   unsigned scrub_round_ = 0;
+  bool scrub_reads_ = false;      // TILEFORGE_SCRUB=read
+  std::string scrub_entry_;
+  cuda::DeviceBuffer sink_;       // the read scrub's never-written result
 };
 
 }  // namespace

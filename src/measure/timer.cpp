@@ -81,7 +81,8 @@ Expected<PlacedOperand> random_operand(RepTimer& timer, DType type, int64_t coun
 }
 
 Expected<verify::ErrorReport> RepTimer::verify_on_device(const Problem&, const OperandBuffer&, const OperandBuffer&,
-                                                         const OperandBuffer&, const OperandBuffer&) {
+                                                         const OperandBuffer&, const OperandBuffer&,
+                                                         std::unique_ptr<KeptReference>*) {
   return unsupported("this device has no device-side reference");
 }
 

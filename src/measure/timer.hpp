@@ -29,6 +29,13 @@ class OperandBuffer {
   virtual Status fill_bytes(unsigned char value) = 0;       // 0xFF makes every element NaN in f32, f16 and bf16
 };
 
+// A float64 reference that verify_on_device keeps where the operands are. Whoever holds one keeps the problem and
+// the operands unchanged while holding it.
+class KeptReference {
+ public:
+  virtual ~KeptReference() = default;
+};
+
 // The harness owns warm-up, interleaving and stopping; the timer owns the clock, the memory and what happens to
 // the caches between reps, since only it knows the device.
 class RepTimer {
@@ -48,9 +55,13 @@ class RepTimer {
   // True when verify_on_device computes the float64 reference where the operands are (large GPU problems);
   // otherwise the harness computes it on the host.
   virtual bool verifies_on_device() const { return false; }
+  // c_out against the float64 reference of the problem on a, b and c_in. With `kept`: an empty slot is filled with
+  // the reference, kept on the device where it fits, and a filled one is reused, so that verifying several results
+  // of the same operands computes the reference once; nullptr computes it for this call alone.
   virtual Expected<verify::ErrorReport> verify_on_device(const Problem& problem, const OperandBuffer& a,
                                                          const OperandBuffer& b, const OperandBuffer& c_in,
-                                                         const OperandBuffer& c_out);
+                                                         const OperandBuffer& c_out,
+                                                         std::unique_ptr<KeptReference>* kept);
 };
 
 // The CPU timer: steady_clock around the call, nothing flushed.

@@ -43,7 +43,7 @@ struct TuneOptions {
   // ---- screening: a few reps per candidate, after its verification run
   int screen_warmup_reps = 1;    // untimed reps after the verification run
   int screen_reps = 3;           // timed reps, at least
-  double screen_time_s = 0.02;   // and at least this much timed time
+  double screen_time_s = 0.02;   // and at least this much timed time (or wall time, if that comes first)
   double screen_cap_s = 1.0;     // but stop once this much is timed (slow candidates: at least one rep)
   bool early_stop = true;        // the model-based stop (docs/TUNING.md); exhaustive never stops early
   int early_stop_after = 3;      // verified, screened candidates before the rule may stop

@@ -132,7 +132,7 @@ Status Testbed::run(Backend* backend, const Kernel& kernel) {
 }
 
 Expected<verify::ErrorReport> Testbed::measure_error() {
-  if (device_reference_) return timer_->verify_on_device(p_, *a_dev_, *b_dev_, *c_init_dev_, *c_dev_);
+  if (device_reference_) return timer_->verify_on_device(p_, *a_dev_, *b_dev_, *c_init_dev_, *c_dev_, &kept_);
   if (const void* host = c_dev_->host_view()) return verify::compare(p_, host, reference_);
   std::vector<unsigned char> c_host(c_dev_->bytes());
   if (Status s = c_dev_->download(c_host.data()); !s) return s;

@@ -67,6 +67,9 @@ class Testbed {
   std::unique_ptr<measure::OperandBuffer> a_dev_, b_dev_, c_init_dev_, c_dev_;
   bool device_reference_ = false;
   verify::Reference reference_;
+  // The device's reference, computed by the first verification (the native library's, for the threshold) and
+  // compared against by every candidate's: the operands do not change while the testbed lives.
+  std::unique_ptr<measure::KeptReference> kept_;
 };
 
 // ---- the steps of tune(), in order -----------------------------------------------------------------------------

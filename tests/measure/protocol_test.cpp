@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "measure/protocol.hpp"
@@ -105,6 +107,39 @@ TEST(MeasureProtocol, RepeatRunsAnUntimedRepBeforeEachTimedOne) {
   ASSERT_EQ(timed.size(), 1u);
   const int warm = timer.min_warmup_reps();
   EXPECT_EQ(runs, warm + 2 * int(timed[0].samples.size()));
+}
+
+// Reports a tiny time for each rep while the rep takes much longer on the wall clock: a few-microsecond GPU kernel
+// with its scrub and synchronization around it.
+class ShortKernelTimer final : public RepTimer {
+ public:
+  std::string_view cache_state() const override { return "cold-l2"; }
+  int min_warmup_reps() const override { return 2; }
+  Expected<double> time(const std::function<Status()>& call) override {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    if (Status s = call(); !s) return s;
+    return 0.001;
+  }
+};
+
+TEST(MeasureProtocol, WarmUpEndsOnTheWallClockOfTheInterleavedRounds) {
+  Contract contract;
+  contract.min_reps = 3;
+  contract.min_time_s = 0;
+  contract.warmup_reps = 0;
+  contract.warmup_time_s = 0.02;
+  std::vector<int> runs(4, 0);
+  std::vector<std::function<Status()>> calls;
+  for (std::size_t i = 0; i < runs.size(); ++i) calls.push_back([&runs, i] { ++runs[i]; return Status::Ok(); });
+  ShortKernelTimer timer;
+  const auto timed = time_interleaved(timer, contract, calls, InterleaveOrder::serpentine);
+  ASSERT_EQ(timed.size(), runs.size());
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const int warm = runs[i] - int(timed[i].samples.size());
+    EXPECT_GE(warm, timer.min_warmup_reps()) << "call " << i;
+    // 20 ms of rounds of four 0.2 ms reps: about 25 each, where counting the reported 0.001 ms would take 20,000.
+    EXPECT_LT(warm, 200) << "call " << i;
+  }
 }
 
 }  // namespace

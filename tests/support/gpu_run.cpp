@@ -26,7 +26,9 @@ GpuRun run_on_gpu(Backend& backend, const Device& device, measure::RepTimer& tim
     return std::move(*buf);
   };
   auto a = place(ops.a, off), b = place(ops.b, off), c_in = place(ops.c, 0), c = place(ops.c, 0);
-  if (p.beta == 0.0) EXPECT_TRUE(c->fill_bytes(0xFF).ok());  // NaN everywhere: unwritten elements show
+  if (p.beta == 0.0) {
+    EXPECT_TRUE(c->fill_bytes(0xFF).ok());  // NaN everywhere: unwritten elements show
+  }
   Config chosen;
   if (config) {
     chosen = *config;
@@ -56,9 +58,19 @@ GpuRun run_on_gpu(Backend& backend, const Device& device, measure::RepTimer& tim
     std::size_t off_, bytes_;
   };
   View va(*a, off, ops.a.size()), vb(*b, off, ops.b.size());
-  auto e = timer.verify_on_device(p, va, vb, *c_in, *c);
+  // Both device paths: the reference kept on the device and compared, and computed within the check. They see the
+  // same float64 values per element (only the totals' summation order differs).
+  std::unique_ptr<measure::KeptReference> kept;
+  auto e = timer.verify_on_device(p, va, vb, *c_in, *c, &kept);
   EXPECT_TRUE(e.ok()) << e.status().to_string();
   if (!e.ok()) return r;
+  auto fused = timer.verify_on_device(p, va, vb, *c_in, *c, nullptr);
+  EXPECT_TRUE(fused.ok()) << fused.status().to_string();
+  if (!fused.ok()) return r;
+  EXPECT_EQ(e->max_scaled_error, fused->max_scaled_error) << p.describe();
+  EXPECT_NEAR(e->rel_error, fused->rel_error, 1e-9 * fused->rel_error + 1e-300) << p.describe();
+  EXPECT_EQ(e->nan_count, fused->nan_count);
+  EXPECT_EQ(e->checked, fused->checked);
   EXPECT_EQ(e->checked, p.m * p.n * p.batch);
   r.error = *e;
   r.check = verify::check(p, *e);

@@ -849,7 +849,9 @@ TEST(TieCap, TakesAtMostCapOfEachRunOfTiesWhileOthersRemain) {
     }
     for (std::size_t i = 1; i < ranked.size(); ++i) {
       // Inside a run, a taken tie never follows a left-out one.
-      if (run_of[i] == run_of[i - 1] && in.count(i)) EXPECT_TRUE(in.count(i - 1)) << "trial " << trial << " i " << i;
+      if (run_of[i] == run_of[i - 1] && in.count(i)) {
+        EXPECT_TRUE(in.count(i - 1)) << "trial " << trial << " i " << i;
+      }
     }
   }
 }

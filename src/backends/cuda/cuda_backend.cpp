@@ -212,23 +212,42 @@ std::string utility_source(const std::string& entry) {
            "extern \"C\" __global__ void tf_scrub_l2(unsigned* buf, long long words, unsigned value) {\n"
            "  tf::util::scrub(buf, words, value);\n}\n";
   }
-  // tf_reference_check_<in>_<out>_<layout>
-  const std::string prefix = "tf_reference_check_";
-  if (entry.rfind(prefix, 0) == 0) {
+  if (entry == "tf_scrub_l2_read") {
+    return "#include \"common/utility.cuh\"\n"
+           "extern \"C\" __global__ void tf_scrub_l2_read(const unsigned* buf, long long words, unsigned value,"
+           " unsigned* sink) {\n"
+           "  tf::util::scrub_read(buf, words, value, sink);\n}\n";
+  }
+  auto tag = [](std::string_view t) { return t == "f32" ? 0 : t == "f16" ? 1 : 2; };
+  // tf_reference_compare_<out>
+  if (const std::string prefix = "tf_reference_compare_"; entry.rfind(prefix, 0) == 0) {
+    return fmt::format(
+        "#include \"common/utility.cuh\"\n"
+        "extern \"C\" __global__ void __launch_bounds__(256) {entry}(const double* ref, const double* bound,"
+        " const void* c_out, tf::util::ErrorTotals* totals, int m, int n, int batch, long long ldc, long long sc) {{\n"
+        "  tf::util::reference_compare<{out}>(ref, bound, c_out, totals, m, n, batch, ldc, sc);\n}}\n",
+        fmt::arg("entry", entry), fmt::arg("out", tag(entry.substr(prefix.size()))));
+  }
+  // tf_reference_check_<in>_<out>_<layout> and tf_reference_store_<in>_<out>_<layout>
+  for (const char* what : {"check", "store"}) {
+    const std::string prefix = fmt::format("tf_reference_{}_", what);
+    if (entry.rfind(prefix, 0) != 0) continue;
     auto rest = entry.substr(prefix.size());
-    auto tag = [](std::string_view t) { return t == "f32" ? 0 : t == "f16" ? 1 : 2; };
     auto u1 = rest.find('_'), u2 = rest.find('_', u1 + 1);
     if (u1 == std::string::npos || u2 == std::string::npos) return {};
     const std::string in = rest.substr(0, u1), out = rest.substr(u1 + 1, u2 - u1 - 1), layout = rest.substr(u2 + 1);
     if (layout.size() != 2) return {};
+    const bool check = std::string_view(what) == "check";
     return fmt::format(
         "#include \"common/utility.cuh\"\n"
         "extern \"C\" __global__ void __launch_bounds__(256) {entry}(const void* a, const void* b, const void* c_in,"
-        " const void* c_out, tf::util::ErrorTotals* totals, int m, int n, int k, long long lda, long long ldb,"
+        " {outs}, int m, int n, int k, long long lda, long long ldb,"
         " long long ldc, long long sa, long long sb, long long sc, double alpha, double beta) {{\n"
-        "  tf::util::reference_check<{in}, {out}, {arow}, {brow}>(a, b, c_in, c_out, totals, m, n, k, lda, ldb, ldc,"
+        "  tf::util::reference_{what}<{in}, {out}, {arow}, {brow}>(a, b, c_in, {out_args}, m, n, k, lda, ldb, ldc,"
         " sa, sb, sc, alpha, beta);\n}}\n",
-        fmt::arg("entry", entry), fmt::arg("in", tag(in)), fmt::arg("out", tag(out)),
+        fmt::arg("entry", entry), fmt::arg("what", what), fmt::arg("in", tag(in)), fmt::arg("out", tag(out)),
+        fmt::arg("outs", check ? "const void* c_out, tf::util::ErrorTotals* totals" : "double* ref, double* bound"),
+        fmt::arg("out_args", check ? "c_out, totals" : "ref, bound"),
         fmt::arg("arow", layout[0] == 'R' ? "true" : "false"), fmt::arg("brow", layout[1] == 'R' ? "true" : "false"));
   }
   return {};

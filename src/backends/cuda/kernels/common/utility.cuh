@@ -115,8 +115,56 @@ struct ErrorTotals {
   unsigned long long checked;
 };
 
+// One element's share of the totals: out against ref, with |out - ref| scaled by the element's bound.
+struct ElementError {
+  double err2 = 0.0, ref2 = 0.0, scaled = 0.0;
+  unsigned long long nan = 0, cnt = 0;
+  __device__ __forceinline__ void fold(double out, double ref, double bound) {
+    cnt += 1;
+    if (isnan(out) && !isnan(ref)) {
+      nan += 1;
+    } else if (!isnan(ref)) {
+      const double d = out - ref;
+      err2 += d * d;
+      ref2 += ref * ref;
+      scaled = fmax(scaled, bound > 0.0 ? fabs(d) / bound : (d == 0.0 ? 0.0 : fabs(d)));
+    }
+  }
+};
+
+// Sums the block's ElementErrors (blockDim.x * blockDim.y == 256) and adds them to the totals, one atomic each.
+__device__ __forceinline__ void add_block_totals(const ElementError& mine, ErrorTotals* totals) {
+  __shared__ double red_err[256], red_ref[256], red_max[256];
+  __shared__ unsigned long long red_nan[256], red_cnt[256];
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+  red_err[tid] = mine.err2;
+  red_ref[tid] = mine.ref2;
+  red_max[tid] = mine.scaled;
+  red_nan[tid] = mine.nan;
+  red_cnt[tid] = mine.cnt;
+  __syncthreads();
+  for (int s = 128; s > 0; s >>= 1) {
+    if (tid < s) {
+      red_err[tid] += red_err[tid + s];
+      red_ref[tid] += red_ref[tid + s];
+      red_max[tid] = fmax(red_max[tid], red_max[tid + s]);
+      red_nan[tid] += red_nan[tid + s];
+      red_cnt[tid] += red_cnt[tid + s];
+    }
+    __syncthreads();
+  }
+  if (tid == 0) {
+    atomicAdd(&totals->sq_err, red_err[0]);
+    atomicAdd(&totals->sq_ref, red_ref[0]);
+    atomicMax(&totals->max_scaled_bits, static_cast<unsigned long long>(__double_as_longlong(red_max[0])));
+    atomicAdd(&totals->nan_count, red_nan[0]);
+    atomicAdd(&totals->checked, red_cnt[0]);
+  }
+}
+
 // Computes, per element, ref = alpha * A * B + beta * C_in and bound = |alpha| sum |a||b| + |beta||c| in float64
-// and folds |C_out - ref| into the totals: a 16x16 tile of C per block, K staged through shared memory.
+// and folds |C_out - ref| into the totals: a 16x16 tile of C per block, K staged through shared memory. The
+// fallback of reference_store + reference_compare where their float64 buffers do not fit.
 template <int kInTag, int kOutTag, bool kARow, bool kBRow>
 __device__ __forceinline__ void reference_check(const void* a, const void* b, const void* c_in, const void* c_out,
                                                 ErrorTotals* totals, int m, int n, int k, long long lda,
@@ -124,10 +172,8 @@ __device__ __forceinline__ void reference_check(const void* a, const void* b, co
                                                 long long sc, double alpha, double beta) {
   __shared__ double ta[16][17];
   __shared__ double tb[16][17];
-  __shared__ double red_err[256], red_ref[256], red_max[256];
-  __shared__ unsigned long long red_nan[256], red_cnt[256];
   const long long e = blockIdx.z;
-  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * 16 + tx;
+  const int tx = threadIdx.x, ty = threadIdx.y;
   const int row = blockIdx.y * 16 + ty;
   const int col = blockIdx.x * 16 + tx;
   double sum = 0.0, abs_sum = 0.0;
@@ -151,53 +197,115 @@ __device__ __forceinline__ void reference_check(const void* a, const void* b, co
     }
     __syncthreads();
   }
-  double err2 = 0.0, ref2 = 0.0, scaled = 0.0;
-  unsigned long long nan = 0, cnt = 0;
+  ElementError mine;
   if (row < m && col < n) {
     const long long at = e * sc + row * ldc + col;
     const double c = beta != 0.0 ? load_as_double<kOutTag>(c_in, at) : 0.0;
-    const double ref = alpha * sum + beta * c;
-    const double bound = fabs(alpha) * abs_sum + fabs(beta) * fabs(c);
-    const double out = load_as_double<kOutTag>(c_out, at);
-    cnt = 1;
-    if (isnan(out) && !isnan(ref)) {
-      nan = 1;
-    } else if (!isnan(ref)) {
-      const double d = out - ref;
-      err2 = d * d;
-      ref2 = ref * ref;
-      scaled = bound > 0.0 ? fabs(d) / bound : (d == 0.0 ? 0.0 : fabs(d));
-    }
+    mine.fold(load_as_double<kOutTag>(c_out, at), alpha * sum + beta * c, fabs(alpha) * abs_sum + fabs(beta) * fabs(c));
   }
-  red_err[tid] = err2;
-  red_ref[tid] = ref2;
-  red_max[tid] = scaled;
-  red_nan[tid] = nan;
-  red_cnt[tid] = cnt;
-  __syncthreads();
-  for (int s = 128; s > 0; s >>= 1) {
-    if (tid < s) {
-      red_err[tid] += red_err[tid + s];
-      red_ref[tid] += red_ref[tid + s];
-      red_max[tid] = fmax(red_max[tid], red_max[tid + s]);
-      red_nan[tid] += red_nan[tid + s];
-      red_cnt[tid] += red_cnt[tid + s];
+  add_block_totals(mine, totals);
+}
+
+// Stores ref = alpha * A * B + beta * C_in and bound = |alpha| sum |a||b| + |beta||c|, in float64, densely
+// ([batch][m][n]) for reference_compare: a 64x64 tile of C per block of 16x16 threads, 4x4 elements per thread, K
+// staged 16 at a time through shared memory. Every product of two f32, f16 or bf16 values is exact in float64, so
+// fma(a, b, sum) is sum + a * b, and each element's sum runs over K in order: the same values as reference_check.
+template <int kInTag, int kOutTag, bool kARow, bool kBRow>
+__device__ __forceinline__ void reference_store(const void* a, const void* b, const void* c_in, double* ref,
+                                                double* bound, int m, int n, int k, long long lda, long long ldb,
+                                                long long ldc, long long sa, long long sb, long long sc,
+                                                double alpha, double beta) {
+  __shared__ double ta[16][65];  // [k][row]: the padding spreads a column of stores over the banks
+  __shared__ double tb[16][65];  // [k][col]
+  const long long e = blockIdx.z;
+  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * 16 + tx;
+  const int row0 = blockIdx.y * 64, col0 = blockIdx.x * 64;
+  double sum[4][4], abs_sum[4][4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) sum[i][j] = abs_sum[i][j] = 0.0;
+  for (int k0 = 0; k0 < k; k0 += 16) {
+#pragma unroll
+    for (int l = 0; l < 4; ++l) {
+      const int idx = tid + 256 * l;  // 1024 elements of each operand's tile; neighbours read neighbours
+      {
+        const int r = kARow ? idx >> 4 : idx & 63, kk = kARow ? idx & 15 : idx >> 6;
+        const int gr = row0 + r, gk = k0 + kk;
+        ta[kk][r] = (gr < m && gk < k) ? load_as_double<kInTag>(a, e * sa + (kARow ? gr * lda + gk : gk * lda + gr))
+                                       : 0.0;
+      }
+      {
+        const int c = kBRow ? idx & 63 : idx >> 4, kk = kBRow ? idx >> 6 : idx & 15;
+        const int gc = col0 + c, gk = k0 + kk;
+        tb[kk][c] = (gc < n && gk < k) ? load_as_double<kInTag>(b, e * sb + (kBRow ? gk * ldb + gc : gc * ldb + gk))
+                                       : 0.0;
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+      double av[4], bv[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        av[i] = ta[j][ty + 16 * i];
+        bv[i] = tb[j][tx + 16 * i];
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          sum[i][q] = fma(av[i], bv[q], sum[i][q]);
+          abs_sum[i][q] = fma(fabs(av[i]), fabs(bv[q]), abs_sum[i][q]);
+        }
     }
     __syncthreads();
   }
-  if (tid == 0) {
-    atomicAdd(&totals->sq_err, red_err[0]);
-    atomicAdd(&totals->sq_ref, red_ref[0]);
-    atomicMax(&totals->max_scaled_bits, static_cast<unsigned long long>(__double_as_longlong(red_max[0])));
-    atomicAdd(&totals->nan_count, red_nan[0]);
-    atomicAdd(&totals->checked, red_cnt[0]);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int row = row0 + ty + 16 * i;
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const int col = col0 + tx + 16 * q;
+      if (row >= m || col >= n) continue;
+      const double c = beta != 0.0 ? load_as_double<kOutTag>(c_in, e * sc + row * ldc + col) : 0.0;
+      const long long at = (e * m + row) * (long long)n + col;
+      ref[at] = alpha * sum[i][q] + beta * c;
+      bound[at] = fabs(alpha) * abs_sum[i][q] + fabs(beta) * fabs(c);
+    }
   }
+}
+
+// Folds |C_out - ref| of every element into the totals against what reference_store kept: a grid-stride pass over
+// the m x n x batch elements, blocks of 256 threads.
+template <int kOutTag>
+__device__ __forceinline__ void reference_compare(const double* ref, const double* bound, const void* c_out,
+                                                  ErrorTotals* totals, int m, int n, int batch, long long ldc,
+                                                  long long sc) {
+  const long long per = (long long)m * n, total = per * batch;
+  ElementError mine;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;
+       i += (long long)gridDim.x * blockDim.x) {
+    const long long e = i / per, rc = i - e * per, row = rc / n, col = rc - row * n;
+    mine.fold(load_as_double<kOutTag>(c_out, e * sc + row * ldc + col), ref[i], bound[i]);
+  }
+  add_block_totals(mine, totals);
 }
 
 // Overwrites `words` 32-bit words so that the next kernel finds none of its operands in L2.
 __device__ __forceinline__ void scrub(unsigned* buf, long long words, unsigned value) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < words; i += (long long)gridDim.x * blockDim.x)
     buf[i] = value + unsigned(i);
+}
+
+// Reads `words` 32-bit words instead (TILEFORGE_SCRUB=read, a diagnostic, not the contract): the L2 is left
+// holding clean lines, so the next kernel's misses evict without writing back. `sink` is written only if the
+// words' xor equals `value`, which keeps the reads from being optimized away.
+__device__ __forceinline__ void scrub_read(const unsigned* buf, long long words, unsigned value, unsigned* sink) {
+  unsigned acc = 0;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < words; i += (long long)gridDim.x * blockDim.x)
+    acc ^= __ldcg(buf + i);
+  if (acc == value) *sink = acc;
 }
 
 }  // namespace tf::util
