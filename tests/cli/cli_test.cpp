@@ -134,6 +134,29 @@ TEST_F(Cli, OutExtensionChoosesTheFormat) {
   EXPECT_EQ(run_to("t.json", {"--format", "table"}).rfind("tileforge ", 0), 0u);
 }
 
+// A problem with M, N or K of 0 has no multiply-adds: verified (K = 0 still writes C) but not timed, so the
+// row has no rate and no ratio, and says why.
+TEST_F(Cli, EmptyProblemsAreVerifiedNotTimed) {
+  std::vector<std::string> args = {"bench", "--device", "cpu", "--shape", "16x24x0", "--shape", "0x8x8",
+                                   "--shape", "8x8x8", "--no-db", "--format", "json"};
+  args.insert(args.end(), kQuick.begin(), kQuick.end());
+  const Result r = run_cli(args, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << r.out;
+  ASSERT_EQ(doc["rows"].size(), 3u);
+  for (int i = 0; i < 2; ++i) {
+    const auto& row = doc["rows"][i];
+    EXPECT_TRUE(row["ratio"].is_null()) << row.dump();
+    EXPECT_EQ(row["tflops"], 0.0) << row.dump();
+    EXPECT_TRUE(row["verified"].get<bool>()) << row.dump();
+    EXPECT_NE(row["warnings"].dump().find("empty problem"), std::string::npos) << row.dump();
+  }
+  EXPECT_GT(doc["rows"][2]["tflops"].get<double>(), 0.0);  // the non-empty one is timed as before
+  EXPECT_EQ(doc["rows"][2]["warnings"].dump().find("empty problem"), std::string::npos);
+  EXPECT_NE(r.err.find("empty problem"), std::string::npos) << r.err;
+}
+
 TEST_F(Cli, UnwritableOutFolderIsRefusedBeforeRunning) {
   const Result r = run_cli({"bench", "--shape", "8x8x8", "--out", "/nonexistent/folder/r.json", "--quiet"}, dir);
   EXPECT_NE(r.exit_code, 0);

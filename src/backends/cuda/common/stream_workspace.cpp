@@ -52,10 +52,10 @@ Expected<std::shared_ptr<SharedWorkspace>> StreamWorkspaces::for_stream(CUstream
   return ws;
 }
 
-Expected<WorkspaceLease> StreamWorkspaces::get(const GemmArgs& args, int64_t partial_bytes, int64_t counter_bytes,
+Expected<WorkspaceLease> StreamWorkspaces::get(const GemmArgs& args, int64_t workspace_bytes, int64_t counter_bytes,
                                                const std::string& what) const {
   const CUstream stream = static_cast<CUstream>(args.stream);
-  const int64_t bytes = counter_bytes + partial_bytes;
+  const int64_t bytes = workspace_bytes, partial_bytes = workspace_bytes - counter_bytes;
   if (args.workspace) {
     if (args.workspace_bytes < std::size_t(bytes)) {
       return invalid_argument(fmt::format(

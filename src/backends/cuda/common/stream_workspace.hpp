@@ -36,12 +36,12 @@ struct WorkspaceLease {
 
 class StreamWorkspaces {
  public:
-  // `counter_bytes` of counters that the kernel leaves zero and `partial_bytes` of partial sums after them; `what`
-  // names the kernel in errors. With args.workspace set, the caller's memory (at least counter_bytes +
-  // partial_bytes, 16-byte aligned) with its counters zeroed on args.stream; else the stream's shared workspace,
-  // grown (after the stream's earlier work) and zeroed as needed. Launches that may run at once (other streams, or
-  // the per-thread default stream of other threads) never share one.
-  Expected<WorkspaceLease> get(const GemmArgs& args, int64_t partial_bytes, int64_t counter_bytes,
+  // A kernel's workspace of `workspace_bytes` (as its plan reports it): `counter_bytes` of counters that the kernel
+  // leaves zero, then its partial sums; `what` names the kernel in errors. With args.workspace set, the caller's
+  // memory (at least workspace_bytes, 16-byte aligned) with its counters zeroed on args.stream; else the stream's
+  // shared workspace, grown (after the stream's earlier work) and zeroed as needed. Launches that may run at once
+  // (other streams, or the per-thread default stream of other threads) never share one.
+  Expected<WorkspaceLease> get(const GemmArgs& args, int64_t workspace_bytes, int64_t counter_bytes,
                                const std::string& what) const;
 
   // The process's workspace for `stream` in the current context (created empty where there is none), as get() finds

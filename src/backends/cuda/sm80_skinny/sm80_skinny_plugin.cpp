@@ -64,7 +64,7 @@ class SkinnyKernel final : public Kernel {
     // Held until the launch is issued: the stream's workspace is shared with other kernels.
     Expected<WorkspaceLease> lease = WorkspaceLease{};
     if (g.workspace_bytes > 0) {
-      lease = workspaces_.get(args, g.workspace_bytes - g.counter_bytes, g.counter_bytes, config().describe());
+      lease = workspaces_.get(args, g.workspace_bytes, g.counter_bytes, config().describe());
       if (!lease) return lease.status();
       params.counters = static_cast<int*>(lease->counters);
       params.partials = static_cast<float*>(lease->partials);

@@ -82,8 +82,7 @@ Status Sm90Kernel::run(const Problem& p, const GemmArgs& args) const {
   // Held until the launch is issued: the stream's workspace is shared with other kernels (stream_workspace.hpp).
   Expected<WorkspaceLease> lease = WorkspaceLease{};
   if (sched.workspace_bytes > 0) {
-    lease = workspaces_.get(args, sched.workspace_bytes - sched.counter_bytes, sched.counter_bytes,
-                            config().describe());
+    lease = workspaces_.get(args, sched.workspace_bytes, sched.counter_bytes, config().describe());
     if (!lease) return lease.status();
     params_.counters = static_cast<int*>(lease->counters);
     params_.partials = static_cast<float*>(lease->partials);

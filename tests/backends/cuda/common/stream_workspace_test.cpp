@@ -46,7 +46,7 @@ TEST_F(StreamWorkspaceGpuTest, KernelsOfOneStreamShareItAndEachFindsItsCountersZ
 
   void* partials = nullptr;
   {
-    auto a = first.get(here, 4096, 256, "first");
+    auto a = first.get(here, 4096 + 256, 256, "first");
     ASSERT_TRUE(a.ok()) << a.status().to_string();
     // (Earlier tests' kernels on the timer's stream may have grown its zone already.)
     EXPECT_GE(static_cast<char*>(a->partials) - static_cast<char*>(a->counters), 256);
@@ -57,20 +57,20 @@ TEST_F(StreamWorkspaceGpuTest, KernelsOfOneStreamShareItAndEachFindsItsCountersZ
   }
   {
     // The other kernel on the same stream, with the same needs: the same memory.
-    auto b = second.get(here, 4096, 256, "second");
+    auto b = second.get(here, 4096 + 256, 256, "second");
     ASSERT_TRUE(b.ok()) << b.status().to_string();
     EXPECT_EQ(b->partials, partials);
   }
   {
     // Another stream: memory of its own.
-    auto c = second.get(there, 4096, 256, "second");
+    auto c = second.get(there, 4096 + 256, 256, "second");
     ASSERT_TRUE(c.ok()) << c.status().to_string();
     EXPECT_NE(c->partials, partials);
   }
   {
     // More counters than the zone holds: the workspace grows, and the larger zone is all zero although the old
     // partials were not; the partials start after it.
-    auto d = second.get(here, 2048, 1024, "second");
+    auto d = second.get(here, 2048 + 1024, 1024, "second");
     ASSERT_TRUE(d.ok()) << d.status().to_string();
     EXPECT_EQ(read_ints(d->counters, 256), std::vector<int32_t>(256, 0));
     EXPECT_GE(static_cast<char*>(d->partials) - static_cast<char*>(d->counters), 1024);
@@ -79,12 +79,12 @@ TEST_F(StreamWorkspaceGpuTest, KernelsOfOneStreamShareItAndEachFindsItsCountersZ
   {
     // The first kernel again, with its small zone: its partials lie past the larger zone, so the second kernel's
     // counters are still zero after it wrote them.
-    auto e = first.get(here, 4096, 256, "first");
+    auto e = first.get(here, 4096 + 256, 256, "first");
     ASSERT_TRUE(e.ok()) << e.status().to_string();
     fill(e->partials, 4096, 0x1f1f1f1fu);
     auto counters = e->counters;
     e->lock.unlock();
-    auto f = second.get(here, 2048, 1024, "second");
+    auto f = second.get(here, 2048 + 1024, 1024, "second");
     ASSERT_TRUE(f.ok()) << f.status().to_string();
     EXPECT_EQ(f->counters, counters);
     EXPECT_EQ(read_ints(f->counters, 256), std::vector<int32_t>(256, 0));
