@@ -187,6 +187,16 @@ Expected<Device> open_device(std::string_view spec, std::string_view profile, in
   if (!profile.empty()) {
     auto p = hw::load_profile(profile);
     if (!p) return p.status();
+    // A record of another kind of chip cannot describe this device: its peaks and limits would plan kernels that
+    // cannot run here (a GPU record on the CPU asked the CPU family for 8670-row blocks). Planning for a chip that
+    // is not present is `plan --profile`'s job.
+    const std::string_view want = d->kind == "cpu" ? "cpu" : "gpu";
+    if (p->kind != want) {
+      return invalid_argument(fmt::format(
+          "--profile {} is a {} record and --device {} is a {} (allowed: a {} record, e.g. {}; to plan for {} "
+          "without it: tileforge plan --profile {})",
+          p->name, p->kind, spec, want, want, want == "cpu" ? "host or generic-avx512" : "h200", p->name, p->name));
+    }
     d->profile = std::move(*p);
   }
   return d;

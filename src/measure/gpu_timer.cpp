@@ -146,13 +146,12 @@ class GpuTimer final : public RepTimer {
     auto totals = cuda::DeviceBuffer::allocate(sizeof(ErrorTotals));
     if (!totals) return totals.status();
     if (Status s = totals->fill_bytes(0); !s) return s;
-    const void* pco = ptr(c_out);
+    void* pco = ptr(c_out);
     void* pt = totals->data();
-    int m = int(p.m), n = int(p.n), k = int(p.k), batch = int(p.batch);
-    long long lda = p.lda, ldb = p.ldb, ldc = p.ldc, sa = p.stride_a, sb = p.stride_b, sc = p.stride_c;
-    double alpha = p.alpha, beta = p.beta;
     if (held && held->stored) {
       // Only the comparison: a pass over C and the kept values, memory-bound.
+      int m = int(p.m), n = int(p.n), batch = int(p.batch);
+      long long ldc = p.ldc, sc = p.stride_c;
       const void* pref = held->ref.data();
       const void* pbound = held->bound.data();
       void* args[] = {&pref, &pbound, &pco, &pt, &m, &n, &batch, &ldc, &sc};
@@ -162,18 +161,8 @@ class GpuTimer final : public RepTimer {
       dims.grid[0] = unsigned(std::clamp<int64_t>(blocks, 1, int64_t(sms_) * 8));
       if (Status s = launch(fmt::format("tf_reference_compare_{}", to_string(p.precision.output)), dims, args); !s)
         return s;
-    } else {
-      const void* pa = ops.a;
-      const void* pb = ops.b;
-      const void* pci = ops.c_in;
-      void* args[] = {&pa, &pb, &pci, &pco, &pt, &m, &n, &k, &lda, &ldb, &ldc, &sa, &sb, &sc, &alpha, &beta};
-      cuda::LaunchDims dims;
-      dims.block[0] = 16;
-      dims.block[1] = 16;
-      dims.grid[0] = unsigned((p.n + 15) / 16);
-      dims.grid[1] = unsigned((p.m + 15) / 16);
-      dims.grid[2] = unsigned(p.batch);
-      if (Status s = launch(reference_entry("check", p), dims, args); !s) return s;
+    } else if (Status s = launch_reference("check", p, ops, pco, pt); !s) {
+      return s;
     }
     if (Status s = stream_.synchronize(); !s) return s;
     ErrorTotals t{};
@@ -208,6 +197,26 @@ class GpuTimer final : public RepTimer {
                        to_string(p.layout));
   }
 
+  // tf_reference_check (outputs: C and the totals; a 16x16 tile of C per block) or tf_reference_store (outputs: the
+  // reference and bound buffers; 64x64 tiles) on the problem's operands.
+  Status launch_reference(std::string_view what, const Problem& p, const Operands& ops, void* out0, void* out1) {
+    const void* pa = ops.a;
+    const void* pb = ops.b;
+    const void* pci = ops.c_in;
+    int m = int(p.m), n = int(p.n), k = int(p.k);
+    long long lda = p.lda, ldb = p.ldb, ldc = p.ldc, sa = p.stride_a, sb = p.stride_b, sc = p.stride_c;
+    double alpha = p.alpha, beta = p.beta;
+    void* args[] = {&pa, &pb, &pci, &out0, &out1, &m, &n, &k, &lda, &ldb, &ldc, &sa, &sb, &sc, &alpha, &beta};
+    const int64_t tile = what == "store" ? 64 : 16;
+    cuda::LaunchDims dims;
+    dims.block[0] = 16;
+    dims.block[1] = 16;
+    dims.grid[0] = unsigned((p.n + tile - 1) / tile);
+    dims.grid[1] = unsigned((p.m + tile - 1) / tile);
+    dims.grid[2] = unsigned(p.batch);
+    return launch(reference_entry(what, p), dims, args);
+  }
+
   Status launch(const std::string& entry, cuda::LaunchDims dims, void** args) {
     auto kernel = cuda::utility_kernel(entry, ordinal_);
     if (!kernel) return kernel.status();
@@ -227,22 +236,7 @@ class GpuTimer final : public RepTimer {
     if (!bound) return bound.status();
     out->ref = std::move(*ref);
     out->bound = std::move(*bound);
-    const void* pa = ops.a;
-    const void* pb = ops.b;
-    const void* pci = ops.c_in;
-    void* pref = out->ref.data();
-    void* pbound = out->bound.data();
-    int m = int(p.m), n = int(p.n), k = int(p.k);
-    long long lda = p.lda, ldb = p.ldb, ldc = p.ldc, sa = p.stride_a, sb = p.stride_b, sc = p.stride_c;
-    double alpha = p.alpha, beta = p.beta;
-    void* args[] = {&pa, &pb, &pci, &pref, &pbound, &m, &n, &k, &lda, &ldb, &ldc, &sa, &sb, &sc, &alpha, &beta};
-    cuda::LaunchDims dims;
-    dims.block[0] = 16;
-    dims.block[1] = 16;
-    dims.grid[0] = unsigned((p.n + 63) / 64);
-    dims.grid[1] = unsigned((p.m + 63) / 64);
-    dims.grid[2] = unsigned(p.batch);
-    if (Status s = launch(reference_entry("store", p), dims, args); !s) return s;
+    if (Status s = launch_reference("store", p, ops, out->ref.data(), out->bound.data()); !s) return s;
     out->stored = true;
     return std::unique_ptr<KeptReference>(std::move(out));
   }

@@ -134,6 +134,19 @@ TEST_F(Cli, OutExtensionChoosesTheFormat) {
   EXPECT_EQ(run_to("t.json", {"--format", "table"}).rfind("tileforge ", 0), 0u);
 }
 
+// A chip record of another kind than the device is refused by name, before anything runs, for every verb that
+// opens a device.
+TEST_F(Cli, ProfileOfAnotherDeviceKindIsRefused) {
+  for (const std::string verb : {"bench", "verify", "tune"}) {
+    const Result r = run_cli({verb, "--device", "cpu", "--profile", "h200", "--shape", "64x64x64", "--no-db"}, dir);
+    EXPECT_EQ(r.exit_code, 2) << verb << ": " << r.err;
+    EXPECT_EQ(r.out, "") << verb;
+    for (const char* word : {"--profile", "h200", "gpu", "--device", "cpu", "tileforge plan"}) {
+      EXPECT_NE(r.err.find(word), std::string::npos) << verb << " should name " << word << ": " << r.err;
+    }
+  }
+}
+
 // A problem with M, N or K of 0 has no multiply-adds: verified (K = 0 still writes C) but not timed, so the
 // row has no rate and no ratio, and says why.
 TEST_F(Cli, EmptyProblemsAreVerifiedNotTimed) {
