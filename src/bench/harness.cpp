@@ -385,7 +385,7 @@ CaseResult run_unchecked(const Device& device, const CasePlan& plan, const Setti
 
   // An empty problem (M, N or K of 0: no multiply-adds) is verified, not timed: a rate or a ratio of two calls
   // that do nothing would mean nothing.
-  const bool empty = p.m == 0 || p.n == 0 || p.k == 0;
+  const bool empty = p.flops() == 0;
   if (empty && settings.measure) {
     result.warnings.push_back(fmt::format("{}: an empty problem (M, N or K is 0, no multiply-adds): verified, not timed",
                                           p.describe()));

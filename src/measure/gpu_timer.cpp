@@ -92,8 +92,7 @@ class GpuTimer final : public RepTimer {
       std::fprintf(stderr, "tileforge: TILEFORGE_SCRUB=read: the L2 is scrubbed by reads (a diagnostic, not the "
                            "benchmark contract's write scrub)\n");
     }
-    timer->scrub_entry_ = timer->scrub_reads_ ? "tf_scrub_l2_read" : "tf_scrub_l2";
-    auto kernel = cuda::utility_kernel(timer->scrub_entry_, device.ordinal);
+    auto kernel = cuda::utility_kernel(timer->scrub_entry(), device.ordinal);
     if (!kernel) return kernel.status();
     timer->scrub_fn_ = kernel->function;
     return std::unique_ptr<RepTimer>(std::move(timer));
@@ -255,8 +254,10 @@ class GpuTimer final : public RepTimer {
     dims.block[0] = 512;
     dims.grid[0] = unsigned(std::max(1, sms_ * 4));
     dims.stream = stream_.get();
-    return cuda::launch(static_cast<CUfunction>(scrub_fn_), dims, args, scrub_entry_);
+    return cuda::launch(static_cast<CUfunction>(scrub_fn_), dims, args, scrub_entry());
   }
+
+  const char* scrub_entry() const { return scrub_reads_ ? "tf_scrub_l2_read" : "tf_scrub_l2"; }
 
   int ordinal_ = 0;
   int sms_ = 1;
@@ -267,7 +268,6 @@ class GpuTimer final : public RepTimer {
   void* scrub_fn_ = nullptr;
   unsigned scrub_round_ = 0;
   bool scrub_reads_ = false;      // TILEFORGE_SCRUB=read
-  std::string scrub_entry_;
   cuda::DeviceBuffer sink_;       // the read scrub's never-written result
 };
 
