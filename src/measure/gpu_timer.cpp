@@ -202,17 +202,19 @@ class GpuTimer final : public RepTimer {
     const void* pa = ops.a;
     const void* pb = ops.b;
     const void* pci = ops.c_in;
-    int m = int(p.m), n = int(p.n), k = int(p.k);
+    int m = int(p.m), n = int(p.n), k = int(p.k), batch = int(p.batch);
     long long lda = p.lda, ldb = p.ldb, ldc = p.ldc, sa = p.stride_a, sb = p.stride_b, sc = p.stride_c;
     double alpha = p.alpha, beta = p.beta;
-    void* args[] = {&pa, &pb, &pci, &out0, &out1, &m, &n, &k, &lda, &ldb, &ldc, &sa, &sb, &sc, &alpha, &beta};
+    void* args[] = {&pa, &pb, &pci, &out0, &out1, &m, &n, &k, &batch, &lda, &ldb, &ldc, &sa, &sb, &sc, &alpha, &beta};
     const int64_t tile = what == "store" ? 64 : 16;
+    // The grid's y and z stop at 65535: the kernels walk row tiles and batches beyond them (grid-stride).
+    constexpr int64_t kMaxGridYZ = 65535;
     cuda::LaunchDims dims;
     dims.block[0] = 16;
     dims.block[1] = 16;
     dims.grid[0] = unsigned((p.n + tile - 1) / tile);
-    dims.grid[1] = unsigned((p.m + tile - 1) / tile);
-    dims.grid[2] = unsigned(p.batch);
+    dims.grid[1] = unsigned(std::min((p.m + tile - 1) / tile, kMaxGridYZ));
+    dims.grid[2] = unsigned(std::min<int64_t>(p.batch, kMaxGridYZ));
     return launch(reference_entry(what, p), dims, args);
   }
 

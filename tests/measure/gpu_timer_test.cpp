@@ -35,6 +35,9 @@ TEST_F(GpuTimerVerifyTest, KeptAndPerCallDeviceReferencesReportWhatTheHostRefere
       {40, 70, 129, Layout::CC, DType::f32, DType::f32, 0.0, 2},  // column-major, batched
       {128, 64, 200, Layout::RC, DType::bf16, DType::bf16, 0.0, 1},
       {65, 130, 17, Layout::CR, DType::f16, DType::f32, 1.0, 3},
+      // More batches, and more row tiles, than a grid's z and y dimensions hold (65535): the kernels walk them.
+      {2, 3, 5, Layout::RR, DType::f32, DType::f32, 0.5, 70000},
+      {1100000, 2, 3, Layout::CR, DType::f16, DType::f32, 0.0, 1},
   };
   for (const Case& c : cases) {
     Problem q = testing::make_problem(c.m, c.n, c.k, c.layout, c.in, c.out);

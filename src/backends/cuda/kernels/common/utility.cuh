@@ -167,19 +167,23 @@ __device__ __forceinline__ void add_block_totals(const ElementError& mine, Error
 // fallback of reference_store + reference_compare where their float64 buffers do not fit.
 template <int kInTag, int kOutTag, bool kARow, bool kBRow>
 __device__ __forceinline__ void reference_check(const void* a, const void* b, const void* c_in, const void* c_out,
-                                                ErrorTotals* totals, int m, int n, int k, long long lda,
+                                                ErrorTotals* totals, int m, int n, int k, int batch, long long lda,
                                                 long long ldb, long long ldc, long long sa, long long sb,
                                                 long long sc, double alpha, double beta) {
   __shared__ double ta[16][17];
   __shared__ double tb[16][17];
-  const long long e = blockIdx.z;
   const int tx = threadIdx.x, ty = threadIdx.y;
-  const int row = blockIdx.y * 16 + ty;
   const int col = blockIdx.x * 16 + tx;
+  const int row_tiles = (m + 15) / 16;
+  ElementError mine;
+  // Grid-stride over batches (z) and row tiles (y): their grid dimensions stop at 65535.
+  for (long long e = blockIdx.z; e < batch; e += gridDim.z)
+  for (int tile_y = blockIdx.y; tile_y < row_tiles; tile_y += gridDim.y) {
+  const int row = tile_y * 16 + ty;
   double sum = 0.0, abs_sum = 0.0;
   for (int k0 = 0; k0 < k; k0 += 16) {
     {
-      const int r = blockIdx.y * 16 + ty, kk = k0 + tx;
+      const int r = tile_y * 16 + ty, kk = k0 + tx;
       const long long idx = e * sa + (kARow ? r * lda + kk : kk * lda + r);
       ta[ty][tx] = (r < m && kk < k) ? load_as_double<kInTag>(a, idx) : 0.0;
     }
@@ -197,11 +201,11 @@ __device__ __forceinline__ void reference_check(const void* a, const void* b, co
     }
     __syncthreads();
   }
-  ElementError mine;
   if (row < m && col < n) {
     const long long at = e * sc + row * ldc + col;
     const double c = beta != 0.0 ? load_as_double<kOutTag>(c_in, at) : 0.0;
     mine.fold(load_as_double<kOutTag>(c_out, at), alpha * sum + beta * c, fabs(alpha) * abs_sum + fabs(beta) * fabs(c));
+  }
   }
   add_block_totals(mine, totals);
 }
@@ -212,14 +216,18 @@ __device__ __forceinline__ void reference_check(const void* a, const void* b, co
 // fma(a, b, sum) is sum + a * b, and each element's sum runs over K in order: the same values as reference_check.
 template <int kInTag, int kOutTag, bool kARow, bool kBRow>
 __device__ __forceinline__ void reference_store(const void* a, const void* b, const void* c_in, double* ref,
-                                                double* bound, int m, int n, int k, long long lda, long long ldb,
-                                                long long ldc, long long sa, long long sb, long long sc,
-                                                double alpha, double beta) {
+                                                double* bound, int m, int n, int k, int batch, long long lda,
+                                                long long ldb, long long ldc, long long sa, long long sb,
+                                                long long sc, double alpha, double beta) {
   __shared__ double ta[16][65];  // [k][row]: the padding spreads a column of stores over the banks
   __shared__ double tb[16][65];  // [k][col]
-  const long long e = blockIdx.z;
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * 16 + tx;
-  const int row0 = blockIdx.y * 64, col0 = blockIdx.x * 64;
+  const int col0 = blockIdx.x * 64;
+  const int row_tiles = (m + 63) / 64;
+  // Grid-stride over batches (z) and row tiles (y): their grid dimensions stop at 65535.
+  for (long long e = blockIdx.z; e < batch; e += gridDim.z)
+  for (int tile_y = blockIdx.y; tile_y < row_tiles; tile_y += gridDim.y) {
+  const int row0 = tile_y * 64;
   double sum[4][4], abs_sum[4][4];
 #pragma unroll
   for (int i = 0; i < 4; ++i)
@@ -273,6 +281,7 @@ __device__ __forceinline__ void reference_store(const void* a, const void* b, co
       ref[at] = alpha * sum[i][q] + beta * c;
       bound[at] = fabs(alpha) * abs_sum[i][q] + fabs(beta) * fabs(c);
     }
+  }
   }
 }
 
