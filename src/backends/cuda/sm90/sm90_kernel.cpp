@@ -150,10 +150,6 @@ Status Sm90Kernel::build_params(const Problem& p, const void* a, const void* b, 
     }
   }
   params_.c_ptr = c;
-  params_.a_ptr = a;
-  params_.b_ptr = b;
-  params_.lda = p.lda;
-  params_.ldb = p.ldb;
   params_.m = int(p.m);
   params_.n = int(p.n);
   params_.k = int(p.k);

@@ -35,9 +35,6 @@ struct Sm90Params {
   int sk_tiles;
   int shared_sum;
   int c_staged_stores;
-  const void* a_ptr;
-  const void* b_ptr;
-  long long lda, ldb;
 };
 static_assert(sizeof(Sm90TmaDesc) == sizeof(CUtensorMap), "a tensor map is 128 bytes");
 

@@ -291,7 +291,7 @@ TEST(Sm90Family, GeneratedSourceInstantiatesEveryParameter) {
   const Config c = sm90_config(128, 256, 4, 2, 2, 1, 16, 1, 2, 1);
   const Sm90Source g = sm90_source(p, c);
   EXPECT_NE(g.source.find("#include \"sm90/gemm.cuh\""), std::string::npos);
-  EXPECT_NE(g.source.find("tf::sm90::Config<128, 256, 64, 4, 2, 2, 1, 1, 16, 2, 2, false, true, 1, 40, 232, 2, true, 1, false, false, 0>"),
+  EXPECT_NE(g.source.find("tf::sm90::Config<128, 256, 64, 4, 2, 2, 1, 1, 16, 2, 2, false, true, 1, 40, 232, 2, true, 1, false, false>"),
             std::string::npos)
       << g.source;
   EXPECT_NE(g.source.find(fmt::format("extern \"C\" __global__ void __launch_bounds__(Cfg::THREADS, 1) {}", g.entry)),
@@ -312,22 +312,22 @@ TEST(Sm90Family, GeneratedSourceInstantiatesEveryParameter) {
   const Sm90Source h = sm90_source(problem(64, 64, 64), sm90_config(64, 128, 8, 1, 1, 2, 1, 0, 1, 0));
   EXPECT_EQ(h.a_box[1], 32);
   EXPECT_EQ(h.threads, 256);
-  EXPECT_NE(h.source.find("Config<64, 128, 64, 8, 1, 1, 2, 0, 1, 1, 1, true, true, 0, 0, 0, 1, false, 1, false, false, 0>"),
+  EXPECT_NE(h.source.find("Config<64, 128, 64, 8, 1, 1, 2, 0, 1, 1, 1, true, true, 0, 0, 0, 1, false, 1, false, false>"),
             std::string::npos)
       << h.source;
   // Split-K and stream-K are the template arguments before the accumulator type, and name the entry.
   const Sm90Source sk = sm90_source(p, sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 4, 0));
-  EXPECT_NE(sk.source.find(", 4, false, false, 0>;"), std::string::npos) << sk.source;
+  EXPECT_NE(sk.source.find(", 4, false, false>;"), std::string::npos) << sk.source;
   EXPECT_TRUE(sk.entry.ends_with("_sk4")) << sk.entry;
   const Sm90Source stk = sm90_source(p, sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 1, 1));
-  EXPECT_NE(stk.source.find(", 1, true, false, 0>;"), std::string::npos) << stk.source;
+  EXPECT_NE(stk.source.find(", 1, true, false>;"), std::string::npos) << stk.source;
   EXPECT_TRUE(stk.entry.ends_with("_stk")) << stk.entry;
   // f16 accumulation (f16 inputs) is the last argument and names the entry: its kernels never share a cache entry
   // with the f32-accumulating ones.
   Problem acc16 = problem(1000, 1000, 1000);
   acc16.precision.accum = DType::f16;
   const Sm90Source a16 = sm90_source(acc16, sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 4, 0));
-  EXPECT_NE(a16.source.find(", 4, false, true, 0>;"), std::string::npos) << a16.source;
+  EXPECT_NE(a16.source.find(", 4, false, true>;"), std::string::npos) << a16.source;
   EXPECT_TRUE(a16.entry.ends_with("_sk4_acc16")) << a16.entry;
   // The template's shared-memory layout: stages, staging tile, 2 x STAGES barriers, the fix-up's flag, 1 KB
   // alignment slack.

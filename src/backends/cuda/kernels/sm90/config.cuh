@@ -37,11 +37,6 @@ struct Params {
   // its base off 16 bytes, as in 4095x4097): the staged tile is written out by the warpgroup's threads, each warp
   // instruction storing a run of 32 consecutive elements of one row, instead of by a TMA store. 0: the TMA store.
   int c_staged_stores;
-  // The operands' base pointers and leading dimensions (elements), read by the producer's cp.async copies
-  // (Config::CP_ASYNC); the tensor maps carry the same for TMA.
-  const void* a_ptr;
-  const void* b_ptr;
-  long long lda, ldb;
 };
 
 // Element types by tag (common/elem.cuh).
@@ -86,14 +81,10 @@ struct AccType<true> {
 //     epilogue.
 //   kAccF16: f16 accumulators (wgmma .f16.f16.f16; f16 inputs only), the opt-in precision policy; split-K and
 //     stream-K partials are still stored and summed in f32.
-//   kCpAsync: operands the producer warpgroup's 128 threads copy with 16-byte cp.async (into the same swizzled
-//     layout TMA writes) instead of TMA: bit 0 A, bit 1 B. TMA reads a box row that starts off a 32-byte sector
-//     (a leading dimension of 8 but not 16 elements) at a cost (PERF-LOG, the operand copy); cp.async reads 16-byte
-//     pieces. Not for an operand the cluster multicasts.
 template <int kBlockM, int kBlockN, int kBlockK, int kStages, int kConsumers, int kClusterM, int kClusterN, int kOrder,
           int kGroupM, int kInTag, int kOutTag, bool kARow, bool kBRow, int kEpilogue, int kProducerRegs,
           int kConsumerRegs, int kEpiSplit = 1, bool kStMatrix = false, int kSplitK = 1, bool kStreamK = false,
-          bool kAccF16 = false, int kCpAsync = 0>
+          bool kAccF16 = false>
 struct Config {
   static constexpr int BM = kBlockM, BN = kBlockN, BK = kBlockK, STAGES = kStages, CONSUMERS = kConsumers;
   static constexpr int CM = kClusterM, CN = kClusterN, CS = kClusterM * kClusterN;
@@ -122,9 +113,6 @@ struct Config {
   // The sequence of work units of one cluster (sm90/schedule.cuh).
   using Sched = Schedule<kSplitK, kStreamK>;
   static constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;
-  static constexpr bool A_CP = (kCpAsync & 1) != 0, B_CP = (kCpAsync & 2) != 0, CP_ASYNC = A_CP || B_CP;
-  // The bytes of a stage that TMA brings (the full barrier's transaction count); cp.async's arrive on their own.
-  static constexpr int TMA_BYTES = (A_CP ? 0 : A_BYTES) + (B_CP ? 0 : B_BYTES);
   static constexpr int C_BYTES = EPI != kEpilogueDirect ? BM * BN * 2 / EPI_SPLIT : 0;
   static constexpr int BAR_OFFSET = STAGES * STAGE_BYTES + C_BYTES;  // from the 1024-aligned base
   // + 16 bytes for the fix-up's flag, + slack to align the base
@@ -157,9 +145,6 @@ struct Config {
   static_assert((BN / EPI_SPLIT) % 64 == 0, "staged column groups are whole 64-column boxes");
   static_assert(SPLIT_K >= 1 && SPLIT_K <= 64, "SPLIT_K: 1 (none) to 64 slices of K");
   static_assert(!(STREAM_K && SPLIT_K > 1), "stream-K or split-K, not both");
-  static_assert(kCpAsync >= 0 && kCpAsync <= 3, "CP_ASYNC: bit 0 A, bit 1 B");
-  static_assert(!A_CP || A_SPLIT == 1, "an operand copied by cp.async is not multicast");
-  static_assert(!B_CP || B_SPLIT == 1, "an operand copied by cp.async is not multicast");
   static_assert(SMEM_BYTES <= 232448, "at most 227 KB of shared memory per CTA");
   static_assert(PRODUCER_REGS == 0 || (PRODUCER_REGS >= 24 && PRODUCER_REGS % 8 == 0), "setmaxnreg: 24..256, x8");
   static_assert(CONSUMER_REGS == 0 || (CONSUMER_REGS <= 256 && CONSUMER_REGS % 8 == 0), "setmaxnreg: 24..256, x8");

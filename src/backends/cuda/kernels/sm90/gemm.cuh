@@ -81,8 +81,6 @@ __device__ __forceinline__ void consume(const Params& p, const Grid& g, unsigned
     for (int mi = 0; mi < M_ITERS; ++mi) fence_accumulators(acc[mi]);
     for (int kb = w.kb0; kb < w.kb1; ++kb) {
       mbar_wait(full0 + 8 * stage, phase);
-      // cp.async wrote through the generic proxy what wgmma reads through the async proxy.
-      if constexpr (Cfg::CP_ASYNC) fence_proxy_async();
       __syncwarp();  // the warp leaves the spin loop together before the .aligned wgmma instructions
       wgmma_fence();
       const unsigned long long da = desc_a + ((stage * STAGE_BYTES) >> 4);
@@ -177,9 +175,9 @@ __device__ __forceinline__ void gemm(const Params& p) {
   const Grid g = grid_of<Cfg>(p);
 
   if (wg == 0) {
-    // ---- producer warpgroup: one thread issues every TMA copy (with CP_ASYNC all of them copy) ----
+    // ---- producer warpgroup: one thread issues every copy ----
     if constexpr (Cfg::PRODUCER_REGS > 0) regs_dec<Cfg::PRODUCER_REGS>();
-    if (Cfg::CP_ASYNC || tid == 0) produce<Cfg>(p, g, base, full0, empty0, tid);
+    if (tid == 0) produce<Cfg>(p, g, base, full0, empty0);
   } else {
     // ---- consumer warpgroups ----
     if constexpr (Cfg::CONSUMER_REGS > 0) regs_inc<Cfg::CONSUMER_REGS>();

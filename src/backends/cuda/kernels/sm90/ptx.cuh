@@ -42,18 +42,6 @@ __device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned rank)
       : "memory");
 }
 
-// cp.async of 16 bytes into shared memory at `dst`: the first `src_bytes` (0 to 16) read from global at `src`, the
-// rest zero-filled (0: nothing is read, as TMA's out-of-bounds fill). `src` is 16-byte aligned.
-__device__ __forceinline__ void cp_async_16(unsigned dst, const void* src, unsigned src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
-}
-
-// Arrives on `bar` once every cp.async this thread has issued so far has landed (.noinc: the barrier's expected
-// count includes this arrival).
-__device__ __forceinline__ void cp_async_arrive(unsigned bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
-}
-
 // Waits until the phase of parity `parity` has completed.
 __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
   unsigned done;
