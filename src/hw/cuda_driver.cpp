@@ -178,10 +178,48 @@ std::string error_string(CUresult result) {
   return {};
 }
 
+namespace {
+std::mutex lost_mutex;
+std::string lost_first;  // the first call that saw the context lost
+}  // namespace
+
+bool context_lost_error(CUresult result) {
+  switch (result) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_FAILED:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string context_lost() {
+  std::lock_guard lock(lost_mutex);
+  return lost_first;
+}
+
 Status check(CUresult result, std::string_view what, Code code) {
   if (result == CUDA_SUCCESS) return Status::Ok();
   std::string text = error_string(result);
-  return Status(code, fmt::format("{}: {}{}{}", what, error_name(result), text.empty() ? "" : ": ", text));
+  std::string message = fmt::format("{}: {}{}{}", what, error_name(result), text.empty() ? "" : ": ", text);
+  if (context_lost_error(result)) {
+    std::string first;
+    {
+      std::lock_guard lock(lost_mutex);
+      if (lost_first.empty()) lost_first = fmt::format("{}: {}", what, error_name(result));
+      first = lost_first;
+    }
+    message += fmt::format(" (a GPU kernel faulted, first reported as \"{}\": the CUDA context is lost and nothing more "
+                           "can run on this GPU in this process)",
+                           first);
+  }
+  return Status(code, std::move(message));
 }
 
 int device_count() {

@@ -91,6 +91,15 @@ std::string error_string(CUresult result);
 // "cuMemAlloc(1073741824 bytes): CUDA_ERROR_OUT_OF_MEMORY: out of memory".
 Status check(CUresult result, std::string_view what, Code code = Code::launch_failed);
 
+// Whether `result` is one of the errors after which the context is unusable for the rest of the process: a kernel
+// faulted (illegal address or instruction, a trap, a failed device assert, ...), and every later call in the
+// context answers the same error whatever it was.
+bool context_lost_error(CUresult result);
+// The first call whose check() saw the context lost ("cuStreamSynchronize: CUDA_ERROR_LAUNCH_FAILED"), or "" while
+// it is not. check() adds to every such message that the context is lost and where that was first seen, so that
+// the calls failing after a fault do not read as faults of their own; callers stop their remaining GPU work.
+std::string context_lost();
+
 int device_count();  // 0 without a driver or device
 
 // Makes device `ordinal`'s primary context current on the calling thread. The context is retained once and

@@ -231,13 +231,24 @@ Expected<bool> inject_fault(std::string_view spec, CompileRequest& request) {
   const std::size_t colon = spec.find(':');
   const std::string_view kind = spec.substr(0, colon);
   const std::string_view only = colon == std::string_view::npos ? std::string_view{} : spec.substr(colon + 1);
-  if (kind != "nvrtc" && kind != "ptxas") {
-    return invalid_argument(fmt::format("TILEFORGE_JIT_FAULT={}: unknown fault '{}' (allowed: nvrtc or ptxas, "
+  if (kind != "nvrtc" && kind != "ptxas" && kind != "trap") {
+    return invalid_argument(fmt::format("TILEFORGE_JIT_FAULT={}: unknown fault '{}' (allowed: nvrtc, ptxas or trap, "
                                         "optionally :TEXT to fault only kernels whose name contains TEXT)",
                                         spec, kind));
   }
   if (!only.empty() && request.name.find(only) == std::string::npos) return false;
-  if (kind == "nvrtc") {
+  if (kind == "trap") {
+    // Compiles, and faults when it runs: a trap at the top of the body of the kernel named as the request (or of
+    // the source's first __global__ function). The CUDA context is lost with it, as with an illegal address.
+    std::size_t at = request.source.find(request.name + "(");
+    if (at == std::string::npos) at = request.source.find("__global__");
+    const std::size_t body = at == std::string::npos ? at : request.source.find('{', at);
+    if (body == std::string::npos) {
+      return invalid_argument(fmt::format("TILEFORGE_JIT_FAULT={}: no kernel body found in the source of '{}'", spec,
+                                          request.name));
+    }
+    request.source.insert(body + 1, " asm volatile(\"trap;\");");
+  } else if (kind == "nvrtc") {
     request.source += "\n#error \"tileforge: compile fault injected by TILEFORGE_JIT_FAULT=nvrtc\"\n";
   } else {
     // Valid C++ that NVRTC turns into PTX, which ptxas then refuses: the assembler's own failure path.

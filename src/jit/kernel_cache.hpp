@@ -74,8 +74,9 @@ class KernelCache {
 };
 
 // Fault injection for tests of what a failing compile does upstream (docs/RELIABILITY.md): `spec` is
-// TILEFORGE_JIT_FAULT's value, `nvrtc` (a front-end error: an #error line) or `ptxas` (PTX the assembler rejects:
-// an unknown instruction in an extra kernel), optionally `:TEXT` to fault only requests whose name contains TEXT
+// TILEFORGE_JIT_FAULT's value, `nvrtc` (a front-end error: an #error line), `ptxas` (PTX the assembler rejects:
+// an unknown instruction in an extra kernel) or `trap` (the kernel compiles and traps when it runs, which loses the
+// CUDA context), optionally `:TEXT` to fault only requests whose name contains TEXT
 // (`ptxas:sm90`). Appends the fault to `request.source` and returns true when it applies; an unknown kind is
 // invalid_argument. The changed source has its own cache key, so a cached good kernel is not used meanwhile and
 // nothing is stored for it.

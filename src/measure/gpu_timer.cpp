@@ -122,6 +122,7 @@ class GpuTimer final : public RepTimer {
   }
 
   bool verifies_on_device() const override { return true; }
+  std::string device_lost() const override { return cuda::context_lost(); }
 
   Expected<verify::ErrorReport> verify_on_device(const Problem& problem, const OperandBuffer& a,
                                                  const OperandBuffer& b, const OperandBuffer& c_in,

@@ -55,6 +55,9 @@ class RepTimer {
   // True when verify_on_device computes the float64 reference where the operands are (large GPU problems);
   // otherwise the harness computes it on the host.
   virtual bool verifies_on_device() const { return false; }
+  // "" while the device can run work; once a kernel has faulted and the device's context is lost for the rest of
+  // the process (GPUs), what first saw it: callers stop their remaining work on it instead of failing each piece.
+  virtual std::string device_lost() const { return {}; }
   // c_out against the float64 reference of the problem on a, b and c_in. With `kept`: an empty slot is filled with
   // the reference, kept on the device where it fits, and a filled one is reused, so that verifying several results
   // of the same operands computes the reference once; nullptr computes it for this call alone.

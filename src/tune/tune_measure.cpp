@@ -215,7 +215,24 @@ void screen_candidates(Session& s, Testbed& bed) {
       continue;
     }
     if (stop_for_budget(s, st, i)) break;
-    if (screen_one(s, bed, i)) note_screened(s, st, i);
+    if (screen_one(s, bed, i)) {
+      note_screened(s, st, i);
+    } else if (const std::string lost = bed.timer().device_lost(); !lost.empty()) {
+      // A kernel faulted and took the GPU's context with it: every later candidate would fail the same way, and
+      // read as a fault of its own.
+      std::size_t left = 0;
+      for (std::size_t j = i + 1; j < n; ++j) {
+        if (cands[j].outcome != Outcome::screened) continue;
+        cands[j].outcome = Outcome::run_failed;
+        cands[j].reason = fmt::format("not run: the GPU's context was lost (first reported as \"{}\")", lost);
+        ++left;
+      }
+      s.say("screen", i + 1, n,
+            fmt::format("the GPU's context was lost while rank {} ran (first reported as \"{}\"); the {} candidate{} left "
+                        "{} not run",
+                        c.rank, lost, left, left == 1 ? "" : "s", left == 1 ? "is" : "are"));
+      break;
+    }
   }
   if (!st.stop_line.empty()) {
     s.result.early_stop = fmt::format("stopped after {} screened: {}; the {} left {} predicted slower still",

@@ -255,5 +255,47 @@ TEST_F(CliFaultsGpu, GemmKernelsThatDoNotCompileGiveAFallbackRowAndSaySo) {
   EXPECT_TRUE(out["rows"][0]["fallback"].get<bool>());
 }
 
+// A kernel that faults (TILEFORGE_JIT_FAULT=trap) loses the CUDA context for the rest of the process. Each verb
+// stops its GPU work there with one error that says so and where it was first seen, instead of failing every later
+// case or candidate as if each had faulted; it exits 1, not by a signal, and --out holds a whole report.
+TEST_F(CliFaultsGpu, AKernelThatFaultsStopsTheRunWithOneClearError) {
+  const std::string lost = "a GPU kernel faulted (first reported as \"";
+  {
+    env["TILEFORGE_JIT_FAULT"] = "trap:sm90_gemm";
+    const std::string file = (dir / "verify.json").string();
+    const CliResult r = run_cli({"verify", "--device", "cuda", "--shape", "512x512x512", "--dtype", "f16", "--no-db",
+                                 "--format", "json", "--out", file, "--quiet"},
+                                dir, env);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("tileforge verify: error: " + lost), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("case(s) left not run"), std::string::npos) << r.err;
+    const json out = json::parse(testing::read_file(file), nullptr, false);
+    EXPECT_FALSE(out.is_discarded()) << "--out holds a whole report";
+  }
+  {
+    env["TILEFORGE_JIT_FAULT"] = "trap:tf_reference";
+    std::vector<std::string> args = {"bench", "--device", "cuda", "--shape", "256x256x256", "--shape", "384x384x384",
+                                     "--dtype", "f16", "--no-db", "--format", "json"};
+    args.insert(args.end(), kQuick.begin(), kQuick.end());
+    const CliResult r = run_cli(args, dir, env);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("tileforge bench: error: " + lost), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("1 case(s) left not run"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("the device bandwidth was not measured"), std::string::npos) << r.err;
+    EXPECT_FALSE(json::parse(r.out, nullptr, false).is_discarded()) << r.out;
+  }
+  {
+    env["TILEFORGE_JIT_FAULT"] = "trap:sm90_gemm";
+    const CliResult r = run_cli({"tune", "--device", "cuda", "--shape", "512x512x512", "--dtype", "f16", "--top", "4",
+                                 "--db", (dir / "tune.db").string()},
+                                dir, env);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("the GPU's context was lost while rank "), std::string::npos) << r.err;
+    const std::size_t first = r.err.find("run-failed");
+    ASSERT_NE(first, std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("run-failed", first + 1), std::string::npos) << "a candidate after the fault ran: " << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace tileforge

@@ -419,6 +419,16 @@ TEST(KernelCacheFaults, InjectedCompileFailuresAreNamedAndNothingIsCached) {
     EXPECT_NE(k.status().message().find("TILEFORGE_JIT_FAULT=linker: unknown fault 'linker'"), std::string::npos)
         << k.status().message();
   }
+  {
+    // `trap` compiles: the kernel faults only when it runs (a trap at the top of its body), under its own key.
+    ScopedEnv env("TILEFORGE_JIT_FAULT", "trap:scale");
+    auto k = cache.get(r);
+    ASSERT_TRUE(k.ok()) << k.status().to_string();
+    EXPECT_FALSE(k->cache_hit);
+    EXPECT_NE(k->key, good->key);
+    EXPECT_NE(k->ptx.find("trap;"), std::string::npos) << k->ptx;
+    EXPECT_EQ(good->ptx.find("trap;"), std::string::npos);
+  }
   // The fault gone, the cached kernel is what a later call gets.
   auto after = cache.get(r);
   ASSERT_TRUE(after.ok()) << after.status().to_string();

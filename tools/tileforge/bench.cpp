@@ -101,11 +101,20 @@ int run_bench(const BenchArgs& a) {
     if ((r.ours && !r.check) || !r.row()) failed = true;
     partial.add(r, report.environment);
     report.rows.push_back(std::move(r));
+    if (const std::string lost = (*timer)->device_lost(); !lost.empty()) {
+      // Every later case would fail the same way, each reading as a fault of its own.
+      std::fprintf(stderr,
+                   "tileforge bench: error: a GPU kernel faulted (first reported as \"%s\"): the CUDA context is lost for "
+                   "this process; %zu case(s) left not run\n",
+                   lost.c_str(), plans.size() - i - 1);
+      failed = true;
+      break;
+    }
   }
   // The device's memory bandwidth, once per GPU run, under the same timer and contract, so that each row's GB/s is
   // judged against what this device copies now (issue 13). After the cases: a profiler counting the run's first
   // kernels still sees the GEMMs first. Not measured on a CPU.
-  if (device->kind == "cuda") {
+  if (device->kind == "cuda" && (*timer)->device_lost().empty()) {
     if (progress) std::fprintf(stderr, "device bandwidth (a copy of twice the L2) ...\n");
     auto bw = measure::measure_device_bandwidth(*device, **timer, *settings);
     if (bw) {

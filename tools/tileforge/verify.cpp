@@ -131,9 +131,18 @@ int run_verify(const VerifyArgs& a) {
       std::fprintf(stderr, "verifying %s ...\n", plan.problem.describe().c_str());
     }
     bench::CaseResult r = bench::run_case(*device, plan, *settings, **timer);
+    for (const auto& w : r.warnings) std::fprintf(stderr, "tileforge verify: warning: %s\n", w.c_str());
     if (!r.refused.empty()) std::fprintf(stderr, "tileforge verify: error: %s\n", r.refused.c_str());
     all_pass = all_pass && r.ours.has_value() && r.check.ok();
     results.push_back(std::move(r));
+    if (const std::string lost = (*timer)->device_lost(); !lost.empty()) {
+      std::fprintf(stderr,
+                   "tileforge verify: error: a GPU kernel faulted (first reported as \"%s\"): the CUDA context is lost for "
+                   "this process; %zu case(s) left not run\n",
+                   lost.c_str(), std::size_t(plans.size() - results.size()));
+      all_pass = false;
+      break;
+    }
   }
   const std::string table = to_table(env, results);
   int code = emit(verb, out, a.output.format == "json" ? to_json(env, results) : table);

@@ -71,6 +71,14 @@ TEST_F(CudaBackendTest, EveryVectorWidthAndCopyMode) {
   batched.stride_a = batched.span_a() + 5;
   batched.stride_b = batched.span_b() + 3;
   run(batched, "cuda", &copy, 3, 212);
+  // More matrices to copy (2 x 40000) than a grid's z holds (65535): the copy walks the rest.
+  Problem many = half(5, 7, 9, Layout::RR);
+  many.lda = 11;
+  many.ldb = 9;
+  many.batch = 40000;
+  many.stride_a = many.span_a() + 1;
+  many.stride_b = many.span_b() + 3;
+  run(many, "cuda", &copy, 1, 213);
   // Fragments double-buffered across the barrier, in every layout, with tails in M, N and K.
   uint64_t seed = 220;
   for (Layout l : {Layout::RR, Layout::RC, Layout::CR, Layout::CC}) {

@@ -60,10 +60,12 @@ __device__ __forceinline__ uint4 load_row_chunk(const unsigned short* s, unsigne
 // bandwidth. A block walks rows gridDim.y apart, kRows at a time with all their loads in flight before the stores,
 // so that a grid of about one wave keeps enough bytes in flight. Columns past `cols` up to the next multiple of 8 are
 // written as zero padding; the rest of a padded row is never read.
+// blockIdx.z walks the count x batch matrices gridDim.z apart (a grid's z stops at 65535).
 __device__ __forceinline__ void copy_rows_u16(const CopyJob& job) {
   constexpr int kRows = 4;
-  const int which = static_cast<int>(blockIdx.z) / job.batch;
-  const long long batch = static_cast<int>(blockIdx.z) % job.batch;
+  for (long long z = blockIdx.z; z < static_cast<long long>(job.count) * job.batch; z += gridDim.z) {
+  const int which = static_cast<int>(z / job.batch);
+  const long long batch = z % job.batch;
   const CopyMatrix m = which == 0 ? job.matrix[0] : job.matrix[1];  // no dynamic index into the parameters
   const unsigned short* __restrict__ src = m.src + batch * m.stride_src;
   unsigned short* __restrict__ dst = m.dst + batch * m.stride_dst;
@@ -91,6 +93,7 @@ __device__ __forceinline__ void copy_rows_u16(const CopyJob& job) {
         *reinterpret_cast<uint4*>(dst + row * m.ld_dst + col) = v[i];
       }
     }
+  }
   }
 }
 
