@@ -342,6 +342,122 @@ FamilyChoice choose_family(const hw::HwProfile& p, const Problem& problem) {
   return first;
 }
 
+namespace {
+
+// Dispatch's own case (PlanOptions::best_only): the choice alone, from every listed config or by the family's cost
+// bound. True when that served the plan; false when nothing is legal or the model cannot price the choice, and the
+// enumeration then says why, as for any plan.
+bool choose_alone(Plan& plan, const KernelFamily& family, FamilySpace& space, const PlanOptions& options) {
+  const hw::HwProfile& profile = plan.profile;
+  plan.reference = space.reference;
+  const std::unique_ptr<CostScratch> scratch = family.make_scratch();
+  if (scratch) scratch->notes = false;
+  BestSoFar best(plan.reference);
+  if (!space.list.empty()) {
+    plan.combinations = for_each_legal_listed(space, options.pins, [&](const Config& c) {
+      ++plan.priced;
+      best.offer(c, family.cost(plan.problem, profile, c, plan.threads, scratch.get()));
+    });
+  } else if (BoundSearch search(family, plan, space, options.pins, scratch.get(), best); search.usable()) {
+    // The backend's own pick, priced first when legal with the pins, prunes from the start (the walk meets it
+    // again, which changes nothing).
+    const bool pinned_alike =
+        plan.reference && std::all_of(options.pins.begin(), options.pins.end(), [&](const auto& pin) {
+          return plan.reference->get(pin.first) == pin.second;
+        });
+    if (pinned_alike && !first_violation(space.space, *plan.reference)) {
+      ++plan.priced;
+      best.offer(*plan.reference, family.cost(plan.problem, profile, *plan.reference, plan.threads, scratch.get()));
+    }
+    search.run();
+    plan.combinations = search.combinations;
+    plan.priced += search.priced;
+  }
+  if (best.found && best.best.cost.valid) {
+    plan.coverage = std::move(space.coverage);
+    plan.reference_name = std::move(space.reference_name);
+    plan.reference_reasons = std::move(space.reference_reasons);
+    plan.choice_only = true;
+    best.best.rank = 1;
+    plan.reference_rank = plan.reference && best.best.config == *plan.reference ? 1 : 0;
+    plan.ranked.push_back(std::move(best.best));
+    plan.served = true;
+    return true;
+  }
+  plan.combinations = 0;
+  plan.priced = 0;
+  return false;
+}
+
+// Prices every legal config and ranks them (PlanOptions::pick_only: only the choice first and the reference at
+// its rank's place, no sort). Returns the family's scratch, which the neighbour search reuses.
+std::unique_ptr<CostScratch> rank_candidates(Plan& plan, const KernelFamily& family, std::vector<Config>& legal,
+                                             const PlanOptions& options) {
+  const hw::HwProfile& profile = plan.profile;
+  std::unique_ptr<CostScratch> scratch = family.make_scratch();
+  if (scratch && options.pick_only && options.legal_only) scratch->notes = false;
+  const std::size_t n = legal.size();
+  std::vector<Candidate>& ranked = plan.ranked;
+  ranked.resize(n);
+  plan.priced = n;
+  for (std::size_t i = 0; i < n; ++i) {
+    ranked[i].cost = family.cost(plan.problem, profile, legal[i], plan.threads, scratch.get());
+    ranked[i].config = std::move(legal[i]);
+  }
+  // The distance from the reference only breaks ties in predicted time: worked out when a tie first needs it.
+  std::vector<std::optional<double>> dist(n);
+  auto distance_of = [&](std::size_t i) {
+    if (!dist[i]) dist[i] = distance(ranked[i].config, plan.reference);
+    return *dist[i];
+  };
+  auto before = [&](std::size_t i, std::size_t j) {
+    return ranks_before(ranked[i].config, ranked[i].cost.seconds, [&] { return distance_of(i); }, ranked[j].config,
+                        ranked[j].cost.seconds, [&] { return distance_of(j); });
+  };
+  if (options.pick_only) {
+    // Dispatch reads the choice, the list's size and the reference's rank and entry: the choice is the least
+    // candidate and the reference's rank one more than the candidates before it, so no sort. The choice goes first
+    // and the reference to its rank's place; the rest stay in enumeration order (their ranks are not set).
+    std::size_t best = 0, ref = n;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i > 0 && before(i, best)) best = i;
+      if (ref == n && plan.reference && ranked[i].config == *plan.reference) ref = i;
+    }
+    std::size_t ref_rank = 0;
+    if (ref < n) {
+      ref_rank = 1;
+      for (std::size_t i = 0; i < n; ++i)
+        if (i != ref && before(i, ref)) ++ref_rank;
+    }
+    std::swap(ranked[0], ranked[best]);
+    if (ref == best) {
+      ref = 0;
+    } else if (ref == 0) {
+      ref = best;  // the swap moved it
+    }
+    ranked[0].rank = 1;
+    if (ref_rank > 0) {
+      if (ref_rank > 1) std::swap(ranked[ref_rank - 1], ranked[ref]);
+      ranked[ref_rank - 1].rank = int(ref_rank);
+      plan.reference_rank = int(ref_rank);
+    }
+  } else {
+    // Indices are sorted rather than the candidates themselves (a Candidate is costly to move); std::sort makes the
+    // same comparisons either way, so the order is the same.
+    std::vector<std::size_t> order(n);
+    std::iota(order.begin(), order.end(), std::size_t(0));
+    std::sort(order.begin(), order.end(), before);
+    permute(ranked, order);
+    for (std::size_t i = 0; i < n; ++i) {
+      ranked[i].rank = int(i) + 1;
+      if (plan.reference && ranked[i].config == *plan.reference) plan.reference_rank = ranked[i].rank;
+    }
+  }
+  return scratch;
+}
+
+}  // namespace
+
 Expected<Plan> make_plan(const Problem& problem, const hw::HwProfile& profile, const PlanOptions& options) {
   if (Status s = problem.validate(); !s) return s;
   if (options.top_n < 0) return invalid_argument(fmt::format("--top {} is negative (allowed: 0 or more)", options.top_n));
@@ -394,45 +510,7 @@ Expected<Plan> make_plan(const Problem& problem, const hw::HwProfile& profile, c
                                 : family.candidates(plan.problem, profile, plan.threads);
   if (best_only && pins_declared(space.space, options.pins) &&
       (!space.list.empty() || !space.search_order.empty())) {
-    // Dispatch's own case: the choice alone, from every listed config or by the family's cost bound. When nothing is
-    // legal or the model cannot price the choice, the enumeration below says why, as for any plan.
-    plan.reference = space.reference;
-    const std::unique_ptr<CostScratch> scratch = family.make_scratch();
-    if (scratch) scratch->notes = false;
-    BestSoFar best(plan.reference);
-    if (!space.list.empty()) {
-      plan.combinations = for_each_legal_listed(space, options.pins, [&](const Config& c) {
-        ++plan.priced;
-        best.offer(c, family.cost(plan.problem, profile, c, plan.threads, scratch.get()));
-      });
-    } else if (BoundSearch search(family, plan, space, options.pins, scratch.get(), best); search.usable()) {
-      // The backend's own pick, priced first when legal with the pins, prunes from the start (the walk meets it
-      // again, which changes nothing).
-      const bool pinned_alike =
-          plan.reference && std::all_of(options.pins.begin(), options.pins.end(), [&](const auto& pin) {
-            return plan.reference->get(pin.first) == pin.second;
-          });
-      if (pinned_alike && !first_violation(space.space, *plan.reference)) {
-        ++plan.priced;
-        best.offer(*plan.reference, family.cost(plan.problem, profile, *plan.reference, plan.threads, scratch.get()));
-      }
-      search.run();
-      plan.combinations = search.combinations;
-      plan.priced += search.priced;
-    }
-    if (best.found && best.best.cost.valid) {
-      plan.coverage = std::move(space.coverage);
-      plan.reference_name = std::move(space.reference_name);
-      plan.reference_reasons = std::move(space.reference_reasons);
-      plan.choice_only = true;
-      best.best.rank = 1;
-      plan.reference_rank = plan.reference && best.best.config == *plan.reference ? 1 : 0;
-      plan.ranked.push_back(std::move(best.best));
-      plan.served = true;
-      return plan;
-    }
-    plan.combinations = 0;
-    plan.priced = 0;
+    if (choose_alone(plan, family, space, options)) return plan;
     space = family.candidates(plan.problem, profile, plan.threads);
   }
   // Only the neighbour search looks at the list again: without it, the legal configs are moved out, not copied.
@@ -458,65 +536,7 @@ Expected<Plan> make_plan(const Problem& problem, const hw::HwProfile& profile, c
     return plan;
   }
 
-  const std::unique_ptr<CostScratch> scratch = family.make_scratch();
-  if (scratch && options.pick_only && options.legal_only) scratch->notes = false;
-  const std::size_t n = en->legal.size();
-  std::vector<Candidate>& ranked = plan.ranked;
-  ranked.resize(n);
-  plan.priced = n;
-  for (std::size_t i = 0; i < n; ++i) {
-    ranked[i].cost = family.cost(plan.problem, profile, en->legal[i], plan.threads, scratch.get());
-    ranked[i].config = std::move(en->legal[i]);
-  }
-  // The distance from the reference only breaks ties in predicted time: worked out when a tie first needs it.
-  std::vector<std::optional<double>> dist(n);
-  auto distance_of = [&](std::size_t i) {
-    if (!dist[i]) dist[i] = distance(ranked[i].config, plan.reference);
-    return *dist[i];
-  };
-  auto before = [&](std::size_t i, std::size_t j) {
-    return ranks_before(ranked[i].config, ranked[i].cost.seconds, [&] { return distance_of(i); }, ranked[j].config,
-                        ranked[j].cost.seconds, [&] { return distance_of(j); });
-  };
-  if (options.pick_only) {
-    // Dispatch reads the choice, the list's size and the reference's rank and entry: the choice is the least
-    // candidate and the reference's rank one more than the candidates before it, so no sort. The choice goes first
-    // and the reference to its rank's place; the rest stay in enumeration order (their ranks are not set).
-    std::size_t best = 0, ref = n;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (i > 0 && before(i, best)) best = i;
-      if (ref == n && plan.reference && ranked[i].config == *plan.reference) ref = i;
-    }
-    std::size_t ref_rank = 0;
-    if (ref < n) {
-      ref_rank = 1;
-      for (std::size_t i = 0; i < n; ++i)
-        if (i != ref && before(i, ref)) ++ref_rank;
-    }
-    std::swap(ranked[0], ranked[best]);
-    if (ref == best) {
-      ref = 0;
-    } else if (ref == 0) {
-      ref = best;  // the swap moved it
-    }
-    ranked[0].rank = 1;
-    if (ref_rank > 0) {
-      if (ref_rank > 1) std::swap(ranked[ref_rank - 1], ranked[ref]);
-      ranked[ref_rank - 1].rank = int(ref_rank);
-      plan.reference_rank = int(ref_rank);
-    }
-  } else {
-    // Indices are sorted rather than the candidates themselves (a Candidate is costly to move); std::sort makes the
-    // same comparisons either way, so the order is the same.
-    std::vector<std::size_t> order(n);
-    std::iota(order.begin(), order.end(), std::size_t(0));
-    std::sort(order.begin(), order.end(), before);
-    permute(ranked, order);
-    for (std::size_t i = 0; i < n; ++i) {
-      ranked[i].rank = int(i) + 1;
-      if (plan.reference && ranked[i].config == *plan.reference) plan.reference_rank = ranked[i].rank;
-    }
-  }
+  const std::unique_ptr<CostScratch> scratch = rank_candidates(plan, family, en->legal, options);
   if (!plan.ranked.front().cost.valid) {
     plan.unserved = fmt::format("the cost model cannot price {} on {}: {}", fc.family, profile.name,
                                 fmt::join(plan.ranked.front().cost.notes, "; "));
