@@ -220,65 +220,90 @@ void add_config_peers(CaseResult& result) {
   }
 }
 
-CaseResult run_unchecked(const Device& device, const CasePlan& plan, const Settings& settings, RepTimer& timer) {
-  CaseResult result;
-  result.plan = plan;
-  const Problem& p = result.plan.problem;
-  result.peak_tflops = device.profile.peak_tflops(p.precision.input, p.precision.accum).value_or(0.0);
+// One case's run, in named steps over its state: the operands placed where the device reads them, the host
+// reference where the device does not compute its own, then each backend prepared and verified (ours, our
+// variants, the native library and its peers), the errors checked, the entries timed in interleaved rounds, and
+// the row finished.
+class CaseRun {
+ public:
+  CaseRun(const Device& device, const CasePlan& plan, const Settings& settings, RepTimer& timer)
+      : device_(device), settings_(settings), timer_(timer), device_reference_(timer.verifies_on_device()) {
+    result_.plan = plan;
+  }
+
+  CaseResult run() {
+    const Problem& p = problem();
+    result_.peak_tflops = device_.profile.peak_tflops(p.precision.input, p.precision.accum).value_or(0.0);
+    if (!place_operands()) return std::move(result_);
+    if (!device_reference_) {
+      reference_ = verify::reference_gemm(p, a_.host(), b_.host(), c_in_.host(), settings_.reference_full_limit);
+    }
+    start_ours();
+    start_variants();
+    start_vendors();
+    check_errors();
+    // An empty problem (M, N or K of 0: no multiply-adds) is verified, not timed: a rate or a ratio of two calls
+    // that do nothing would mean nothing.
+    const bool empty = p.flops() == 0;
+    if (empty && settings_.measure) {
+      result_.warnings.push_back(
+          fmt::format("{}: an empty problem (M, N or K is 0, no multiply-adds): verified, not timed", p.describe()));
+    }
+    if (settings_.measure && !empty && !entries_.empty()) time_entries();
+    finish_row();
+    return std::move(result_);
+  }
+
+ private:
+  const Problem& problem() const { return result_.plan.problem; }
 
   // Operands: random from the seed (never zeros), shared by every backend; each backend writes its own C. They are
   // generated where the device reads them (in place in host memory on the CPU: each held once); a host copy is
   // kept only for a reference computed on the host.
-  const DType in = p.precision.input, out = p.precision.output;
-  const int64_t na = elements(p.stride_a, p.span_a(), p.batch), nb = elements(p.stride_b, p.span_b(), p.batch);
-  const int64_t nc = elements(p.stride_c, p.span_c(), p.batch);
-  const bool device_reference = timer.verifies_on_device();
-  measure::PlacedOperand a, b, c_in;
-  Status placed;
-  auto place = [&](measure::PlacedOperand& into, DType t, int64_t count, uint64_t seed) {
-    if (!placed) return;
-    auto op = measure::random_operand(timer, t, count, seed, !device_reference);
-    if (op) into = std::move(*op); else placed = op.status();
-  };
-  place(a, in, na, settings.seed);
-  place(b, in, nb, settings.seed * 7919 + 1);
-  place(c_in, out, nc, settings.seed * 104729 + 2);
-  if (!placed) {
-    result.ours_failure = fmt::format("operands could not be placed on the device: {}", placed.to_string());
-    result.native_missing = result.ours_failure;
-    result.warnings.push_back(result.ours_failure);
-    return result;
+  bool place_operands() {
+    const Problem& p = problem();
+    const DType in = p.precision.input, out = p.precision.output;
+    Status placed;
+    auto place = [&](measure::PlacedOperand& into, DType t, int64_t count, uint64_t seed) {
+      if (!placed) return;
+      auto op = measure::random_operand(timer_, t, count, seed, !device_reference_);
+      if (op) into = std::move(*op); else placed = op.status();
+    };
+    place(a_, in, elements(p.stride_a, p.span_a(), p.batch), settings_.seed);
+    place(b_, in, elements(p.stride_b, p.span_b(), p.batch), settings_.seed * 7919 + 1);
+    place(c_in_, out, elements(p.stride_c, p.span_c(), p.batch), settings_.seed * 104729 + 2);
+    if (placed) return true;
+    result_.ours_failure = fmt::format("operands could not be placed on the device: {}", placed.to_string());
+    result_.native_missing = result_.ours_failure;
+    result_.warnings.push_back(result_.ours_failure);
+    return false;
   }
-  OperandBuffer* const a_dev = a.buffer.get();
-  OperandBuffer* const b_dev = b.buffer.get();
-  OperandBuffer* const c_init_dev = c_in.buffer.get();
-  const verify::Reference reference =
-      device_reference ? verify::Reference{}
-                       : verify::reference_gemm(p, a.host(), b.host(), c_in.host(), settings.reference_full_limit);
-  // The device's reference, computed by the first verification and kept for the next (the operands stay put).
-  std::unique_ptr<measure::KeptReference> device_kept;
 
-  // Runs one entry once, with C reset: the input C when beta reads it, poison otherwise (an unwritten element
-  // then shows up as NaN: 0xFF bytes are NaN in f32, f16 and bf16).
-  auto reset_c = [&](Entry& e) { return p.beta != 0.0 ? e.c->copy_from(*c_init_dev) : e.c->fill_bytes(0xFF); };
-  auto call = [&](Entry& e) {
-    GemmArgs args{a_dev->data(), b_dev->data(), e.c->data(), timer.stream()};
-    return e.backend->run(*e.kernel, p, args);
-  };
-  auto measure_error = [&](Entry& e) -> Expected<verify::ErrorReport> {
-    if (device_reference) return timer.verify_on_device(p, *a_dev, *b_dev, *c_init_dev, *e.c, &device_kept);
-    if (const void* host = e.c->host_view()) return verify::compare(p, host, reference);
+  // Runs one entry once, with C reset: the input C when beta reads it, poison otherwise (an unwritten element then
+  // shows up as NaN: 0xFF bytes are NaN in f32, f16 and bf16).
+  Status reset_c(Entry& e) {
+    return problem().beta != 0.0 ? e.c->copy_from(*c_in_.buffer) : e.c->fill_bytes(0xFF);
+  }
+  Status call(Entry& e) {
+    GemmArgs args{a_.buffer->data(), b_.buffer->data(), e.c->data(), timer_.stream()};
+    return e.backend->run(*e.kernel, problem(), args);
+  }
+  Expected<verify::ErrorReport> measure_error(Entry& e) {
+    const Problem& p = problem();
+    if (device_reference_) return timer_.verify_on_device(p, *a_.buffer, *b_.buffer, *c_in_.buffer, *e.c, &kept_);
+    if (const void* host = e.c->host_view()) return verify::compare(p, host, reference_);
     std::vector<unsigned char> c_host(e.c->bytes());
     if (Status s = e.c->download(c_host.data()); !s) return s;
-    return verify::compare(p, c_host.data(), reference);
-  };
+    return verify::compare(p, c_host.data(), reference_);
+  }
+
   // Prepares and verifies one backend; returns its Measured or the reason it could not run.
-  auto start = [&](Backend* backend, const Config& config, Entry& e) -> Expected<Measured> {
+  Expected<Measured> start(Backend* backend, const Config& config, Entry& e) {
     e.backend = backend;
-    auto kernel = backend->prepare(p, config, device);
+    auto kernel = backend->prepare(problem(), config, device_);
     if (!kernel) return Status(kernel.status().code(), fmt::format("prepare failed: {}", kernel.status().message()));
     e.kernel = std::move(*kernel);
-    auto c = timer.allocate(c_init_dev->bytes());
+    auto c = timer_.allocate(c_in_.buffer->bytes());
     if (!c) return c.status();
     e.c = std::move(*c);
     if (Status s = reset_c(e); !s) return s;
@@ -291,114 +316,114 @@ CaseResult run_unchecked(const Device& device, const CasePlan& plan, const Setti
     m.implementation = e.kernel->implementation();
     m.error = *error;
     return m;
-  };
-  auto vendor_config = [&](Backend* backend) {
-    auto c = backend->heuristic(p, device);
+  }
+  Config vendor_config(Backend* backend) const {
+    auto c = backend->heuristic(problem(), device_);
     return c ? *c : Config{std::string(backend->name()), {}};
-  };
+  }
 
-  std::deque<Entry> entries;  // a deque: pointers to entries stay valid as more are added
-  Entry* ours_entry = nullptr;
-  Entry* native_entry = nullptr;
-
-  // Ours.
-  if (!plan.ours_unavailable.empty()) {
-    result.ours_failure = plan.ours_unavailable;
-  } else {
-    Entry& e = entries.emplace_back();
+  void start_ours() {
+    const CasePlan& plan = result_.plan;
+    if (!plan.ours_unavailable.empty()) {
+      result_.ours_failure = plan.ours_unavailable;
+      return;
+    }
+    Entry& e = entries_.emplace_back();
     auto m = start(plan.ours, plan.config, e);
     if (m) {
-      result.ours = std::move(*m);
-      ours_entry = &e;
+      result_.ours = std::move(*m);
+      ours_entry_ = &e;
     } else {
-      result.ours_failure = fmt::format("{}: {}", plan.ours->name(), m.status().message());
-      entries.pop_back();
+      result_.ours_failure = fmt::format("{}: {}", plan.ours->name(), m.status().message());
+      entries_.pop_back();
     }
   }
 
   // Our variants (the ladder's candidates), each with its own C.
-  std::vector<std::pair<Entry*, std::size_t>> variant_entries;  // entry, index in result.variants
-  for (const Config& variant : plan.variants) {
-    if (!plan.ours || !plan.ours_unavailable.empty()) {
-      result.variants.push_back(not_available(plan.ours_unavailable.empty() ? "no backend of ours" : plan.ours_unavailable));
-      continue;
+  void start_variants() {
+    const CasePlan& plan = result_.plan;
+    for (const Config& variant : plan.variants) {
+      if (!plan.ours || !plan.ours_unavailable.empty()) {
+        result_.variants.push_back(
+            not_available(plan.ours_unavailable.empty() ? "no backend of ours" : plan.ours_unavailable));
+        continue;
+      }
+      Entry& e = entries_.emplace_back();
+      auto m = start(plan.ours, variant, e);
+      if (m) {
+        variant_entries_.emplace_back(&e, result_.variants.size());
+      } else {
+        entries_.pop_back();
+      }
+      result_.variants.push_back(std::move(m));
     }
-    Entry& e = entries.emplace_back();
-    auto m = start(plan.ours, variant, e);
-    if (m) {
-      variant_entries.emplace_back(&e, result.variants.size());
-    } else {
-      entries.pop_back();
-    }
-    result.variants.push_back(std::move(m));
   }
 
-  // Native and peers.
-  NativeChoice choice = native_for(p, device);
-  if (!choice.native) {
-    result.native_missing = choice.missing.empty() ? "no vendor library for this precision on this device" : choice.missing;
-  } else {
-    Entry& e = entries.emplace_back();
-    auto m = start(choice.native, vendor_config(choice.native), e);
-    if (m) {
-      result.native = std::move(*m);
-      native_entry = &e;
+  // The native library and its peers.
+  void start_vendors() {
+    const Problem& p = problem();
+    NativeChoice choice = native_for(p, device_);
+    if (!choice.native) {
+      result_.native_missing =
+          choice.missing.empty() ? "no vendor library for this precision on this device" : choice.missing;
     } else {
-      result.native_missing = fmt::format("{} failed: {}", choice.native->name(), m.status().message());
-      result.warnings.push_back(fmt::format("native {} failed on {}: {}", choice.native->name(), p.describe(),
-                                            m.status().message()));
-      entries.pop_back();
+      Entry& e = entries_.emplace_back();
+      auto m = start(choice.native, vendor_config(choice.native), e);
+      if (m) {
+        result_.native = std::move(*m);
+        native_entry_ = &e;
+      } else {
+        result_.native_missing = fmt::format("{} failed: {}", choice.native->name(), m.status().message());
+        result_.warnings.push_back(fmt::format("native {} failed on {}: {}", choice.native->name(), p.describe(),
+                                               m.status().message()));
+        entries_.pop_back();
+      }
     }
-  }
-  std::vector<std::pair<Entry*, std::size_t>> peer_entries;  // entry, index in result.peers
-  for (Backend* peer : choice.peers) {
-    if (peer == choice.native) continue;
-    Entry& e = entries.emplace_back();
-    auto m = start(peer, vendor_config(peer), e);
-    if (m) {
-      result.peers.push_back(std::move(*m));
-      peer_entries.emplace_back(&e, result.peers.size() - 1);
-    } else {
-      result.warnings.push_back(fmt::format("peer {} failed on {}: {}", peer->name(), p.describe(), m.status().message()));
-      entries.pop_back();
+    for (Backend* peer : choice.peers) {
+      if (peer == choice.native) continue;
+      Entry& e = entries_.emplace_back();
+      auto m = start(peer, vendor_config(peer), e);
+      if (m) {
+        result_.peers.push_back(std::move(*m));
+        peer_entries_.emplace_back(&e, result_.peers.size() - 1);
+      } else {
+        result_.warnings.push_back(
+            fmt::format("peer {} failed on {}: {}", peer->name(), p.describe(), m.status().message()));
+        entries_.pop_back();
+      }
     }
   }
 
   // Ours is held to the error ceiling, and to twice the native library's error on the same inputs.
-  std::optional<double> native_error;
-  if (result.native) native_error = result.native->error.rel_error;
-  result.threshold = verify::threshold(p, native_error);
-  if (result.ours) {
-    result.check = verify::check(p, result.ours->error, native_error);
-    if (!result.check) {
-      result.warnings.push_back(fmt::format("ours ({}) fails verification on {}: {}", plan.config.describe(),
-                                            p.describe(), result.check.message()));
+  void check_errors() {
+    const Problem& p = problem();
+    std::optional<double> native_error;
+    if (result_.native) native_error = result_.native->error.rel_error;
+    result_.threshold = verify::threshold(p, native_error);
+    if (result_.ours) {
+      result_.check = verify::check(p, result_.ours->error, native_error);
+      if (!result_.check) {
+        result_.warnings.push_back(fmt::format("ours ({}) fails verification on {}: {}",
+                                               result_.plan.config.describe(), p.describe(), result_.check.message()));
+      }
+    }
+    for (auto& v : result_.variants) {
+      if (!v) continue;
+      if (Status s = verify::check(p, v->error, native_error); !s) {
+        v = Status(s.code(), fmt::format("{} fails verification: {}", v->config.describe(), s.message()));
+      }
     }
   }
 
-  for (auto& v : result.variants) {
-    if (!v) continue;
-    if (Status s = verify::check(p, v->error, native_error); !s) {
-      v = Status(s.code(), fmt::format("{} fails verification: {}", v->config.describe(), s.message()));
-    }
-  }
-
-  // An empty problem (M, N or K of 0: no multiply-adds) is verified, not timed: a rate or a ratio of two calls
-  // that do nothing would mean nothing.
-  const bool empty = p.flops() == 0;
-  if (empty && settings.measure) {
-    result.warnings.push_back(fmt::format("{}: an empty problem (M, N or K is 0, no multiply-adds): verified, not timed",
-                                          p.describe()));
-  }
-  if (settings.measure && !empty && !entries.empty()) {
-    // Interleaved rounds (ours, native, peers, ours, native, ...) so that drift and neighbours hit all alike.
+  // Interleaved rounds (ours, native, peers, ours, native, ...) so that drift and neighbours hit all alike.
+  void time_entries() {
     std::vector<std::function<Status()>> calls;
-    for (Entry& e : entries) calls.push_back([&call, &e] { return call(e); });
-    measure::Contract contract = settings;
-    contract.own_threads = device.kind == "cpu" ? effective_threads(device) : 1;
-    const std::vector<Interleaved> timed = time_interleaved(timer, contract, calls);
+    for (Entry& e : entries_) calls.push_back([this, &e] { return call(e); });
+    measure::Contract contract = settings_;
+    contract.own_threads = device_.kind == "cpu" ? effective_threads(device_) : 1;
+    const std::vector<Interleaved> timed = time_interleaved(timer_, contract, calls);
     std::size_t i = 0;
-    for (Entry& e : entries) {
+    for (Entry& e : entries_) {
       const Interleaved& t = timed[i++];
       if (!t.failure.ok()) {
         e.failed = true;
@@ -406,63 +431,92 @@ CaseResult run_unchecked(const Device& device, const CasePlan& plan, const Setti
       }
       e.timed = t;
     }
-    auto finish = [&](Entry* e, Measured& m) {
-      m.timing = summarize_run(e->timed);
-      m.tflops = tflops_of(p, m.timing.median_ms);
-    };
-    if (ours_entry) {
-      if (ours_entry->failed) {
-        result.ours_failure = fmt::format("{}: {}", plan.ours->name(), ours_entry->failure);
-        result.ours.reset();
-        result.check = {};
+    take_times();
+  }
+
+  void finish(const Entry& e, Measured& m) const {
+    m.timing = summarize_run(e.timed);
+    m.tflops = tflops_of(problem(), m.timing.median_ms);
+  }
+
+  // Each entry's times into its Measured, or its failure while timing into the row.
+  void take_times() {
+    const Problem& p = problem();
+    if (ours_entry_) {
+      if (ours_entry_->failed) {
+        result_.ours_failure = fmt::format("{}: {}", result_.plan.ours->name(), ours_entry_->failure);
+        result_.ours.reset();
+        result_.check = {};
       } else {
-        finish(ours_entry, *result.ours);
+        finish(*ours_entry_, *result_.ours);
       }
     }
-    if (native_entry) {
-      if (native_entry->failed) {
-        result.native_missing = fmt::format("{} failed: {}", result.native->backend, native_entry->failure);
-        result.warnings.push_back(fmt::format("native {} failed on {}: {}", result.native->backend, p.describe(),
-                                              native_entry->failure));
-        result.native.reset();
+    if (native_entry_) {
+      if (native_entry_->failed) {
+        result_.native_missing = fmt::format("{} failed: {}", result_.native->backend, native_entry_->failure);
+        result_.warnings.push_back(fmt::format("native {} failed on {}: {}", result_.native->backend, p.describe(),
+                                               native_entry_->failure));
+        result_.native.reset();
       } else {
-        finish(native_entry, *result.native);
+        finish(*native_entry_, *result_.native);
       }
     }
     std::vector<Measured> kept;
-    for (auto [e, index] : peer_entries) {
+    for (auto [e, index] : peer_entries_) {
       if (e->failed) {
-        result.warnings.push_back(
-            fmt::format("peer {} failed on {}: {}", result.peers[index].backend, p.describe(), e->failure));
+        result_.warnings.push_back(
+            fmt::format("peer {} failed on {}: {}", result_.peers[index].backend, p.describe(), e->failure));
         continue;
       }
-      finish(e, result.peers[index]);
-      kept.push_back(std::move(result.peers[index]));
+      finish(*e, result_.peers[index]);
+      kept.push_back(std::move(result_.peers[index]));
     }
-    result.peers = std::move(kept);
-    for (auto [e, index] : variant_entries) {
-      Expected<Measured>& v = result.variants[index];
+    result_.peers = std::move(kept);
+    for (auto [e, index] : variant_entries_) {
+      Expected<Measured>& v = result_.variants[index];
       if (!v) continue;  // failed verification: reported as such, its times not used
       if (e->failed) {
         v = Status(Code::launch_failed, fmt::format("{}: {}", v->config.describe(), e->failure));
       } else {
-        finish(e, *v);
+        finish(*e, *v);
       }
     }
   }
 
-  if (settings.measure) add_config_peers(result);
-  if (result.ours && result.ours->timing.reps > 0) result.verdict = verdict_for(device, p, *result.ours);
-  if (!result.ours) {
-    // A vendor call may stand in for a failed kernel, but the row then says so and never counts as ours.
-    result.fallback = result.native.has_value();
-    result.warnings.push_back(fmt::format(
-        "ours failed on {} ({}){}", p.describe(), result.ours_failure,
-        result.fallback ? fmt::format("; the row shows the native {} call instead (fallback, not counted as ours)",
-                                      result.native->backend)
-                        : "; no native call to fall back on"));
+  void finish_row() {
+    const Problem& p = problem();
+    if (settings_.measure) add_config_peers(result_);
+    if (result_.ours && result_.ours->timing.reps > 0) result_.verdict = verdict_for(device_, p, *result_.ours);
+    if (!result_.ours) {
+      // A vendor call may stand in for a failed kernel, but the row then says so and never counts as ours.
+      result_.fallback = result_.native.has_value();
+      result_.warnings.push_back(fmt::format(
+          "ours failed on {} ({}){}", p.describe(), result_.ours_failure,
+          result_.fallback
+              ? fmt::format("; the row shows the native {} call instead (fallback, not counted as ours)",
+                            result_.native->backend)
+              : "; no native call to fall back on"));
+    }
   }
-  return result;
+
+  const Device& device_;
+  const Settings& settings_;
+  RepTimer& timer_;
+  const bool device_reference_;
+  CaseResult result_;
+  measure::PlacedOperand a_, b_, c_in_;
+  verify::Reference reference_;
+  // The device's reference, computed by the first verification and kept for the next (the operands stay put).
+  std::unique_ptr<measure::KeptReference> kept_;
+  std::deque<Entry> entries_;  // a deque: pointers to entries stay valid as more are added
+  Entry* ours_entry_ = nullptr;
+  Entry* native_entry_ = nullptr;
+  std::vector<std::pair<Entry*, std::size_t>> variant_entries_;  // entry, index in result_.variants
+  std::vector<std::pair<Entry*, std::size_t>> peer_entries_;     // entry, index in result_.peers
+};
+
+CaseResult run_unchecked(const Device& device, const CasePlan& plan, const Settings& settings, RepTimer& timer) {
+  return CaseRun(device, plan, settings, timer).run();
 }
 
 }  // namespace
