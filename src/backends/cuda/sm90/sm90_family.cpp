@@ -197,12 +197,11 @@ bool sm90_rows_off_sectors(const Problem& q, int64_t ld) {
   return ld % (32 / int64_t(size_of(q.precision.input))) != 0;
 }
 
-ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
-  const Problem q = problem.normalized();
-  ParamSpace s;
-  s.family = "sm90";
-  s.version = kSm90Version;
-  s.params = {
+namespace {
+
+// The family's parameters, their values and what each one decides.
+std::vector<ParamDecl> sm90_params() {
+  return {
       {"BLOCK_M", {64, 128, 256}, "data scheduling", "rows of C per CTA tile (whole 64-row wgmma blocks)"},
       {"BLOCK_N", {64, 128, 192, 256}, "data scheduling", "columns of C per CTA tile (the wgmma N)"},
       {"BLOCK_K", {kSm90BlockK}, "data scheduling", "depth of one stage: one 128-byte swizzle row of 16-bit elements"},
@@ -227,25 +226,10 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
        "operands copied first into buffers with 128-byte aligned rows, which TMA reads (any leading dimension; an "
        "operand already on 128-byte rows is read in place): 1 A and B, 2 A only, 3 B only"},
   };
-  // Limits the profile does not record are not assumed: the constraint then admits no config and names the field.
-  const int64_t smem_limit = profile.smem_per_block_bytes;
-  const int64_t regs_per_sm = profile.registers_per_core;
-  const bool a_row = a_row_major(q.layout), b_row = b_row_major(q.layout);
-  s.constraints = {
-      {Layer::parameter_adaptation, "BLOCK_M % (64 * CONSUMERS) == 0 (each consumer warpgroup owns whole 64-row wgmma blocks)",
-       [](const Config& c) { return p(c, "BLOCK_M") % (64 * p(c, "CONSUMERS")) == 0; }, {"BLOCK_M", "CONSUMERS"}},
-      {Layer::parameter_adaptation,
-       "(BLOCK_M / CONSUMERS / 64) * BLOCK_N / 2 <= 128 f32 accumulators per consumer thread",
-       [](const Config& c) { return sm90_accumulators(c) <= 128; }, {"BLOCK_M", "BLOCK_N", "CONSUMERS"}},
-      {Layer::parameter_adaptation,
-       regs_per_sm > 0
-           ? fmt::format("registers: 128 x {} (producer) + 128 x CONSUMERS x {} (consumers, setmaxnreg), or 255 per "
-                         "thread with one consumer, <= {} per SM",
-                         kProducerRegs, kConsumerRegs, regs_per_sm)
-           : std::string("registers per SM: the profile records no registers_per_core"),
-       [regs_per_sm](const Config& c) { return regs_per_sm > 0 && sm90_register_budget(c) <= regs_per_sm; },
-       {"CONSUMERS"}},
-  };
+}
+
+// COPY_AB's constraints: which operands a copy may name on this problem, and those TMA cannot read in place.
+void add_copy_constraints(ParamSpace& s, const Problem& q) {
   // COPY_AB names only copies that happen: an operand on 32-byte sectors is read in place, so a value copying only
   // such operands would be COPY_AB 0 again under another name (and tie with it in every ranking).
   {
@@ -277,47 +261,12 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
                              [](const Config& c) { return p(c, "COPY_AB") == 1 || p(c, "COPY_AB") == 3; },
                              {"COPY_AB"}});
   }
-  const int64_t k_blocks = cdiv(q.k, int64_t(kSm90BlockK));
-  s.constraints.push_back({Layer::data_scheduling,
-                           fmt::format("SPLIT_K <= ceil(K / BLOCK_K) = {} (every slice holds a k-block)", k_blocks),
-                           [k_blocks](const Config& c) { return p(c, "SPLIT_K") <= k_blocks; }, {"SPLIT_K"}});
-  s.constraints.push_back(
-      {Layer::data_scheduling,
-       "tiles x SPLIT_K, and with STREAM_K tiles x ceil(K / BLOCK_K), below 2^31 (the kernel's 32-bit schedule)",
-       [q, k_blocks](const Config& c) {
-         const int64_t tiles = cdiv(q.m, p(c, "BLOCK_M")) * cdiv(q.n, p(c, "BLOCK_N"));
-         return tiles * p(c, "SPLIT_K") < (int64_t(1) << 31) &&
-                (p(c, "STREAM_K") == 0 || tiles * k_blocks < (int64_t(1) << 31));
-       },
-       {"BLOCK_M", "BLOCK_N", "SPLIT_K", "STREAM_K"}});
-  // The order of the walk matters only when its tiles do not all run at once; this keeps the Hilbert walk out of the
-  // (far more numerous) spaces of small grids, where it would tie with every grouped order.
-  {
-    const int64_t sms = std::max(1, profile.cores);
-    s.constraints.push_back(
-        {Layer::data_scheduling,
-         fmt::format("GROUP_M == 0 (Hilbert) only when the cluster tiles outnumber the clusters the {} SMs hold", sms),
-         [q, sms](const Config& c) {
-           if (p(c, "GROUP_M") != 0) return true;
-           const int64_t cm = p(c, "CLUSTER_M"), cn = p(c, "CLUSTER_N");
-           const int64_t tiles = cdiv(q.m, p(c, "BLOCK_M") * cm) * cdiv(q.n, p(c, "BLOCK_N") * cn) * q.batch;
-           return tiles * p(c, "SPLIT_K") > sms / (cm * cn);
-         },
-         {"GROUP_M", "BLOCK_M", "BLOCK_N", "CLUSTER_M", "CLUSTER_N", "SPLIT_K"}});
-  }
-  s.constraints.push_back({Layer::data_scheduling, "SPLIT_K == 1 when STREAM_K == 1 (one way of sharing K)",
-                           [](const Config& c) { return p(c, "STREAM_K") == 0 || p(c, "SPLIT_K") == 1; },
-                           {"STREAM_K", "SPLIT_K"}});
-  if (profile.has("cluster")) {
-    // Clusters of four (2x2) were measured slower on every shape tried: each CTA waits for all four to release a
-    // stage (bench/sweeps/sm90-cluster-2x2.txt, PERF-LOG 2026-12-02).
-    s.constraints.push_back({Layer::hardware_mapping, "CLUSTER_M * CLUSTER_N <= 2 (clusters of one or two CTAs)",
-                             [](const Config& c) { return sm90_cluster_size(c) <= 2; }, {"CLUSTER_M", "CLUSTER_N"}});
-  } else {
-    s.constraints.push_back({Layer::hardware_mapping,
-                             "CLUSTER_M = CLUSTER_N = 1 (the chip record lists no thread-block clusters)",
-                             [](const Config& c) { return sm90_cluster_size(c) == 1; }, {"CLUSTER_M", "CLUSTER_N"}});
-  }
+}
+
+// The constraints of the operands' layouts, the epilogue and shared memory.
+void add_layout_and_memory_constraints(ParamSpace& s, const Problem& q, const hw::HwProfile& profile) {
+  const int64_t smem_limit = profile.smem_per_block_bytes;
+  const bool a_row = a_row_major(q.layout), b_row = b_row_major(q.layout);
   if (!a_row) {
     s.constraints.push_back({Layer::hardware_mapping,
                              "(BLOCK_M / 64) % CLUSTER_N == 0 (A is column-major: its 64-row boxes split evenly over "
@@ -365,6 +314,76 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
            : std::string("shared memory per block: the profile records no smem_per_block_bytes"),
        [smem_limit](const Config& c) { return smem_limit > 0 && sm90_smem_bytes(c) <= smem_limit; },
        {"BLOCK_M", "BLOCK_N", "BLOCK_K", "STAGES", "EPILOGUE", "EPI_SPLIT"}});
+}
+
+}  // namespace
+
+ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
+  const Problem q = problem.normalized();
+  ParamSpace s;
+  s.family = "sm90";
+  s.version = kSm90Version;
+  s.params = sm90_params();
+  // Limits the profile does not record are not assumed: the constraint then admits no config and names the field.
+  const int64_t regs_per_sm = profile.registers_per_core;
+  s.constraints = {
+      {Layer::parameter_adaptation, "BLOCK_M % (64 * CONSUMERS) == 0 (each consumer warpgroup owns whole 64-row wgmma blocks)",
+       [](const Config& c) { return p(c, "BLOCK_M") % (64 * p(c, "CONSUMERS")) == 0; }, {"BLOCK_M", "CONSUMERS"}},
+      {Layer::parameter_adaptation,
+       "(BLOCK_M / CONSUMERS / 64) * BLOCK_N / 2 <= 128 f32 accumulators per consumer thread",
+       [](const Config& c) { return sm90_accumulators(c) <= 128; }, {"BLOCK_M", "BLOCK_N", "CONSUMERS"}},
+      {Layer::parameter_adaptation,
+       regs_per_sm > 0
+           ? fmt::format("registers: 128 x {} (producer) + 128 x CONSUMERS x {} (consumers, setmaxnreg), or 255 per "
+                         "thread with one consumer, <= {} per SM",
+                         kProducerRegs, kConsumerRegs, regs_per_sm)
+           : std::string("registers per SM: the profile records no registers_per_core"),
+       [regs_per_sm](const Config& c) { return regs_per_sm > 0 && sm90_register_budget(c) <= regs_per_sm; },
+       {"CONSUMERS"}},
+  };
+  add_copy_constraints(s, q);
+  const int64_t k_blocks = cdiv(q.k, int64_t(kSm90BlockK));
+  s.constraints.push_back({Layer::data_scheduling,
+                           fmt::format("SPLIT_K <= ceil(K / BLOCK_K) = {} (every slice holds a k-block)", k_blocks),
+                           [k_blocks](const Config& c) { return p(c, "SPLIT_K") <= k_blocks; }, {"SPLIT_K"}});
+  s.constraints.push_back(
+      {Layer::data_scheduling,
+       "tiles x SPLIT_K, and with STREAM_K tiles x ceil(K / BLOCK_K), below 2^31 (the kernel's 32-bit schedule)",
+       [q, k_blocks](const Config& c) {
+         const int64_t tiles = cdiv(q.m, p(c, "BLOCK_M")) * cdiv(q.n, p(c, "BLOCK_N"));
+         return tiles * p(c, "SPLIT_K") < (int64_t(1) << 31) &&
+                (p(c, "STREAM_K") == 0 || tiles * k_blocks < (int64_t(1) << 31));
+       },
+       {"BLOCK_M", "BLOCK_N", "SPLIT_K", "STREAM_K"}});
+  // The order of the walk matters only when its tiles do not all run at once; this keeps the Hilbert walk out of the
+  // (far more numerous) spaces of small grids, where it would tie with every grouped order.
+  {
+    const int64_t sms = std::max(1, profile.cores);
+    s.constraints.push_back(
+        {Layer::data_scheduling,
+         fmt::format("GROUP_M == 0 (Hilbert) only when the cluster tiles outnumber the clusters the {} SMs hold", sms),
+         [q, sms](const Config& c) {
+           if (p(c, "GROUP_M") != 0) return true;
+           const int64_t cm = p(c, "CLUSTER_M"), cn = p(c, "CLUSTER_N");
+           const int64_t tiles = cdiv(q.m, p(c, "BLOCK_M") * cm) * cdiv(q.n, p(c, "BLOCK_N") * cn) * q.batch;
+           return tiles * p(c, "SPLIT_K") > sms / (cm * cn);
+         },
+         {"GROUP_M", "BLOCK_M", "BLOCK_N", "CLUSTER_M", "CLUSTER_N", "SPLIT_K"}});
+  }
+  s.constraints.push_back({Layer::data_scheduling, "SPLIT_K == 1 when STREAM_K == 1 (one way of sharing K)",
+                           [](const Config& c) { return p(c, "STREAM_K") == 0 || p(c, "SPLIT_K") == 1; },
+                           {"STREAM_K", "SPLIT_K"}});
+  if (profile.has("cluster")) {
+    // Clusters of four (2x2) were measured slower on every shape tried: each CTA waits for all four to release a
+    // stage (bench/sweeps/sm90-cluster-2x2.txt, PERF-LOG 2026-12-02).
+    s.constraints.push_back({Layer::hardware_mapping, "CLUSTER_M * CLUSTER_N <= 2 (clusters of one or two CTAs)",
+                             [](const Config& c) { return sm90_cluster_size(c) <= 2; }, {"CLUSTER_M", "CLUSTER_N"}});
+  } else {
+    s.constraints.push_back({Layer::hardware_mapping,
+                             "CLUSTER_M = CLUSTER_N = 1 (the chip record lists no thread-block clusters)",
+                             [](const Config& c) { return sm90_cluster_size(c) == 1; }, {"CLUSTER_M", "CLUSTER_N"}});
+  }
+  add_layout_and_memory_constraints(s, q, profile);
   return s;
 }
 
