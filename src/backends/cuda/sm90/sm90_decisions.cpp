@@ -19,25 +19,44 @@ namespace tileforge::cuda {
 using namespace sm90_constants;
 using namespace plan;
 
-void sm90_explain(plan::Plan& plan) {
-  const Candidate& best = plan.ranked.front();
-  const Config& c = best.config;
-  const Cost& cost = best.cost;
-  const hw::HwProfile& hw = plan.profile;
-  const Problem& q = plan.problem;
-  const int64_t bm = c.at("BLOCK_M"), bn = c.at("BLOCK_N"), bk = c.at("BLOCK_K"), st = c.at("STAGES"),
-                cons = c.at("CONSUMERS"), cm = c.at("CLUSTER_M"), cn = c.at("CLUSTER_N"), gm = c.at("GROUP_M"),
-                epi = c.at("EPILOGUE"), split = c.at("EPI_SPLIT"), stm = c.at("STMATRIX");
-  const double in = double(size_of(q.precision.input)), out = double(size_of(q.precision.output));
-  const double peak = plan.roofline.peak.tflops.value_or(0);
-  const int sms = std::max(1, hw.cores);
-  const Sm90Grid grid = sm90_grid(q, c, sms);
-  const int64_t cs = cm * cn;
-  const std::string L0(kLayers[0]), L1(kLayers[1]), L2(kLayers[2]), L3(kLayers[3]);
-  const double share = kWgmmaShare * (cons == 1 ? kOneConsumerShare : 1.0);
+namespace {
 
+// What every layer's entries read: the choice, the problem and the chip, and the numbers derived from them.
+struct Facts {
+  explicit Facts(const plan::Plan& plan)
+      : best(plan.ranked.front()), c(best.config), cost(best.cost), hw(plan.profile), q(plan.problem),
+        bm(c.at("BLOCK_M")), bn(c.at("BLOCK_N")), bk(c.at("BLOCK_K")), st(c.at("STAGES")), cons(c.at("CONSUMERS")),
+        cm(c.at("CLUSTER_M")), cn(c.at("CLUSTER_N")), gm(c.at("GROUP_M")), epi(c.at("EPILOGUE")),
+        split(c.at("EPI_SPLIT")), stm(c.at("STMATRIX")), in(double(size_of(q.precision.input))),
+        out(double(size_of(q.precision.output))), peak(plan.roofline.peak.tflops.value_or(0)),
+        sms(std::max(1, hw.cores)), grid(sm90_grid(q, c, sms)), cs(cm * cn),
+        share(kWgmmaShare * (cons == 1 ? kOneConsumerShare : 1.0)), stage_bytes(double((bm + bn) * bk) * in) {}
+  const Candidate& best;
+  const Config& c;
+  const Cost& cost;
+  const hw::HwProfile& hw;
+  const Problem& q;
+  const int64_t bm, bn, bk, st, cons, cm, cn, gm, epi, split, stm;
+  const double in, out, peak;
+  const int sms;
+  const Sm90Grid grid;
+  const int64_t cs;
+  const double share;        // of the dense peak the model credits wgmma with
+  const double stage_bytes;  // A and B of one stage
+};
+
+
+// Hardware mapping: the instruction, the loads, the cluster and the epilogue.
+void explain_mapping(plan::Plan& plan, const Facts& f) {
+  const Cost& cost = f.cost;
+  const hw::HwProfile& hw = f.hw;
+  const Problem& q = f.q;
+  const int64_t bm = f.bm, bn = f.bn, cons = f.cons, cm = f.cm, cn = f.cn, epi = f.epi, stm = f.stm, cs = f.cs;
+  const double out = f.out, peak = f.peak, share = f.share;
+  const Sm90Grid& grid = f.grid;
+  const std::string L(kLayers[0]);
   // ---- hardware mapping
-  plan.log.add(L0,
+  plan.log.add(L,
                fmt::format("wgmma.mma_async m64n{}k16 ({} inputs from shared memory by descriptor, {} accumulators "
                            "in registers)",
                            bn, to_string(q.precision.input), to_string(q.precision.accum)),
@@ -46,7 +65,7 @@ void sm90_explain(plan::Plan& plan) {
                            hw.name, fmtx::pct(share), peak, cons, cons > 1 ? "s" : ""),
                fmt::format("compute term {} ({} of peak over the busiest SM's main loops)", fmtx::time(cost.compute_s),
                            fmtx::pct(cost.compute_share)));
-  plan.log.add(L0, "TMA loads (cp.async.bulk.tensor, 128-byte swizzle) completing on mbarriers",
+  plan.log.add(L, "TMA loads (cp.async.bulk.tensor, 128-byte swizzle) completing on mbarriers",
                fmt::format("{}; one thread of the producer warpgroup issues every copy, the tensor maps are built per "
                            "call from the pointers and leading dimensions (all four layouts through the wgmma "
                            "descriptors' transpose bits, no copy)",
@@ -62,7 +81,7 @@ void sm90_explain(plan::Plan& plan) {
                            cs, cm, cn, cm > 1 ? "B" : "A", fmtx::pct(kClusterStepShare));
     }
     const LevelTime* l2 = find_level(cost, "L2");
-    plan.log.add(L0, fmt::format("CLUSTER_M={}, CLUSTER_N={}", cm, cn), reason,
+    plan.log.add(L, fmt::format("CLUSTER_M={}, CLUSTER_N={}", cm, cn), reason,
                  fmt::format("L2 term {}; {}", l2 ? fmtx::time(l2->seconds) : "?",
                              neighbours_of(plan, {"CLUSTER_M", "CLUSTER_N"})));
   }
@@ -84,23 +103,35 @@ void sm90_explain(plan::Plan& plan) {
                            epi == kSm90EpilogueDeferred ? "; deferred under the next tile's first wgmma groups" : "");
     }
     const double epi_tile_bytes = double(bm * bn) * out;
-    plan.log.add(L0, fmt::format("EPILOGUE={}, STMATRIX={}", epi, stm), reason,
+    plan.log.add(L, fmt::format("EPILOGUE={}, STMATRIX={}", epi, stm), reason,
                  fmt::format("{} tiles of {} on the busiest SM; {}", grid.tiles_per_cta, fmtx::bytes(epi_tile_bytes),
                              neighbours_of(plan, {"EPILOGUE", "STMATRIX"})));
   }
 
+}
+
+// Data scheduling: the tile, BLOCK_K, the walk, the staging split and how K is shared.
+void explain_scheduling(plan::Plan& plan, const Facts& f) {
+  const Config& c = f.c;
+  const Cost& cost = f.cost;
+  const hw::HwProfile& hw = f.hw;
+  const Problem& q = f.q;
+  const int64_t bm = f.bm, bn = f.bn, bk = f.bk, st = f.st, cm = f.cm, cn = f.cn, gm = f.gm, epi = f.epi, split = f.split, cs = f.cs;
+  const double in = f.in, stage_bytes = f.stage_bytes;
+  const int sms = f.sms;
+  const Sm90Grid& grid = f.grid;
+  const std::string L(kLayers[1]);
   // ---- data scheduling
   const WaveAnalysis& w = cost.waves;
-  plan.log.add(L1, fmt::format("BLOCK_M={}, BLOCK_N={}", bm, bn),
+  plan.log.add(L, fmt::format("BLOCK_M={}, BLOCK_N={}", bm, bn),
                fmt::format("{} x {} = {} cluster tiles of {}x{} over {} persistent cluster(s) of {} (one CTA per SM): "
                            "the busiest CTA runs {} tiles ({:.2f} on average); tail waste M {}, N {}",
                            cdiv(q.m, bm * cm), cdiv(q.n, bn * cn), grid.cluster_tiles, bm * cm, bn * cn, grid.clusters,
                            cs, grid.tiles_per_cta, double(grid.cluster_tiles) / double(std::max<int64_t>(1, grid.clusters)),
                            fmtx::pct(w.waste_m), fmtx::pct(w.waste_n)),
                neighbours_of(plan, {"BLOCK_M", "BLOCK_N"}));
-  const double stage_bytes = double((bm + bn) * bk) * in;
   const LevelTime* l2 = find_level(cost, "L2");
-  plan.log.add(L1, fmt::format("BLOCK_K={}", bk),
+  plan.log.add(L, fmt::format("BLOCK_K={}", bk),
                fmt::format("one 128-byte swizzle row of {}-byte elements (fixed by the family): {} k-steps (tail waste K "
                            "{}); one stage holds {} of A and B; the L2 serves {} in all ({})",
                            int(in), w.k_steps, fmtx::pct(w.waste_k), fmtx::bytes(stage_bytes),
@@ -108,7 +139,7 @@ void sm90_explain(plan::Plan& plan) {
   const double min_ab = plan.roofline.bytes_a + plan.roofline.bytes_b;
   const LevelTime* hbm = find_level(cost, "HBM");
   const hw::CacheLevel* l2c = hw.cache(2);
-  plan.log.add(L1, fmt::format("GROUP_M={}", gm),
+  plan.log.add(L, fmt::format("GROUP_M={}", gm),
                fmt::format("{}: the {} clusters in flight walk consecutive tiles, so they share A rows and B columns in "
                            "L2 ({} of it); DRAM traffic {} (A and B once: {})",
                            gm == 0  ? std::string("a generalized Hilbert curve over the whole grid of tiles")
@@ -117,7 +148,7 @@ void sm90_explain(plan::Plan& plan) {
                            grid.clusters, l2c ? fmtx::bytes(double(l2c->size_bytes)) : "?",
                            hbm ? fmtx::bytes(hbm->bytes) : "?", fmtx::bytes(min_ab)),
                neighbours_of(plan, {"GROUP_M"}));
-  plan.log.add(L1, fmt::format("EPI_SPLIT={}", split),
+  plan.log.add(L, fmt::format("EPI_SPLIT={}", split),
                fmt::format("shared memory {} per block of {}: {} stages of {}{}", fmtx::bytes(double(sm90_smem_bytes(c))),
                            fmtx::bytes(double(hw.smem_per_block_bytes)), st, fmtx::bytes(stage_bytes),
                            epi != kSm90EpilogueDirect
@@ -156,25 +187,35 @@ void sm90_explain(plan::Plan& plan) {
                            sched.cluster_tiles, sched.clusters, busiest.units,
                            std::min<int64_t>(sms, sched.clusters * cs), sms);
     }
-    plan.log.add(L1, fmt::format("SPLIT_K={}, STREAM_K={}", sk, stk), reason,
+    plan.log.add(L, fmt::format("SPLIT_K={}, STREAM_K={}", sk, stk), reason,
                  fmt::format("busiest CTA: {} k-steps, {} partial tile(s) stored and {} read back; workspace {} "
                              "(the caller's stream's own); {}",
                              busiest.k_steps, busiest.partials_written, busiest.partials_read,
                              fmtx::bytes(double(sched.workspace_bytes)), neighbours_of(plan, {"SPLIT_K", "STREAM_K"})));
   }
 
+}
+
+// Compute pipeline: the stages against the loaded latency, and warp specialization.
+void explain_pipeline(plan::Plan& plan, const Facts& f) {
+  const Cost& cost = f.cost;
+  const int64_t bm = f.bm, bn = f.bn, bk = f.bk, st = f.st, cons = f.cons;
+  const double peak = f.peak, share = f.share, stage_bytes = f.stage_bytes;
+  const int sms = f.sms;
+  const Sm90Grid& grid = f.grid;
+  const std::string L(kLayers[2]);
   // ---- compute pipeline
   const double in_flight = double(std::max<int64_t>(1, st - 1)) * stage_bytes;
   const double rate_sm = peak * 1e12 * share / double(sms);
   const double per_kstep = 2.0 * double(bm * bn * bk) / rate_sm;
-  plan.log.add(L2, fmt::format("STAGES={}", st),
+  plan.log.add(L, fmt::format("STAGES={}", st),
                fmt::format("Little's law: {} stage(s) in flight x {} over a loaded latency of {} allow {} per SM; the "
                            "consumers take {} per k-step of {} ({})",
                            st - 1, fmtx::bytes(stage_bytes), fmtx::time(kLoadedLatencySeconds),
                            fmtx::rate(in_flight / kLoadedLatencySeconds), fmtx::bytes(stage_bytes),
                            fmtx::time(per_kstep), fmtx::rate(stage_bytes / per_kstep)),
                fmt::format("latency term {}; {}", fmtx::time(cost.latency_s), neighbours_of(plan, {"STAGES"})));
-  plan.log.add(L2,
+  plan.log.add(L,
                fmt::format("warp specialization: 1 producer + {} consumer warpgroup{}, persistent grid of {} CTAs", cons,
                            cons > 1 ? "s" : "", grid.ctas),
                fmt::format("the producer streams stages through the full/empty mbarrier ring while the consumers run "
@@ -184,9 +225,18 @@ void sm90_explain(plan::Plan& plan) {
                fmt::format("pipeline fill {} ({} of the prediction), launch {}", fmtx::time(cost.fill_s),
                            fmtx::pct(cost.fill_s / cost.seconds), fmtx::time(cost.overhead_s)));
 
+}
+
+// Parameter adaptation: the consumer warpgroups, registers and the accumulator type.
+void explain_adaptation(plan::Plan& plan, const Facts& f) {
+  const Config& c = f.c;
+  const hw::HwProfile& hw = f.hw;
+  const Problem& q = f.q;
+  const int64_t bm = f.bm, cons = f.cons;
+  const std::string L(kLayers[3]);
   // ---- parameter adaptation
   const int preg = sm90_producer_regs(c), creg = sm90_consumer_regs(c);
-  plan.log.add(L3,
+  plan.log.add(L,
                fmt::format("CONSUMERS={}: {} threads, {} rows per consumer warpgroup", cons, sm90_threads(c), bm / cons),
                fmt::format("{} {} per consumer thread; {}; one CTA per SM, limited by the persistent design",
                            q.precision.accum == DType::f16 ? sm90_accumulators(c) / 2 : sm90_accumulators(c),
@@ -195,12 +245,22 @@ void sm90_explain(plan::Plan& plan) {
                                                   preg, creg, sm90_register_budget(c), hw.registers_per_core)
                                     : std::string("no setmaxnreg: 256 threads may use 255 registers each")),
                neighbours_of(plan, {"CONSUMERS"}));
-  plan.log.add(L3, fmt::format("accumulate in {}", to_string(q.precision.accum)),
+  plan.log.add(L, fmt::format("accumulate in {}", to_string(q.precision.accum)),
                q.precision.accum == DType::f16
                    ? "the problem's precision policy (opt-in, f16 inputs): wgmma .f16 accumulators at the f32 "
                      "accumulators' rate on this chip, half their registers; split-K partials are still summed in f32. "
                      "The planner never changes the policy"
                    : "the problem's precision policy: the planner never changes it");
+}
+
+}  // namespace
+
+void sm90_explain(plan::Plan& plan) {
+  const Facts f(plan);
+  explain_mapping(plan, f);
+  explain_scheduling(plan, f);
+  explain_pipeline(plan, f);
+  explain_adaptation(plan, f);
 }
 
 }  // namespace tileforge::cuda
