@@ -227,6 +227,76 @@ Expected<Config> ladder_baseline(const std::string& family, const ParamSpace& sp
   return *best;
 }
 
+namespace {
+
+// The config bench dispatches (DB record, planner, heuristic), measured beside the ladder's last config
+// (`current`); `dispatch_gap` gets how far apart they ran.
+LadderRow dispatch_row(const Device& device, const CasePlan& dispatched, const Config& current,
+                       const Settings& settings, RepTimer& timer, const Predict& predict,
+                       std::optional<double>& dispatch_gap) {
+  const Problem& p = dispatched.problem;
+  std::vector<Config> variants;
+  if (!(dispatched.config == current)) variants.push_back(dispatched.config);
+  CasePlan cp = dispatched;
+  cp.config = current;
+  cp.variants = variants;
+  const CaseResult r = run_case(device, cp, settings, timer);
+  LadderRow row;
+  row.step = fmt::format("bench's dispatch ({})", dispatched.config_source);
+  row.config = dispatched.config;
+  row.peak_tflops = r.peak_tflops;
+  row.native = r.native;
+  row.native_missing = r.native_missing;
+  row.measured = 1 + int(variants.size());
+  row.predicted_ms = predict(row.config).value_or(0);
+  const Measured* ladder_best = r.ours && r.ours->timing.reps ? &*r.ours : nullptr;
+  const Measured* dispatch = variants.empty() ? ladder_best
+                                              : (!r.variants.empty() && r.variants[0] && r.variants[0]->timing.reps
+                                                     ? &*r.variants[0]
+                                                     : nullptr);
+  if (dispatch) {
+    row.ours = *dispatch;
+    row.verdict = verdict_for(device, p, *dispatch);
+  }
+  if (ladder_best && dispatch && dispatch->timing.median_ms > 0) {
+    dispatch_gap = ladder_best->timing.median_ms / dispatch->timing.median_ms - 1;
+    row.change = variants.empty()
+                     ? "the same config as the ladder's last step"
+                     : fmt::format("the ladder's last config takes {} in this run", gap_words(*dispatch_gap));
+  } else {
+    row.change = "not measured";
+  }
+  return row;
+}
+
+// The article's mixed-accumulation step: FP16 accumulation, against the vendor's FP16-accumulating call.
+LadderRow f16_accumulation_row(const Device& device, const Problem& p, const Settings& settings, RepTimer& timer) {
+  Problem q = p;
+  q.precision.accum = DType::f16;
+  LadderRow row;
+  row.step = "FP16 accumulation";
+  auto acc = plan_case(device, q, settings);
+  if (!acc || !acc->ours_unavailable.empty()) {
+    row.change = fmt::format("not offered: {}", acc ? acc->ours_unavailable : acc.status().message());
+  } else {
+    const CaseResult r = run_case(device, *acc, settings, timer);
+    row.config = acc->config;
+    row.peak_tflops = r.peak_tflops;
+    row.native = r.native;
+    row.native_missing = r.native_missing;
+    if (r.ours && r.ours->timing.reps) row.ours = *r.ours;
+    row.verdict = r.verdict;
+    row.measured = row.ours ? 1 : 0;
+    row.change = fmt::format("accumulate in f16 (errors: ours {}, native {})",
+                             r.ours ? fmt::format("{:.1e}", r.ours->error.rel_error) : "-",
+                             r.native ? fmt::format("{:.1e}", r.native->error.rel_error) : "-");
+    for (const auto& w : r.warnings) row.notes.push_back(w);
+  }
+  return row;
+}
+
+}  // namespace
+
 Expected<Ladder> run_ladder(const Device& device, const Problem& problem, const Settings& settings, RepTimer& timer,
                             const LadderOptions& options) {
   if (options.candidates < 1 || options.candidates > 32) {
@@ -310,67 +380,8 @@ Expected<Ladder> run_ladder(const Device& device, const Problem& problem, const 
     if (!changed) break;
   }
 
-  // The config bench dispatches (DB record, planner, heuristic), measured beside the ladder's best.
-  {
-    std::vector<Config> variants;
-    if (!(dispatched.config == current)) variants.push_back(dispatched.config);
-    CasePlan cp = dispatched;
-    cp.config = current;
-    cp.variants = variants;
-    const CaseResult r = run_case(device, cp, settings, timer);
-    LadderRow row;
-    row.step = fmt::format("bench's dispatch ({})", dispatched.config_source);
-    row.config = dispatched.config;
-    row.peak_tflops = r.peak_tflops;
-    row.native = r.native;
-    row.native_missing = r.native_missing;
-    row.measured = 1 + int(variants.size());
-    row.predicted_ms = predict(row.config).value_or(0);
-    const Measured* ladder_best = r.ours && r.ours->timing.reps ? &*r.ours : nullptr;
-    const Measured* dispatch = variants.empty() ? ladder_best
-                                                : (!r.variants.empty() && r.variants[0] && r.variants[0]->timing.reps
-                                                       ? &*r.variants[0]
-                                                       : nullptr);
-    if (dispatch) {
-      row.ours = *dispatch;
-      row.verdict = verdict_for(device, p, *dispatch);
-    }
-    if (ladder_best && dispatch && dispatch->timing.median_ms > 0) {
-      ladder.dispatch_gap = ladder_best->timing.median_ms / dispatch->timing.median_ms - 1;
-      row.change = variants.empty()
-                       ? "the same config as the ladder's last step"
-                       : fmt::format("the ladder's last config takes {} in this run", gap_words(*ladder.dispatch_gap));
-    } else {
-      row.change = "not measured";
-    }
-    ladder.rows.push_back(std::move(row));
-  }
-
-  // The article's mixed-accumulation step: FP16 accumulation, against the vendor's FP16-accumulating call.
-  if (p.precision.input == DType::f16) {
-    Problem q = p;
-    q.precision.accum = DType::f16;
-    LadderRow row;
-    row.step = "FP16 accumulation";
-    auto acc = plan_case(device, q, settings);
-    if (!acc || !acc->ours_unavailable.empty()) {
-      row.change = fmt::format("not offered: {}", acc ? acc->ours_unavailable : acc.status().message());
-    } else {
-      const CaseResult r = run_case(device, *acc, settings, timer);
-      row.config = acc->config;
-      row.peak_tflops = r.peak_tflops;
-      row.native = r.native;
-      row.native_missing = r.native_missing;
-      if (r.ours && r.ours->timing.reps) row.ours = *r.ours;
-      row.verdict = r.verdict;
-      row.measured = row.ours ? 1 : 0;
-      row.change = fmt::format("accumulate in f16 (errors: ours {}, native {})",
-                               r.ours ? fmt::format("{:.1e}", r.ours->error.rel_error) : "-",
-                               r.native ? fmt::format("{:.1e}", r.native->error.rel_error) : "-");
-      for (const auto& w : r.warnings) row.notes.push_back(w);
-    }
-    ladder.rows.push_back(std::move(row));
-  }
+  ladder.rows.push_back(dispatch_row(device, dispatched, current, settings, timer, predict, ladder.dispatch_gap));
+  if (p.precision.input == DType::f16) ladder.rows.push_back(f16_accumulation_row(device, p, settings, timer));
   return ladder;
 }
 
