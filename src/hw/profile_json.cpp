@@ -141,6 +141,74 @@ const json& array_member(const json& obj, const std::string& parent, const std::
   return v;
 }
 
+// The record's caches, each level with its size, ways, line, sharing and source.
+void parse_caches(const json& root, HwProfile& p) {
+  const json& caches = array_member(root, "", "caches");
+  if (caches.empty()) fail("caches", "must list at least one cache");
+  for (std::size_t i = 0; i < caches.size(); ++i) {
+    const std::string at = fmt::format("caches[{}]", i);
+    const json& c = caches[i];
+    require_object(c, at);
+    refuse_unknown_keys(c, at, {"level", "kind", "size_bytes", "ways", "line_bytes", "shared_by", "source"});
+    CacheLevel cl;
+    cl.level = get_int32(member(c, at, "level"), at + ".level", Sign::positive);
+    if (cl.level > 4) fail(at + ".level", "must be 1, 2, 3 or 4");
+    cl.kind = get_one_of(member(c, at, "kind"), at + ".kind", {"data", "unified"}, "cache kind");
+    cl.size_bytes = get_int(member(c, at, "size_bytes"), at + ".size_bytes", Sign::positive);
+    cl.ways = get_int32(member(c, at, "ways"), at + ".ways", Sign::non_negative);
+    cl.line_bytes = get_int32(member(c, at, "line_bytes"), at + ".line_bytes", Sign::positive);
+    cl.shared_by = get_int32(member(c, at, "shared_by"), at + ".shared_by", Sign::positive);
+    p.sources[at] = get_string(member(c, at, "source"), at + ".source");
+    p.caches.push_back(cl);
+  }
+}
+
+// The record's matrix units (tensor cores, AMX, ...): shape, input and accumulator types, source.
+void parse_matrix_units(const json& root, HwProfile& p) {
+  const json& units = array_member(root, "", "matrix_units");
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    const std::string at = fmt::format("matrix_units[{}]", i);
+    const json& u = units[i];
+    require_object(u, at);
+    refuse_unknown_keys(u, at, {"name", "m", "n", "k", "n_step", "input", "accum", "source"});
+    MatrixUnit mu;
+    mu.name = get_string(member(u, at, "name"), at + ".name");
+    mu.m = get_int32(member(u, at, "m"), at + ".m", Sign::positive);
+    mu.n = get_int32(member(u, at, "n"), at + ".n", Sign::positive);
+    mu.k = get_int32(member(u, at, "k"), at + ".k", Sign::positive);
+    if (auto* v = optional_member(u, "n_step")) {
+      mu.n_step = get_int32(*v, at + ".n_step", Sign::non_negative);
+      if (mu.n_step > 0 && mu.n % mu.n_step != 0) fail(at + ".n", "must be a multiple of n_step");
+    }
+    mu.input = get_dtype(member(u, at, "input"), at + ".input");
+    mu.accum = get_dtype(member(u, at, "accum"), at + ".accum");
+    p.sources[at] = get_string(member(u, at, "source"), at + ".source");
+    p.matrix_units.push_back(mu);
+  }
+}
+
+// The record's peak rates, one per precision policy.
+void parse_peaks(const json& root, HwProfile& p) {
+  const json& peaks = array_member(root, "", "peaks");
+  if (peaks.empty()) fail("peaks", "must list at least one peak rate");
+  for (std::size_t i = 0; i < peaks.size(); ++i) {
+    const std::string at = fmt::format("peaks[{}]", i);
+    const json& r = peaks[i];
+    require_object(r, at);
+    refuse_unknown_keys(r, at, {"input", "accum", "tflops", "source"});
+    PeakRate pr;
+    pr.input = get_dtype(member(r, at, "input"), at + ".input");
+    pr.accum = get_dtype(member(r, at, "accum"), at + ".accum");
+    pr.tflops = get_number(member(r, at, "tflops"), at + ".tflops", Sign::positive);
+    pr.source = get_string(member(r, at, "source"), at + ".source");
+    // Two rates for one precision would make "fraction of peak" ambiguous.
+    for (const PeakRate& earlier : p.peaks)
+      if (earlier.input == pr.input && earlier.accum == pr.accum)
+        fail(at, fmt::format("repeats input {} with accum {}", to_string(pr.input), to_string(pr.accum)));
+    p.peaks.push_back(pr);
+  }
+}
+
 HwProfile parse_record(const json& root) {
   if (!root.is_object()) fail("(top level)", "must be a JSON object");
   refuse_unknown_keys(root, "",
@@ -214,64 +282,9 @@ HwProfile parse_record(const json& root) {
       p.features.push_back(get_string((*s.value)[i], fmt::format("features.value[{}]", i)));
   }
 
-  const json& caches = array_member(root, "", "caches");
-  if (caches.empty()) fail("caches", "must list at least one cache");
-  for (std::size_t i = 0; i < caches.size(); ++i) {
-    const std::string at = fmt::format("caches[{}]", i);
-    const json& c = caches[i];
-    require_object(c, at);
-    refuse_unknown_keys(c, at, {"level", "kind", "size_bytes", "ways", "line_bytes", "shared_by", "source"});
-    CacheLevel cl;
-    cl.level = get_int32(member(c, at, "level"), at + ".level", Sign::positive);
-    if (cl.level > 4) fail(at + ".level", "must be 1, 2, 3 or 4");
-    cl.kind = get_one_of(member(c, at, "kind"), at + ".kind", {"data", "unified"}, "cache kind");
-    cl.size_bytes = get_int(member(c, at, "size_bytes"), at + ".size_bytes", Sign::positive);
-    cl.ways = get_int32(member(c, at, "ways"), at + ".ways", Sign::non_negative);
-    cl.line_bytes = get_int32(member(c, at, "line_bytes"), at + ".line_bytes", Sign::positive);
-    cl.shared_by = get_int32(member(c, at, "shared_by"), at + ".shared_by", Sign::positive);
-    p.sources[at] = get_string(member(c, at, "source"), at + ".source");
-    p.caches.push_back(cl);
-  }
-
-  const json& units = array_member(root, "", "matrix_units");
-  for (std::size_t i = 0; i < units.size(); ++i) {
-    const std::string at = fmt::format("matrix_units[{}]", i);
-    const json& u = units[i];
-    require_object(u, at);
-    refuse_unknown_keys(u, at, {"name", "m", "n", "k", "n_step", "input", "accum", "source"});
-    MatrixUnit mu;
-    mu.name = get_string(member(u, at, "name"), at + ".name");
-    mu.m = get_int32(member(u, at, "m"), at + ".m", Sign::positive);
-    mu.n = get_int32(member(u, at, "n"), at + ".n", Sign::positive);
-    mu.k = get_int32(member(u, at, "k"), at + ".k", Sign::positive);
-    if (auto* v = optional_member(u, "n_step")) {
-      mu.n_step = get_int32(*v, at + ".n_step", Sign::non_negative);
-      if (mu.n_step > 0 && mu.n % mu.n_step != 0) fail(at + ".n", "must be a multiple of n_step");
-    }
-    mu.input = get_dtype(member(u, at, "input"), at + ".input");
-    mu.accum = get_dtype(member(u, at, "accum"), at + ".accum");
-    p.sources[at] = get_string(member(u, at, "source"), at + ".source");
-    p.matrix_units.push_back(mu);
-  }
-
-  const json& peaks = array_member(root, "", "peaks");
-  if (peaks.empty()) fail("peaks", "must list at least one peak rate");
-  for (std::size_t i = 0; i < peaks.size(); ++i) {
-    const std::string at = fmt::format("peaks[{}]", i);
-    const json& r = peaks[i];
-    require_object(r, at);
-    refuse_unknown_keys(r, at, {"input", "accum", "tflops", "source"});
-    PeakRate pr;
-    pr.input = get_dtype(member(r, at, "input"), at + ".input");
-    pr.accum = get_dtype(member(r, at, "accum"), at + ".accum");
-    pr.tflops = get_number(member(r, at, "tflops"), at + ".tflops", Sign::positive);
-    pr.source = get_string(member(r, at, "source"), at + ".source");
-    // Two rates for one precision would make "fraction of peak" ambiguous.
-    for (const PeakRate& earlier : p.peaks)
-      if (earlier.input == pr.input && earlier.accum == pr.accum)
-        fail(at, fmt::format("repeats input {} with accum {}", to_string(pr.input), to_string(pr.accum)));
-    p.peaks.push_back(pr);
-  }
+  parse_caches(root, p);
+  parse_matrix_units(root, p);
+  parse_peaks(root, p);
   // Well-formed is not enough: a number no chip has (1e9 cores, a 2^62-byte cache, 1e30 TFLOP/s) would hang the
   // planner, overflow the blocking model or be printed as a prediction. The bounds live in hw_profile.hpp.
   if (auto bad = find_implausible(p)) fail(bad->field, bad->what);
