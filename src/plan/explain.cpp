@@ -111,19 +111,13 @@ std::string render_summary(const Plan& plan) {
                      fmtx::time(c.cost.seconds), fmtx::tflops(plan.roofline.flops, c.cost.seconds), c.cost.bound);
 }
 
-std::string render_explain(const Plan& plan, const ExplainOptions& options) {
+namespace {
+
+// The analysis: work, bytes, intensity against the ridge, the roofline floor, waves and load paths.
+std::string analysis_text(const Plan& plan) {
   const hw::HwProfile& hw = plan.profile;
   const Roofline& r = plan.roofline;
   std::string out;
-  out += fmt::format("tileforge plan: {}\n", plan.problem.describe());
-  out += fmt::format("chip: {} - {} ({} {}, {}, {} {})\n", hw.name, hw.display_name.empty() ? hw.name : hw.display_name,
-                     hw.vendor, hw.kind, hw.arch, hw.cores, core_name(hw));
-  out += plan.label + "\n";
-  if (!plan.served) {
-    out += fmt::format("\nNot served: {}\n", plan.unserved);
-    if (!plan.needed.empty()) out += fmt::format("Needed: {}\n", plan.needed);
-  }
-
   out += "\nAnalysis\n";
   out += indent_wrap("work", fmt::format("{:.4g} GFLOP (2*M*N*K{})", r.flops / 1e9, plan.problem.batch > 1 ? "*batch" : ""));
   out += indent_wrap("min bytes",
@@ -150,9 +144,13 @@ std::string render_explain(const Plan& plan, const ExplainOptions& options) {
     out += indent_wrap("TMA", plan.paths.tma_reason);
   }
   out += indent_wrap("loads", plan.paths.vector_reason);
+  return out;
+}
 
-  if (!plan.served) return out;
-
+// The family, the candidates, and the choice with its predicted time, binding limit and the reference's rank.
+std::string choice_text(const Plan& plan) {
+  const Roofline& r = plan.roofline;
+  std::string out;
   const Candidate& best = *plan.choice();
   const Cost& c = best.cost;
   out += fmt::format("\nFamily: {} ({} backend): {}\n", plan.family, plan.backend, plan.family_reason);
@@ -188,7 +186,12 @@ std::string render_explain(const Plan& plan, const ExplainOptions& options) {
                                                   describe_config(plan, *plan.reference)));
     }
   }
+  return out;
+}
 
+// The decision log, layer by layer.
+std::string decisions_text(const Plan& plan) {
+  std::string out;
   out += "\nDecisions\n";
   for (std::string_view layer : kLayers) {
     const auto entries = plan.log.in_layer(layer);
@@ -200,7 +203,14 @@ std::string render_explain(const Plan& plan, const ExplainOptions& options) {
       if (!d->effect.empty()) out += fmt::format("        effect: {}\n", d->effect);
     }
   }
+  return out;
+}
 
+// The next configs of the ranking, against the choice.
+std::string alternatives_text(const Plan& plan, const ExplainOptions& options) {
+  const Candidate& best = *plan.choice();
+  const Cost& c = best.cost;
+  std::string out;
   const int top = options.top_n >= 0 ? options.top_n : plan.top_n;
   const std::size_t shown = std::min<std::size_t>(std::size_t(std::max(0, top)), plan.ranked.size() - 1);
   out += fmt::format("\nTop alternatives ({} of {} other legal configs)\n", shown, plan.ranked.size() - 1);
@@ -209,7 +219,12 @@ std::string render_explain(const Plan& plan, const ExplainOptions& options) {
     out += fmt::format("  #{:<4} {:>7}  {:>10}  {:<8} {}\n", a.rank, fmtx::delta(a.cost.seconds / c.seconds - 1),
                        fmtx::time(a.cost.seconds), a.cost.bound, describe_config(plan, a.config));
   }
+  return out;
+}
 
+// The rejected configs, grouped by layer and reason, with examples (all of them with --all-rejected).
+std::string rejected_text(const Plan& plan, const ExplainOptions& options) {
+  std::string out;
   const std::size_t keep = options.all_rejected ? SIZE_MAX : std::size_t(std::max(0, options.examples));
   const auto groups = group_rejected(plan.rejected, keep);
   out += fmt::format("\nRejected: {} of {} combinations, by layer and reason{}\n", plan.rejected.size(),
@@ -231,6 +246,29 @@ std::string render_explain(const Plan& plan, const ExplainOptions& options) {
       }
     }
   }
+  return out;
+}
+
+}  // namespace
+
+std::string render_explain(const Plan& plan, const ExplainOptions& options) {
+  const hw::HwProfile& hw = plan.profile;
+  std::string out;
+  out += fmt::format("tileforge plan: {}\n", plan.problem.describe());
+  out += fmt::format("chip: {} - {} ({} {}, {}, {} {})\n", hw.name, hw.display_name.empty() ? hw.name : hw.display_name,
+                     hw.vendor, hw.kind, hw.arch, hw.cores, core_name(hw));
+  out += plan.label + "\n";
+  if (!plan.served) {
+    out += fmt::format("\nNot served: {}\n", plan.unserved);
+    if (!plan.needed.empty()) out += fmt::format("Needed: {}\n", plan.needed);
+  }
+
+  out += analysis_text(plan);
+  if (!plan.served) return out;
+  out += choice_text(plan);
+  out += decisions_text(plan);
+  out += alternatives_text(plan, options);
+  out += rejected_text(plan, options);
   return out;
 }
 
