@@ -272,25 +272,12 @@ std::string render_explain(const Plan& plan, const ExplainOptions& options) {
   return out;
 }
 
-nlohmann::json to_json(const Plan& plan, const ExplainOptions& options) {
+namespace {
+
+// The analysis's numbers: roofline, load paths and the nominal waves.
+nlohmann::json analysis_json(const Plan& plan) {
   using nlohmann::json;
-  const Problem& q = plan.problem;
-  const hw::HwProfile& hw = plan.profile;
   const Roofline& r = plan.roofline;
-  json j;
-  j["problem"] = {{"m", q.m},         {"n", q.n},
-                  {"k", q.k},         {"batch", q.batch},
-                  {"input", std::string(to_string(q.precision.input))},
-                  {"output", std::string(to_string(q.precision.output))},
-                  {"accum", std::string(to_string(q.precision.accum))},
-                  {"layout", std::string(to_string(q.layout))},
-                  {"lda", q.lda},     {"ldb", q.ldb},
-                  {"ldc", q.ldc},     {"alpha", q.alpha},
-                  {"beta", q.beta}};
-  j["profile"] = {{"name", hw.name}, {"display_name", hw.display_name}, {"kind", hw.kind},
-                  {"vendor", hw.vendor}, {"arch", hw.arch}, {"cores", hw.cores}};
-  j["prediction"] = plan.prediction;
-  j["label"] = plan.label;
   json a = {{"flops", r.flops},
             {"min_bytes", r.min_bytes},
             {"bytes_a", r.bytes_a},
@@ -314,7 +301,63 @@ nlohmann::json to_json(const Plan& plan, const ExplainOptions& options) {
   const WaveAnalysis& nw = plan.nominal_waves;
   a["nominal_waves"] = {{"tile_m", nw.tile_m}, {"tile_n", nw.tile_n}, {"tiles", nw.tiles}, {"cores", nw.cores},
                         {"waves", nw.waves}, {"waves_exact", nw.waves_exact}, {"last_wave_fill", nw.last_wave_fill}};
-  j["analysis"] = a;
+  return a;
+}
+
+// The rejected configs, grouped by reason, with examples (all of them with --all-rejected).
+nlohmann::json rejected_json(const Plan& plan, const ExplainOptions& options) {
+  using nlohmann::json;
+  const std::size_t keep = options.all_rejected ? SIZE_MAX : std::size_t(std::max(0, options.examples));
+  json rejected = json::array();
+  for (const Group& g : group_rejected(plan.rejected, keep)) {
+    if (g.count == 0) continue;
+    const std::string& text = plan.rejected.reasons[g.reason];
+    json e = {{"reason", text}, {"layer", std::string(layer_name(plan.rejected.reason_layers[g.reason]))}, {"count", g.count}};
+    json ex = json::array();
+    for (std::size_t row : g.rows) ex.push_back(config_json(plan, plan.rejected.config(row)));
+    e[options.all_rejected ? "configs" : "examples"] = ex;
+    rejected.push_back(e);
+  }
+  return rejected;
+}
+
+// The choice's neighbours, each one parameter a step away.
+nlohmann::json neighbours_json(const Plan& plan) {
+  using nlohmann::json;
+  json neigh = json::array();
+  for (const Neighbour& n : plan.neighbours) {
+    json e = {{"param", n.param}, {"value", n.value}, {"legal", n.legal}, {"predicted_s", n.seconds}, {"relative", 1.0 + n.delta}};
+    if (!n.legal) {
+      e["constraint"] = n.constraint;
+      e["detail"] = n.detail;
+    }
+    neigh.push_back(e);
+  }
+  return neigh;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const Plan& plan, const ExplainOptions& options) {
+  using nlohmann::json;
+  const Problem& q = plan.problem;
+  const hw::HwProfile& hw = plan.profile;
+  const Roofline& r = plan.roofline;
+  json j;
+  j["problem"] = {{"m", q.m},         {"n", q.n},
+                  {"k", q.k},         {"batch", q.batch},
+                  {"input", std::string(to_string(q.precision.input))},
+                  {"output", std::string(to_string(q.precision.output))},
+                  {"accum", std::string(to_string(q.precision.accum))},
+                  {"layout", std::string(to_string(q.layout))},
+                  {"lda", q.lda},     {"ldb", q.ldb},
+                  {"ldc", q.ldc},     {"alpha", q.alpha},
+                  {"beta", q.beta}};
+  j["profile"] = {{"name", hw.name}, {"display_name", hw.display_name}, {"kind", hw.kind},
+                  {"vendor", hw.vendor}, {"arch", hw.arch}, {"cores", hw.cores}};
+  j["prediction"] = plan.prediction;
+  j["label"] = plan.label;
+  j["analysis"] = analysis_json(plan);
   j["served"] = plan.served;
   if (!plan.served) {
     j["unserved_reason"] = plan.unserved;
@@ -357,28 +400,8 @@ nlohmann::json to_json(const Plan& plan, const ExplainOptions& options) {
                     {"bound", c.cost.bound}});
   }
   j["alternatives"] = alts;
-  const std::size_t keep = options.all_rejected ? SIZE_MAX : std::size_t(std::max(0, options.examples));
-  json rejected = json::array();
-  for (const Group& g : group_rejected(plan.rejected, keep)) {
-    if (g.count == 0) continue;
-    const std::string& text = plan.rejected.reasons[g.reason];
-    json e = {{"reason", text}, {"layer", std::string(layer_name(plan.rejected.reason_layers[g.reason]))}, {"count", g.count}};
-    json ex = json::array();
-    for (std::size_t row : g.rows) ex.push_back(config_json(plan, plan.rejected.config(row)));
-    e[options.all_rejected ? "configs" : "examples"] = ex;
-    rejected.push_back(e);
-  }
-  j["rejected"] = rejected;
-  json neigh = json::array();
-  for (const Neighbour& n : plan.neighbours) {
-    json e = {{"param", n.param}, {"value", n.value}, {"legal", n.legal}, {"predicted_s", n.seconds}, {"relative", 1.0 + n.delta}};
-    if (!n.legal) {
-      e["constraint"] = n.constraint;
-      e["detail"] = n.detail;
-    }
-    neigh.push_back(e);
-  }
-  j["neighbours"] = neigh;
+  j["rejected"] = rejected_json(plan, options);
+  j["neighbours"] = neighbours_json(plan);
   json decisions = json::array();
   for (const Decision& d : plan.log.entries()) {
     decisions.push_back({{"layer", d.layer}, {"decision", d.decision}, {"reason", d.reason}, {"effect", d.effect}});
