@@ -310,6 +310,35 @@ KernelCache::Counters KernelCache::counters() const {
   return counters_;
 }
 
+namespace {
+
+// The failed compile's status: the first errors, and the whole log kept in a file (beside the cache, in the dump
+// folder, or in the temporary folder) whose path the message gives.
+Status compile_failure(const std::string& cache_dir, bool use_disk, const char* dump_dir, const Nvrtc& nvrtc,
+                       const CompileRequest& request, const CompiledKernel& k) {
+  // Keep the whole log where the user can read it; the message carries the first errors.
+  std::string log_dir = use_disk ? (fs::path(cache_dir) / "failed").string()
+                                 : (fs::temp_directory_path() / "tileforge-jit-failed").string();
+  if (dump_dir && *dump_dir) log_dir = dump_dir;
+  std::error_code ec;
+  fs::create_directories(log_dir, ec);
+  std::string log_path = (fs::path(log_dir) / (safe_name(request.name) + "-" + k.key.substr(0, 16) + ".log")).string();
+  std::string text = fmt::format("// {} for {}\n// options: {}\n{}\n", request.name, request.arch,
+                                 fmt::join(nvrtc.options_for(request), " "), k.log);
+  if (!write_file_atomic(log_path, text)) log_path = "(not written)";
+  if (dump_dir && *dump_dir) dump(dump_dir, request, nvrtc.options_for(request), k, true);
+  std::string hint = nvrtc.include_dir().empty() && k.log.find("cuda_") != std::string::npos
+                         ? "\n(no CUDA include directory with cuda_fp16.h was found: set CUDA_HOME)"
+                         : "";
+  return Status(Code::compile_failed,
+                fmt::format("{} '{}' for {} (log: {}):\n{}{}",
+                            ptxas_failed(k.log) ? "ptxas (NVRTC's assembler step) could not assemble"
+                                                : "NVRTC could not compile",
+                            request.name, request.arch, log_path, first_errors(k.log, 12), hint));
+}
+
+}  // namespace
+
 Expected<CompiledKernel> KernelCache::get(const CompileRequest& asked) {
   CompileRequest faulted;
   const CompileRequest* chosen = &asked;
@@ -388,27 +417,7 @@ Expected<CompiledKernel> KernelCache::get(const CompileRequest& asked) {
   k.arch = request.arch;
   k.log = std::move(out->log);
   k.compile_seconds = k.first_compile_seconds = out->seconds;
-  if (!out->ok) {
-    // Keep the whole log where the user can read it; the message carries the first errors.
-    std::string log_dir = use_disk ? (fs::path(dir_) / "failed").string()
-                                   : (fs::temp_directory_path() / "tileforge-jit-failed").string();
-    if (dump_dir && *dump_dir) log_dir = dump_dir;
-    std::error_code ec;
-    fs::create_directories(log_dir, ec);
-    std::string log_path = (fs::path(log_dir) / (safe_name(request.name) + "-" + k.key.substr(0, 16) + ".log")).string();
-    std::string text = fmt::format("// {} for {}\n// options: {}\n{}\n", request.name, request.arch,
-                                   fmt::join(nvrtc.options_for(request), " "), k.log);
-    if (!write_file_atomic(log_path, text)) log_path = "(not written)";
-    if (dump_dir && *dump_dir) dump(dump_dir, request, nvrtc.options_for(request), k, true);
-    std::string hint = nvrtc.include_dir().empty() && k.log.find("cuda_") != std::string::npos
-                           ? "\n(no CUDA include directory with cuda_fp16.h was found: set CUDA_HOME)"
-                           : "";
-    return Status(Code::compile_failed,
-                  fmt::format("{} '{}' for {} (log: {}):\n{}{}",
-                              ptxas_failed(k.log) ? "ptxas (NVRTC's assembler step) could not assemble"
-                                                  : "NVRTC could not compile",
-                              request.name, request.arch, log_path, first_errors(k.log, 12), hint));
-  }
+  if (!out->ok) return compile_failure(dir_, use_disk, dump_dir, nvrtc, request, k);
   k.cubin = std::move(out->cubin);
   k.ptx = std::move(out->ptx);
   k.report = std::move(out->report);
