@@ -44,6 +44,30 @@ int64_t Problem::span_a() const { return span(m, k, a_row_major(layout), lda ? l
 int64_t Problem::span_b() const { return span(k, n, b_row_major(layout), ldb ? ldb : min_ldb()); }
 int64_t Problem::span_c() const { return span(m, n, c_order != Order::col_major, ldc ? ldc : min_ldc()); }
 
+namespace {
+
+// The precision policy's combinations: the output is the input type or f32, and f16 accumulation takes f16 inputs.
+Status validate_precision(const Precision& pr) {
+  const bool half_in = pr.input != DType::f32;
+  if (pr.output != pr.input && pr.output != DType::f32) {
+    return invalid_argument(fmt::format("out_dtype {} with input dtype {} (allowed: {} or f32)", to_string(pr.output),
+                                        to_string(pr.input), to_string(pr.input)));
+  }
+  if (!half_in && pr.output != DType::f32) {
+    return invalid_argument(
+        fmt::format("out_dtype {} with input dtype f32 (allowed: f32)", to_string(pr.output)));
+  }
+  if (pr.accum == DType::bf16) return invalid_argument("accum bf16 (allowed: f32, or f16 with f16 inputs)");
+  if (pr.accum == DType::f16 && pr.input != DType::f16) {
+    return invalid_argument(fmt::format("accum f16 with input dtype {} (allowed: accum f32; f16 accumulation "
+                                        "needs f16 inputs)",
+                                        to_string(pr.input)));
+  }
+  return {};
+}
+
+}  // namespace
+
 Status Problem::validate() const {
   // Enums can arrive as any integer (Layout(7), a cast from a C caller's int): one outside its range would be
   // computed as another layout, or as a type no kernel writes, so it is refused before any of them is read.
@@ -68,22 +92,7 @@ Status Problem::validate() const {
     if (Status s = dim(name, v); !s) return s;
   if (batch < 1) return invalid_argument(fmt::format("batch = {} (allowed: batch >= 1)", batch));
 
-  const Precision& pr = precision;
-  const bool half_in = pr.input != DType::f32;
-  if (pr.output != pr.input && pr.output != DType::f32) {
-    return invalid_argument(fmt::format("out_dtype {} with input dtype {} (allowed: {} or f32)", to_string(pr.output),
-                                        to_string(pr.input), to_string(pr.input)));
-  }
-  if (!half_in && pr.output != DType::f32) {
-    return invalid_argument(
-        fmt::format("out_dtype {} with input dtype f32 (allowed: f32)", to_string(pr.output)));
-  }
-  if (pr.accum == DType::bf16) return invalid_argument("accum bf16 (allowed: f32, or f16 with f16 inputs)");
-  if (pr.accum == DType::f16 && pr.input != DType::f16) {
-    return invalid_argument(fmt::format("accum f16 with input dtype {} (allowed: accum f32; f16 accumulation "
-                                        "needs f16 inputs)",
-                                        to_string(pr.input)));
-  }
+  if (Status s = validate_precision(precision); !s) return s;
 
   // The reasons are formatted only on failure: validate() runs on every gemm() call.
   auto ld = [](const char* name, int64_t v, int64_t min, auto why) -> Status {

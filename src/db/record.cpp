@@ -32,42 +32,11 @@ bool is_identifier(std::string_view s) {
 
 }  // namespace
 
-std::optional<FieldError> check_record(const Record& r) {
+namespace {
+
+// The record's times: positive, plausible, in order with their quartiles; the load counts finite.
+std::optional<FieldError> check_timing(const Timing& t) {
   auto bad = [](std::string field, std::string why) { return std::optional<FieldError>(FieldError{field, why}); };
-  if (r.device.kind != "cpu" && r.device.kind != "gpu") {
-    return bad("device.kind", fmt::format("'{}' is not a device kind (allowed: cpu, gpu)", r.device.kind));
-  }
-  if (r.device.name.empty()) return bad("device.name", "must not be empty");
-  if (r.device.arch.empty()) return bad("device.arch", "must not be empty");
-  if (r.device.cores < 0) return bad("device.cores", fmt::format("is {}; must be >= 0", r.device.cores));
-  if (r.device.clock_mhz < 0) return bad("device.clock_mhz", fmt::format("is {}; must be >= 0", r.device.clock_mhz));
-  if (r.backend.empty()) return bad("backend", "must not be empty");
-  if (r.family_version < 0) return bad("family_version", fmt::format("is {}; must be >= 0", r.family_version));
-
-  const Signature& s = r.problem;
-  for (auto [name, v] : {std::pair{"problem.m", s.m}, std::pair{"problem.n", s.n}, std::pair{"problem.k", s.k},
-                         std::pair{"problem.batch", s.batch}}) {
-    if (v < 1) return bad(name, fmt::format("is {}; must be >= 1", v));
-  }
-  const Problem p = problem_of(s);
-  if (Status st = p.validate(); !st) return bad("problem", st.message());
-  const int narrowest = int(std::min(size_of(s.input), size_of(s.output)));
-  if (s.align != 2 && s.align != 4 && s.align != 8 && s.align != 16) {
-    return bad("problem.align", fmt::format("is {}; must be 2, 4, 8 or 16", s.align));
-  }
-  if (s.align < narrowest) {
-    return bad("problem.align", fmt::format("is {}, below the {}-byte elements of {}->{} (must be >= {})", s.align,
-                                            narrowest, to_string(s.input), to_string(s.output), narrowest));
-  }
-
-  if (r.config.family.empty()) return bad("config.family", "must not be empty");
-  for (const auto& [name, value] : r.config.params) {
-    if (!is_identifier(name) || name == "family") {
-      return bad("config", fmt::format("parameter name '{}' is not an identifier (letters, digits, _)", name));
-    }
-  }
-
-  const Timing& t = r.time;
   auto positive = [](double v) { return std::isfinite(v) && v > 0; };
   // Not plausible: outside [0.1 ns, 6 h] (see Plausible for why those bounds).
   auto time_error = [&](const char* field, double v) -> std::optional<FieldError> {
@@ -109,6 +78,49 @@ std::optional<FieldError> check_record(const Record& r) {
       return bad(name, fmt::format("is {}; must be a finite number of cores >= 0 (or unknown)", *v));
     }
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<FieldError> check_record(const Record& r) {
+  auto bad = [](std::string field, std::string why) { return std::optional<FieldError>(FieldError{field, why}); };
+  if (r.device.kind != "cpu" && r.device.kind != "gpu") {
+    return bad("device.kind", fmt::format("'{}' is not a device kind (allowed: cpu, gpu)", r.device.kind));
+  }
+  if (r.device.name.empty()) return bad("device.name", "must not be empty");
+  if (r.device.arch.empty()) return bad("device.arch", "must not be empty");
+  if (r.device.cores < 0) return bad("device.cores", fmt::format("is {}; must be >= 0", r.device.cores));
+  if (r.device.clock_mhz < 0) return bad("device.clock_mhz", fmt::format("is {}; must be >= 0", r.device.clock_mhz));
+  if (r.backend.empty()) return bad("backend", "must not be empty");
+  if (r.family_version < 0) return bad("family_version", fmt::format("is {}; must be >= 0", r.family_version));
+
+  const Signature& s = r.problem;
+  for (auto [name, v] : {std::pair{"problem.m", s.m}, std::pair{"problem.n", s.n}, std::pair{"problem.k", s.k},
+                         std::pair{"problem.batch", s.batch}}) {
+    if (v < 1) return bad(name, fmt::format("is {}; must be >= 1", v));
+  }
+  const Problem p = problem_of(s);
+  if (Status st = p.validate(); !st) return bad("problem", st.message());
+  const int narrowest = int(std::min(size_of(s.input), size_of(s.output)));
+  if (s.align != 2 && s.align != 4 && s.align != 8 && s.align != 16) {
+    return bad("problem.align", fmt::format("is {}; must be 2, 4, 8 or 16", s.align));
+  }
+  if (s.align < narrowest) {
+    return bad("problem.align", fmt::format("is {}, below the {}-byte elements of {}->{} (must be >= {})", s.align,
+                                            narrowest, to_string(s.input), to_string(s.output), narrowest));
+  }
+
+  if (r.config.family.empty()) return bad("config.family", "must not be empty");
+  for (const auto& [name, value] : r.config.params) {
+    if (!is_identifier(name) || name == "family") {
+      return bad("config", fmt::format("parameter name '{}' is not an identifier (letters, digits, _)", name));
+    }
+  }
+
+  const Timing& t = r.time;
+  if (auto e = check_timing(t)) return e;
+  auto positive = [](double v) { return std::isfinite(v) && v > 0; };
   auto non_negative = [](double v) { return std::isfinite(v) && v >= 0; };
   if (!positive(r.tflops)) return bad("tflops", fmt::format("is {}; must be a positive number", r.tflops));
   if (r.tflops > Plausible::max_tflops) {
