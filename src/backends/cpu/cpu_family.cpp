@@ -461,6 +461,39 @@ Cost CpuFamily::cost(const Problem& problem, const hw::HwProfile& profile, const
   return c;
 }
 
+namespace {
+
+// The compute pipeline's split of the work over the team: row units, one thread, or column chunks.
+void explain_work_split(plan::Plan& plan, const WorkSplit& split, int64_t mr, int64_t nr) {
+  const Cost& cost = plan.ranked.front().cost;
+  const Problem& q = plan.problem;
+  const std::string L2(plan::kLayers[2]);
+  if (split.row_blocks > 1) {
+    plan.log.add(L2, fmt::format("work units of {} rows x 1/{} of the columns", split.rows, split.col_parts),
+                 fmt::format("{} units over {} thread(s), claimed as threads run, each through every K block of its "
+                             "columns: a thread the OS takes away delays the team by the unit it holds, not by a "
+                             "phase; as the backend's driver splits the work",
+                             split.row_units * split.col_parts * split.chunks, plan.threads),
+                 fmt::format("{} x {} micro-tiles of {}x{}; balance {} over rows, {} over units; tail waste M {}, N {}",
+                             cost.waves.tiles_m, cost.waves.tiles_n, mr, nr, fmtx::pct(split.balance_m),
+                             fmtx::pct(split.balance_n), fmtx::pct(cost.waves.waste_m), fmtx::pct(cost.waves.waste_n)));
+  } else if (plan.threads <= 1) {
+    plan.log.add(L2, "one thread", "the whole loop nest on the calling thread",
+                 fmt::format("{} x {} micro-tiles of {}x{}; tail waste M {}, N {}", cost.waves.tiles_m,
+                             cost.waves.tiles_n, mr, nr, fmtx::pct(cost.waves.waste_m), fmtx::pct(cost.waves.waste_n)));
+  } else {
+    plan.log.add(L2, fmt::format("columns split {} ways", split.col_parts),
+                 fmt::format("too few rows ({} MR-panels) to split: threads claim column chunks, each packing its own "
+                             "A and B; as the backend's driver splits the work",
+                             cdiv(q.m, mr)),
+                 fmt::format("{} x {} micro-tiles of {}x{}; balance {} over columns; tail waste M {}, N {}",
+                             cost.waves.tiles_m, cost.waves.tiles_n, mr, nr, fmtx::pct(split.balance_n),
+                             fmtx::pct(cost.waves.waste_m), fmtx::pct(cost.waves.waste_n)));
+  }
+}
+
+}  // namespace
+
 void CpuFamily::explain(plan::Plan& plan) const {
   const plan::Candidate& best = plan.ranked.front();
   const Config& c = best.config;
@@ -525,28 +558,7 @@ void CpuFamily::explain(plan::Plan& plan) const {
   // ---- compute pipeline
   const bool packs_b = c.at("PACK_B") != 0 || !can_stream_b(q);
   const WorkSplit split = work_split(q, mr, nr, c.at("MC"), c.at("NC"), packs_b, plan.threads);
-  if (split.row_blocks > 1) {
-    plan.log.add(L2, fmt::format("work units of {} rows x 1/{} of the columns", split.rows, split.col_parts),
-                 fmt::format("{} units over {} thread(s), claimed as threads run, each through every K block of its "
-                             "columns: a thread the OS takes away delays the team by the unit it holds, not by a "
-                             "phase; as the backend's driver splits the work",
-                             split.row_units * split.col_parts * split.chunks, plan.threads),
-                 fmt::format("{} x {} micro-tiles of {}x{}; balance {} over rows, {} over units; tail waste M {}, N {}",
-                             cost.waves.tiles_m, cost.waves.tiles_n, mr, nr, fmtx::pct(split.balance_m),
-                             fmtx::pct(split.balance_n), fmtx::pct(cost.waves.waste_m), fmtx::pct(cost.waves.waste_n)));
-  } else if (plan.threads <= 1) {
-    plan.log.add(L2, "one thread", "the whole loop nest on the calling thread",
-                 fmt::format("{} x {} micro-tiles of {}x{}; tail waste M {}, N {}", cost.waves.tiles_m,
-                             cost.waves.tiles_n, mr, nr, fmtx::pct(cost.waves.waste_m), fmtx::pct(cost.waves.waste_n)));
-  } else {
-    plan.log.add(L2, fmt::format("columns split {} ways", split.col_parts),
-                 fmt::format("too few rows ({} MR-panels) to split: threads claim column chunks, each packing its own "
-                             "A and B; as the backend's driver splits the work",
-                             cdiv(q.m, mr)),
-                 fmt::format("{} x {} micro-tiles of {}x{}; balance {} over columns; tail waste M {}, N {}",
-                             cost.waves.tiles_m, cost.waves.tiles_n, mr, nr, fmtx::pct(split.balance_n),
-                             fmtx::pct(cost.waves.waste_m), fmtx::pct(cost.waves.waste_n)));
-  }
+  explain_work_split(plan, split, mr, nr);
   plan.log.add(L2, "packing beside the micro-kernel",
                fmt::format("A is packed once per work unit and K block ({}x in all), B once per (chunk, KC) block by "
                            "the first threads to need it; the others wait only for pieces already claimed",
