@@ -19,6 +19,28 @@ namespace tileforge::cuda {
 using namespace sm80_constants;
 using namespace plan;
 
+namespace {
+
+// Parameter adaptation: the warps' layout, registers and occupancy, and the accumulator type.
+void explain_adaptation(plan::Plan& plan) {
+  const Config& c = plan.ranked.front().config;
+  const Cost& cost = plan.ranked.front().cost;
+  const Problem& q = plan.problem;
+  const int64_t bm = c.at("BLOCK_M"), bn = c.at("BLOCK_N"), wm = c.at("WARPS_M"), wn = c.at("WARPS_N");
+  const std::string L3(kLayers[3]);
+  plan.log.add(L3,
+               fmt::format("WARPS_M={}, WARPS_N={}: {} threads, warp tile {}x{}", wm, wn, cuda::sm80_threads(c), bm / wm,
+                           bn / wn),
+               fmt::format("an estimated {} registers per thread ({} accumulators); {} block(s) per SM, limited by {}",
+                           cuda::sm80_register_estimate(c, plan.profile.arch), (bm / wm) * (bn / wn) / 32, cost.occupancy,
+                           cost.occupancy_limit),
+               neighbours_of(plan, {"WARPS_M", "WARPS_N"}));
+  plan.log.add(L3, fmt::format("accumulate in {}", to_string(q.precision.accum)),
+               "the problem's precision policy: the planner never changes it");
+}
+
+}  // namespace
+
 void sm80_explain(plan::Plan& plan) {
   const Candidate& best = plan.ranked.front();
   const Config& c = best.config;
@@ -114,15 +136,7 @@ void sm80_explain(plan::Plan& plan) {
                            fmtx::pct(cost.fill_s / cost.seconds)));
 
   // ---- parameter adaptation
-  plan.log.add(L3,
-               fmt::format("WARPS_M={}, WARPS_N={}: {} threads, warp tile {}x{}", wm, wn, cuda::sm80_threads(c), bm / wm,
-                           bn / wn),
-               fmt::format("an estimated {} registers per thread ({} accumulators); {} block(s) per SM, limited by {}",
-                           cuda::sm80_register_estimate(c, plan.profile.arch), (bm / wm) * (bn / wn) / 32, cost.occupancy,
-                           cost.occupancy_limit),
-               neighbours_of(plan, {"WARPS_M", "WARPS_N"}));
-  plan.log.add(L3, fmt::format("accumulate in {}", to_string(q.precision.accum)),
-               "the problem's precision policy: the planner never changes it");
+  explain_adaptation(plan);
 }
 
 }  // namespace tileforge::cuda
