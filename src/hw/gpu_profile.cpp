@@ -161,6 +161,62 @@ std::optional<std::string> gpu_profile_name(const GpuProperties& gpu) {
   return std::nullopt;
 }
 
+namespace {
+
+// The record of the same architecture's features, matrix units and caches (else the features the compute
+// capability implies), with the L2 size the device reports. `family` is the caller's copy: a source it lacks reads
+// as empty (operator[]).
+void inherit_features_and_caches(HwProfile& p, const GpuProperties& gpu, std::optional<HwProfile>& family) {
+  const std::string dev = "device properties";
+  if (family) {
+    p.features = family->features;
+    p.sources["features"] = fmt::format("from {}", family->name);
+    p.matrix_units = family->matrix_units;
+    for (std::size_t i = 0; i < p.matrix_units.size(); ++i) {
+      const std::string key = fmt::format("matrix_units[{}]", i);
+      p.sources[key] = fmt::format("from {}: {}", family->name, family->sources[key]);
+    }
+    for (std::size_t i = 0; i < family->caches.size(); ++i) {
+      const std::string key = fmt::format("caches[{}]", i);
+      p.caches.push_back(family->caches[i]);
+      p.sources[key] = fmt::format("from {}: {}", family->name, family->sources[key]);
+    }
+  } else if (gpu.vendor == "nvidia") {
+    p.features = nvidia_features(gpu.cc_major, gpu.cc_minor);
+    p.sources["features"] = fmt::format("assumed from compute capability {}.{}", gpu.cc_major, gpu.cc_minor);
+  }
+  if (gpu.l2_bytes > 0) {
+    if (CacheLevel* l2 = last_level(p); l2 && l2->level == 2) {
+      l2->size_bytes = gpu.l2_bytes;
+      l2->shared_by = std::max(1, p.cores);
+      p.sources[fmt::format("caches[{}]", l2 - p.caches.data())] = dev;
+    } else {
+      p.caches.push_back(CacheLevel{2, "unified", gpu.l2_bytes, 0, 128, std::max(1, p.cores)});
+      p.sources[fmt::format("caches[{}]", p.caches.size() - 1)] = dev;
+    }
+  }
+}
+
+// Peak rates: the family record's scaled by SMs and clock, or an FP32 estimate from the lanes per SM.
+void estimate_peaks(HwProfile& p, const GpuProperties& gpu, const std::optional<HwProfile>& family) {
+  const double clock = p.boost_clock_ghz;
+  if (family && family->cores > 0 && family->boost_clock_ghz > 0 && clock > 0) {
+    const double scale = double(p.cores) / family->cores * clock / family->boost_clock_ghz;
+    for (const PeakRate& r : family->peaks) {
+      p.peaks.push_back(PeakRate{r.input, r.accum, r.tflops * scale,
+                                 fmt::format("estimated: {} at {} SMs x {} GHz scaled to {} SMs x {} GHz",
+                                             family->name, family->cores, family->boost_clock_ghz, p.cores, clock)});
+    }
+  } else if (p.cores > 0 && clock > 0) {
+    // FP32 lanes per SM: 64 on sm_80, 128 on sm_86 and later (CUDA C Programming Guide, arithmetic throughput).
+    const int lanes = (gpu.cc_major == 8 && gpu.cc_minor == 0) ? 64 : 128;
+    p.peaks.push_back(PeakRate{DType::f32, DType::f32, p.cores * lanes * 2.0 * clock / 1e3,
+                               fmt::format("estimated: {} SMs x {} FP32 lanes x 2 x {} GHz", p.cores, lanes, clock)});
+  }
+}
+
+}  // namespace
+
 HwProfile gpu_profile_from_properties(const GpuProperties& gpu) {
   if (auto name = gpu_profile_name(gpu)) {
     HwProfile p = load_profile(*name).value();
@@ -236,48 +292,8 @@ HwProfile gpu_profile_from_properties(const GpuProperties& gpu) {
   for (const char* key : {"fma_pipes", "fma_latency_cycles", "load_ports_per_cycle"})
     p.sources[key] = "not applicable: GPUs (a CPU core's rate)";
 
-  if (family) {
-    p.features = family->features;
-    p.sources["features"] = fmt::format("from {}", family->name);
-    p.matrix_units = family->matrix_units;
-    for (std::size_t i = 0; i < p.matrix_units.size(); ++i) {
-      const std::string key = fmt::format("matrix_units[{}]", i);
-      p.sources[key] = fmt::format("from {}: {}", family->name, family->sources[key]);
-    }
-    for (std::size_t i = 0; i < family->caches.size(); ++i) {
-      const std::string key = fmt::format("caches[{}]", i);
-      p.caches.push_back(family->caches[i]);
-      p.sources[key] = fmt::format("from {}: {}", family->name, family->sources[key]);
-    }
-  } else if (gpu.vendor == "nvidia") {
-    p.features = nvidia_features(gpu.cc_major, gpu.cc_minor);
-    p.sources["features"] = fmt::format("assumed from compute capability {}.{}", gpu.cc_major, gpu.cc_minor);
-  }
-  if (gpu.l2_bytes > 0) {
-    if (CacheLevel* l2 = last_level(p); l2 && l2->level == 2) {
-      l2->size_bytes = gpu.l2_bytes;
-      l2->shared_by = std::max(1, p.cores);
-      p.sources[fmt::format("caches[{}]", l2 - p.caches.data())] = dev;
-    } else {
-      p.caches.push_back(CacheLevel{2, "unified", gpu.l2_bytes, 0, 128, std::max(1, p.cores)});
-      p.sources[fmt::format("caches[{}]", p.caches.size() - 1)] = dev;
-    }
-  }
-
-  const double clock = p.boost_clock_ghz;
-  if (family && family->cores > 0 && family->boost_clock_ghz > 0 && clock > 0) {
-    const double scale = double(p.cores) / family->cores * clock / family->boost_clock_ghz;
-    for (const PeakRate& r : family->peaks) {
-      p.peaks.push_back(PeakRate{r.input, r.accum, r.tflops * scale,
-                                 fmt::format("estimated: {} at {} SMs x {} GHz scaled to {} SMs x {} GHz",
-                                             family->name, family->cores, family->boost_clock_ghz, p.cores, clock)});
-    }
-  } else if (p.cores > 0 && clock > 0) {
-    // FP32 lanes per SM: 64 on sm_80, 128 on sm_86 and later (CUDA C Programming Guide, arithmetic throughput).
-    const int lanes = (gpu.cc_major == 8 && gpu.cc_minor == 0) ? 64 : 128;
-    p.peaks.push_back(PeakRate{DType::f32, DType::f32, p.cores * lanes * 2.0 * clock / 1e3,
-                               fmt::format("estimated: {} SMs x {} FP32 lanes x 2 x {} GHz", p.cores, lanes, clock)});
-  }
+  inherit_features_and_caches(p, gpu, family);
+  estimate_peaks(p, gpu, family);
   return p;
 }
 
