@@ -186,6 +186,10 @@ Status check_device_pointer(const void* ptr, std::string_view what);
 // page-locked); not_available without a driver. What Options::device "auto" decides by.
 Expected<int> device_of_pointer(const void* ptr);
 
+// The most blocks a grid holds along y and along z (x goes to 2^31 - 1): kernels with more rows or matrices than
+// that walk the rest grid-stride.
+inline constexpr int64_t kMaxGridYZ = 65535;
+
 // Grid, block, dynamic shared memory, stream and optional thread-block cluster of one launch.
 struct LaunchDims {
   unsigned grid[3] = {1, 1, 1};

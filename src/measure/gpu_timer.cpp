@@ -208,14 +208,13 @@ class GpuTimer final : public RepTimer {
     double alpha = p.alpha, beta = p.beta;
     void* args[] = {&pa, &pb, &pci, &out0, &out1, &m, &n, &k, &batch, &lda, &ldb, &ldc, &sa, &sb, &sc, &alpha, &beta};
     const int64_t tile = what == "store" ? 64 : 16;
-    // The grid's y and z stop at 65535: the kernels walk row tiles and batches beyond them (grid-stride).
-    constexpr int64_t kMaxGridYZ = 65535;
+    // The grid's y and z stop at cuda::kMaxGridYZ: the kernels walk row tiles and batches beyond them.
     cuda::LaunchDims dims;
     dims.block[0] = 16;
     dims.block[1] = 16;
     dims.grid[0] = unsigned((p.n + tile - 1) / tile);
-    dims.grid[1] = unsigned(std::min((p.m + tile - 1) / tile, kMaxGridYZ));
-    dims.grid[2] = unsigned(std::min<int64_t>(p.batch, kMaxGridYZ));
+    dims.grid[1] = unsigned(std::min((p.m + tile - 1) / tile, cuda::kMaxGridYZ));
+    dims.grid[2] = unsigned(std::min<int64_t>(p.batch, cuda::kMaxGridYZ));
     return launch(reference_entry(what, p), dims, args);
   }
 

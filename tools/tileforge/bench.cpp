@@ -101,12 +101,7 @@ int run_bench(const BenchArgs& a) {
     if ((r.ours && !r.check) || !r.row()) failed = true;
     partial.add(r, report.environment);
     report.rows.push_back(std::move(r));
-    if (const std::string lost = (*timer)->device_lost(); !lost.empty()) {
-      // Every later case would fail the same way, each reading as a fault of its own.
-      std::fprintf(stderr,
-                   "tileforge bench: error: a GPU kernel faulted (first reported as \"%s\"): the CUDA context is lost for "
-                   "this process; %zu case(s) left not run\n",
-                   lost.c_str(), plans.size() - i - 1);
+    if (stop_for_lost_device(verb, **timer, plans.size() - i - 1)) {
       failed = true;
       break;
     }

@@ -398,6 +398,16 @@ int check_stdout(int code) {
 
 bool show_progress(const OutputArgs& a) { return !a.quiet && isatty(STDERR_FILENO); }
 
+bool stop_for_lost_device(std::string_view verb, const measure::RepTimer& timer, std::size_t left) {
+  const std::string lost = timer.device_lost();
+  if (lost.empty()) return false;
+  std::fprintf(stderr,
+               "tileforge %.*s: error: a GPU kernel faulted (first reported as \"%s\"): the CUDA context is lost for "
+               "this process; %zu case(s) left not run\n",
+               int(verb.size()), verb.data(), lost.c_str(), left);
+  return true;
+}
+
 void precompile_on_gpu(const Device& device, const std::vector<bench::CasePlan>& plans, const OutputArgs& output) {
   if (device.kind != "cuda") return;
   const double secs = bench::precompile(device, plans);

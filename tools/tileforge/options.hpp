@@ -120,5 +120,8 @@ bool show_progress(const OutputArgs& args);
 // On a GPU, compiles every plan's kernel on all host cores before anything runs (NVRTC time then overlaps instead
 // of adding up case by case), and says how long it took unless --quiet.
 void precompile_on_gpu(const Device& device, const std::vector<bench::CasePlan>& plans, const OutputArgs& output);
+// True, after saying so on stderr, when a GPU kernel has faulted and taken the device's context with it: the verb
+// stops its cases there (`left` of them not run) instead of failing each one as if it had faulted too.
+bool stop_for_lost_device(std::string_view verb, const measure::RepTimer& timer, std::size_t left);
 
 }  // namespace tileforge::cli

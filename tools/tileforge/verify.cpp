@@ -135,11 +135,7 @@ int run_verify(const VerifyArgs& a) {
     if (!r.refused.empty()) std::fprintf(stderr, "tileforge verify: error: %s\n", r.refused.c_str());
     all_pass = all_pass && r.ours.has_value() && r.check.ok();
     results.push_back(std::move(r));
-    if (const std::string lost = (*timer)->device_lost(); !lost.empty()) {
-      std::fprintf(stderr,
-                   "tileforge verify: error: a GPU kernel faulted (first reported as \"%s\"): the CUDA context is lost for "
-                   "this process; %zu case(s) left not run\n",
-                   lost.c_str(), std::size_t(plans.size() - results.size()));
+    if (stop_for_lost_device(verb, **timer, plans.size() - results.size())) {
       all_pass = false;
       break;
     }

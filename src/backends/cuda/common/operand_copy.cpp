@@ -108,9 +108,9 @@ Expected<std::pair<const void*, const void*>> copy_operands(const OperandCopy& c
     dims.block[0] = unsigned(kThreads);
     dims.grid[0] = unsigned(std::min<int64_t>((cols + kThreads * 8 - 1) / (kThreads * 8), 64));
     const int64_t per_row_band = int64_t(dims.grid[0]) * job.count * p.batch;
-    const int64_t bands = std::min<int64_t>((rows + kRows - 1) / kRows, 65535);
+    const int64_t bands = std::min<int64_t>((rows + kRows - 1) / kRows, kMaxGridYZ);
     dims.grid[1] = unsigned(std::clamp<int64_t>(kBlocksWanted / per_row_band, 1, bands));
-    dims.grid[2] = unsigned(std::min<int64_t>(job.count * p.batch, 65535));  // the kernel walks the rest
+    dims.grid[2] = unsigned(std::min<int64_t>(job.count * p.batch, kMaxGridYZ));  // the kernel walks the rest
     dims.stream = static_cast<CUstream>(args.stream);
     void* kargs[] = {&job};
     if (Status st = launch(static_cast<CUfunction>(*copier), dims, kargs, "tf_copy_u16"); !st) return st;

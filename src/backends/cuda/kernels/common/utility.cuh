@@ -64,36 +64,36 @@ __device__ __forceinline__ uint4 load_row_chunk(const unsigned short* s, unsigne
 __device__ __forceinline__ void copy_rows_u16(const CopyJob& job) {
   constexpr int kRows = 4;
   for (long long z = blockIdx.z; z < static_cast<long long>(job.count) * job.batch; z += gridDim.z) {
-  const int which = static_cast<int>(z / job.batch);
-  const long long batch = z % job.batch;
-  const CopyMatrix m = which == 0 ? job.matrix[0] : job.matrix[1];  // no dynamic index into the parameters
-  const unsigned short* __restrict__ src = m.src + batch * m.stride_src;
-  unsigned short* __restrict__ dst = m.dst + batch * m.stride_dst;
-  const int rows = m.rows, cols = m.cols;
-  const unsigned long long lo = reinterpret_cast<unsigned long long>(src);
-  const unsigned long long hi = reinterpret_cast<unsigned long long>(src + (rows - 1) * m.ld_src + cols);
-  const int col0 = (blockIdx.x * blockDim.x + threadIdx.x) * 8, col_step = gridDim.x * blockDim.x * 8;
-  for (int row0 = blockIdx.y; row0 < rows; row0 += kRows * gridDim.y) {
-    for (int col = col0; col < cols; col += col_step) {
-      uint4 v[kRows];
+    const int which = static_cast<int>(z / job.batch);
+    const long long batch = z % job.batch;
+    const CopyMatrix m = which == 0 ? job.matrix[0] : job.matrix[1];  // no dynamic index into the parameters
+    const unsigned short* __restrict__ src = m.src + batch * m.stride_src;
+    unsigned short* __restrict__ dst = m.dst + batch * m.stride_dst;
+    const int rows = m.rows, cols = m.cols;
+    const unsigned long long lo = reinterpret_cast<unsigned long long>(src);
+    const unsigned long long hi = reinterpret_cast<unsigned long long>(src + (rows - 1) * m.ld_src + cols);
+    const int col0 = (blockIdx.x * blockDim.x + threadIdx.x) * 8, col_step = gridDim.x * blockDim.x * 8;
+    for (int row0 = blockIdx.y; row0 < rows; row0 += kRows * gridDim.y) {
+      for (int col = col0; col < cols; col += col_step) {
+        uint4 v[kRows];
 #pragma unroll
-      for (int i = 0; i < kRows; ++i) {
-        const int row = row0 + i * static_cast<int>(gridDim.y);
-        if (row >= rows) break;
-        const unsigned short* s_row = src + row * m.ld_src;
-        v[i] = col + 8 <= cols
-                   ? load_row_chunk(s_row + col, static_cast<unsigned>(reinterpret_cast<unsigned long long>(s_row) & 15),
-                                    lo, hi)
-                   : elements_one_by_one(s_row + col, cols - col);
-      }
+        for (int i = 0; i < kRows; ++i) {
+          const int row = row0 + i * static_cast<int>(gridDim.y);
+          if (row >= rows) break;
+          const unsigned short* s_row = src + row * m.ld_src;
+          v[i] = col + 8 <= cols
+                     ? load_row_chunk(s_row + col, static_cast<unsigned>(reinterpret_cast<unsigned long long>(s_row) & 15),
+                                      lo, hi)
+                     : elements_one_by_one(s_row + col, cols - col);
+        }
 #pragma unroll
-      for (int i = 0; i < kRows; ++i) {
-        const int row = row0 + i * static_cast<int>(gridDim.y);
-        if (row >= rows) break;
-        *reinterpret_cast<uint4*>(dst + row * m.ld_dst + col) = v[i];
+        for (int i = 0; i < kRows; ++i) {
+          const int row = row0 + i * static_cast<int>(gridDim.y);
+          if (row >= rows) break;
+          *reinterpret_cast<uint4*>(dst + row * m.ld_dst + col) = v[i];
+        }
       }
     }
-  }
   }
 }
 
@@ -181,35 +181,35 @@ __device__ __forceinline__ void reference_check(const void* a, const void* b, co
   ElementError mine;
   // Grid-stride over batches (z) and row tiles (y): their grid dimensions stop at 65535.
   for (long long e = blockIdx.z; e < batch; e += gridDim.z)
-  for (int tile_y = blockIdx.y; tile_y < row_tiles; tile_y += gridDim.y) {
-  const int row = tile_y * 16 + ty;
-  double sum = 0.0, abs_sum = 0.0;
-  for (int k0 = 0; k0 < k; k0 += 16) {
-    {
-      const int r = tile_y * 16 + ty, kk = k0 + tx;
-      const long long idx = e * sa + (kARow ? r * lda + kk : kk * lda + r);
-      ta[ty][tx] = (r < m && kk < k) ? load_as_double<kInTag>(a, idx) : 0.0;
-    }
-    {
-      const int kk = k0 + ty, cc = blockIdx.x * 16 + tx;
-      const long long idx = e * sb + (kBRow ? kk * ldb + cc : cc * ldb + kk);
-      tb[ty][tx] = (kk < k && cc < n) ? load_as_double<kInTag>(b, idx) : 0.0;
-    }
-    __syncthreads();
+    for (int tile_y = blockIdx.y; tile_y < row_tiles; tile_y += gridDim.y) {
+      const int row = tile_y * 16 + ty;
+      double sum = 0.0, abs_sum = 0.0;
+      for (int k0 = 0; k0 < k; k0 += 16) {
+        {
+          const int r = tile_y * 16 + ty, kk = k0 + tx;
+          const long long idx = e * sa + (kARow ? r * lda + kk : kk * lda + r);
+          ta[ty][tx] = (r < m && kk < k) ? load_as_double<kInTag>(a, idx) : 0.0;
+        }
+        {
+          const int kk = k0 + ty, cc = blockIdx.x * 16 + tx;
+          const long long idx = e * sb + (kBRow ? kk * ldb + cc : cc * ldb + kk);
+          tb[ty][tx] = (kk < k && cc < n) ? load_as_double<kInTag>(b, idx) : 0.0;
+        }
+        __syncthreads();
 #pragma unroll
-    for (int j = 0; j < 16; ++j) {
-      const double x = ta[ty][j] * tb[j][tx];
-      sum += x;
-      abs_sum += fabs(x);
+        for (int j = 0; j < 16; ++j) {
+          const double x = ta[ty][j] * tb[j][tx];
+          sum += x;
+          abs_sum += fabs(x);
+        }
+        __syncthreads();
+      }
+      if (row < m && col < n) {
+        const long long at = e * sc + row * ldc + col;
+        const double c = beta != 0.0 ? load_as_double<kOutTag>(c_in, at) : 0.0;
+        mine.fold(load_as_double<kOutTag>(c_out, at), alpha * sum + beta * c, fabs(alpha) * abs_sum + fabs(beta) * fabs(c));
+      }
     }
-    __syncthreads();
-  }
-  if (row < m && col < n) {
-    const long long at = e * sc + row * ldc + col;
-    const double c = beta != 0.0 ? load_as_double<kOutTag>(c_in, at) : 0.0;
-    mine.fold(load_as_double<kOutTag>(c_out, at), alpha * sum + beta * c, fabs(alpha) * abs_sum + fabs(beta) * fabs(c));
-  }
-  }
   add_block_totals(mine, totals);
 }
 
@@ -229,63 +229,63 @@ __device__ __forceinline__ void reference_store(const void* a, const void* b, co
   const int row_tiles = (m + 63) / 64;
   // Grid-stride over batches (z) and row tiles (y): their grid dimensions stop at 65535.
   for (long long e = blockIdx.z; e < batch; e += gridDim.z)
-  for (int tile_y = blockIdx.y; tile_y < row_tiles; tile_y += gridDim.y) {
-  const int row0 = tile_y * 64;
-  double sum[4][4], abs_sum[4][4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-#pragma unroll
-    for (int j = 0; j < 4; ++j) sum[i][j] = abs_sum[i][j] = 0.0;
-  for (int k0 = 0; k0 < k; k0 += 16) {
-#pragma unroll
-    for (int l = 0; l < 4; ++l) {
-      const int idx = tid + 256 * l;  // 1024 elements of each operand's tile; neighbours read neighbours
-      {
-        const int r = kARow ? idx >> 4 : idx & 63, kk = kARow ? idx & 15 : idx >> 6;
-        const int gr = row0 + r, gk = k0 + kk;
-        ta[kk][r] = (gr < m && gk < k) ? load_as_double<kInTag>(a, e * sa + (kARow ? gr * lda + gk : gk * lda + gr))
-                                       : 0.0;
-      }
-      {
-        const int c = kBRow ? idx & 63 : idx >> 4, kk = kBRow ? idx >> 6 : idx & 15;
-        const int gc = col0 + c, gk = k0 + kk;
-        tb[kk][c] = (gc < n && gk < k) ? load_as_double<kInTag>(b, e * sb + (kBRow ? gk * ldb + gc : gc * ldb + gk))
-                                       : 0.0;
-      }
-    }
-    __syncthreads();
-#pragma unroll
-    for (int j = 0; j < 16; ++j) {
-      double av[4], bv[4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        av[i] = ta[j][ty + 16 * i];
-        bv[i] = tb[j][tx + 16 * i];
-      }
+    for (int tile_y = blockIdx.y; tile_y < row_tiles; tile_y += gridDim.y) {
+      const int row0 = tile_y * 64;
+      double sum[4][4], abs_sum[4][4];
 #pragma unroll
       for (int i = 0; i < 4; ++i)
 #pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          sum[i][q] = fma(av[i], bv[q], sum[i][q]);
-          abs_sum[i][q] = fma(fabs(av[i]), fabs(bv[q]), abs_sum[i][q]);
+        for (int j = 0; j < 4; ++j) sum[i][j] = abs_sum[i][j] = 0.0;
+      for (int k0 = 0; k0 < k; k0 += 16) {
+#pragma unroll
+        for (int l = 0; l < 4; ++l) {
+          const int idx = tid + 256 * l;  // 1024 elements of each operand's tile; neighbours read neighbours
+          {
+            const int r = kARow ? idx >> 4 : idx & 63, kk = kARow ? idx & 15 : idx >> 6;
+            const int gr = row0 + r, gk = k0 + kk;
+            ta[kk][r] = (gr < m && gk < k) ? load_as_double<kInTag>(a, e * sa + (kARow ? gr * lda + gk : gk * lda + gr))
+                                           : 0.0;
+          }
+          {
+            const int c = kBRow ? idx & 63 : idx >> 4, kk = kBRow ? idx >> 6 : idx & 15;
+            const int gc = col0 + c, gk = k0 + kk;
+            tb[kk][c] = (gc < n && gk < k) ? load_as_double<kInTag>(b, e * sb + (kBRow ? gk * ldb + gc : gc * ldb + gk))
+                                           : 0.0;
+          }
         }
-    }
-    __syncthreads();
-  }
+        __syncthreads();
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int row = row0 + ty + 16 * i;
+        for (int j = 0; j < 16; ++j) {
+          double av[4], bv[4];
 #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const int col = col0 + tx + 16 * q;
-      if (row >= m || col >= n) continue;
-      const double c = beta != 0.0 ? load_as_double<kOutTag>(c_in, e * sc + row * ldc + col) : 0.0;
-      const long long at = (e * m + row) * (long long)n + col;
-      ref[at] = alpha * sum[i][q] + beta * c;
-      bound[at] = fabs(alpha) * abs_sum[i][q] + fabs(beta) * fabs(c);
+          for (int i = 0; i < 4; ++i) {
+            av[i] = ta[j][ty + 16 * i];
+            bv[i] = tb[j][tx + 16 * i];
+          }
+#pragma unroll
+          for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+              sum[i][q] = fma(av[i], bv[q], sum[i][q]);
+              abs_sum[i][q] = fma(fabs(av[i]), fabs(bv[q]), abs_sum[i][q]);
+            }
+        }
+        __syncthreads();
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int row = row0 + ty + 16 * i;
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int col = col0 + tx + 16 * q;
+          if (row >= m || col >= n) continue;
+          const double c = beta != 0.0 ? load_as_double<kOutTag>(c_in, e * sc + row * ldc + col) : 0.0;
+          const long long at = (e * m + row) * (long long)n + col;
+          ref[at] = alpha * sum[i][q] + beta * c;
+          bound[at] = fabs(alpha) * abs_sum[i][q] + fabs(beta) * fabs(c);
+        }
+      }
     }
-  }
-  }
 }
 
 // Folds |C_out - ref| of every element into the totals against what reference_store kept: a grid-stride pass over
