@@ -54,7 +54,7 @@ double epilogue_seconds(const Problem& q, double out, double clock, int64_t bm, 
                         std::optional<int64_t> epi_split) {
   const bool reads_c = q.beta != 0.0;
   const double c_tile = double(bm * bn) * out;
-  if (sched.shared_sum || sched.cluster_sum) {
+  if (sched.shared_sum) {
     return c_tile * (reads_c ? 2.0 : 1.0) / double(sched.split_k) / (kEpilogueDirectBytesPerSmCycle * clock);
   }
   const double direct =
@@ -88,12 +88,6 @@ Fixup fixup_seconds(const Problem& q, int64_t bm, int64_t bn, const Sm90Schedule
   const double bytes = double(share.partials_written + share.partials_read) * f.part;
   int64_t round_trips = 0;
   double fixed_s = double(share.partials_written) * kFixupSeconds;
-  if (sched.cluster_sum) {
-    // The partials never leave the cluster: each slice stores its tile in its own shared memory and reads its
-    // share of every slice's over distributed shared memory, after one cluster barrier.
-    f.seconds = bytes / (l2_bw_sm * kFixupL2Share) + kFixupSeconds;
-    return f;
-  }
   if (sched.shared_sum) {
     const int64_t share_f4 = cdiv(bm * bn / 4, sched.split_k);
     if (consumers) {
@@ -154,8 +148,8 @@ Sm90Grid sm90_grid(const Problem& problem, const Config& c, int sms) {
 Sm90Share sm90_share(const Sm90Schedule& s) {
   Sm90Share r;
   const int64_t g = std::max<int64_t>(1, s.clusters), kb = s.k_blocks, t = s.cluster_tiles;
-  if (s.shared_sum || s.cluster_sum) {
-    // One unit per cluster (the cluster sum: per CTA); every slice sums 1/SPLIT_K of the tile from all of them and writes it.
+  if (s.shared_sum) {
+    // One unit per cluster; every slice sums 1/SPLIT_K of the tile from all of them and writes it.
     r.units = 1;
     r.k_steps = cdiv(kb, s.split_k);
     r.partials_written = 1;

@@ -2,7 +2,6 @@
 #include "backends/cuda/sm90/sm90_family.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -143,32 +142,6 @@ Sm90Schedule sm90_schedule(const Problem& problem, const Config& c, int64_t max_
   return sm90_schedule(problem, Sm90ConfigView(c), max_clusters);
 }
 
-namespace {
-// Read by every price of a split-K config, hence one atomic load rather than the environment each time.
-std::atomic<bool>& cluster_sum_switch() {
-  static std::atomic<bool> on{[] {
-    const char* v = std::getenv("TILEFORGE_SM90_CLUSTER_SUM");
-    return v && std::string_view(v) == "1";
-  }()};
-  return on;
-}
-}  // namespace
-
-void sm90_set_cluster_sum(bool on) { cluster_sum_switch().store(on, std::memory_order_relaxed); }
-
-bool sm90_cluster_sum(const Sm90ConfigView& c) {
-  if (!cluster_sum_switch().load(std::memory_order_relaxed)) return false;
-  const int64_t split = c.split_k.value_or(1);
-  if (split < 2 || split > 16 || c.stream_k.value_or(0) != 0) return false;
-  if (c.cluster_m.value_or(1) * c.cluster_n.value_or(1) != 1) return false;
-  const int64_t bm = c.block_m.value_or(128), bn = c.block_n.value_or(128), stages = c.stages.value_or(2);
-  const int64_t epi = c.epilogue.value_or(0), epi_split = std::max<int64_t>(1, c.epi_split.value_or(1));
-  const int64_t ring = stages * (bm + bn) * kSm90BlockK * 2 + (epi != kSm90EpilogueDirect ? bm * bn * 2 / epi_split : 0);
-  return ring >= bm * bn * 4;
-}
-
-bool sm90_cluster_sum(const Config& c) { return sm90_cluster_sum(Sm90ConfigView(c)); }
-
 Sm90Schedule sm90_schedule(const Problem& problem, const Sm90ConfigView& c, int64_t max_clusters) {
   const Problem q = problem.normalized();
   // Priced for any config, legal or not (the cost model's contract): a missing parameter takes its neutral value.
@@ -184,11 +157,6 @@ Sm90Schedule sm90_schedule(const Problem& problem, const Sm90ConfigView& c, int6
     s.split_k = 1;
     s.stream_k = false;
     s.clusters = std::min(s.cluster_tiles, max_clusters);
-    return s;
-  }
-  if (s.split_k > 1 && sm90_cluster_sum(c)) {
-    s.cluster_sum = true;
-    s.clusters = s.cluster_tiles;
     return s;
   }
   if (s.split_k > 1) {
@@ -489,9 +457,7 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
   const bool a_row = a_row_major(q.layout), b_row = b_row_major(q.layout);
   k.threads = sm90_threads(c);
   k.smem_bytes = sm90_smem_bytes(c);
-  const bool cluster_sum = sm90_cluster_sum(c);
-  k.cluster_sum = cluster_sum;
-  k.cluster = int(cm * cn) * (cluster_sum ? int(c.get("SPLIT_K").value_or(1)) : 1);
+  k.cluster = int(cm * cn);
   k.a_box[0] = 64;
   k.a_box[1] = int(a_row ? bm / cn : 64);
   k.b_box[0] = 64;
@@ -503,7 +469,7 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
   k.entry = fmt::format("sm90_gemm_{}_{}_{}_{}x{}x{}_c{}_s{}_k{}x{}_g{}_e{}{}{}{}{}", to_string(q.precision.input),
                         to_string(q.precision.output), to_string(q.layout), bm, bn, bk, cons, p(c, "STAGES"), cm, cn,
                         gm == 0 ? std::string("h") : std::to_string(gm), p(c, "EPILOGUE"), p(c, "EPI_SPLIT"), p(c, "STMATRIX"),
-                        split_k > 1 ? fmt::format("_sk{}{}", split_k, cluster_sum ? "c" : "") : stream_k ? "_stk" : "", acc_f16 ? "_acc16" : "");
+                        split_k > 1 ? fmt::format("_sk{}", split_k) : stream_k ? "_stk" : "", acc_f16 ? "_acc16" : "");
   // One CTA per SM is the design (persistent, up to 227 KB of shared memory), so __launch_bounds__(threads, 1).
   // A diagnostic of the fix-up (gemm.cuh, TF_SM90_FIXUP_PROBE): never set in normal use, it makes C wrong.
   std::string probe;
@@ -516,7 +482,7 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
       "{probe}"
       "#include \"sm90/gemm.cuh\"\n"
       "using Cfg = tf::sm90::Config<{bm}, {bn}, {bk}, {st}, {cons}, {cm}, {cn}, {order}, {gm}, {in}, {out}, {arow}, "
-      "{brow}, {epi}, {preg}, {creg}, {split}, {stm}, {splitk}, {streamk}, {acc16}, {csum}>;\n"
+      "{brow}, {epi}, {preg}, {creg}, {split}, {stm}, {splitk}, {streamk}, {acc16}>;\n"
       "extern \"C\" __global__ void __launch_bounds__(Cfg::THREADS, 1) {entry}(const __grid_constant__ "
       "tf::sm90::Params p) {{\n"
       "  tf::sm90::gemm<Cfg>(p);\n"
@@ -529,7 +495,7 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
       fmt::arg("preg", sm90_producer_regs(c)), fmt::arg("creg", sm90_consumer_regs(c)),
       fmt::arg("split", p(c, "EPI_SPLIT")), fmt::arg("stm", p(c, "STMATRIX") ? "true" : "false"),
       fmt::arg("splitk", split_k), fmt::arg("streamk", stream_k ? "true" : "false"),
-      fmt::arg("acc16", acc_f16 ? "true" : "false"), fmt::arg("csum", cluster_sum ? "true" : "false"),
+      fmt::arg("acc16", acc_f16 ? "true" : "false"),
       fmt::arg("entry", k.entry));
   return k;
 }

@@ -61,9 +61,6 @@ struct Sm90Schedule {
   // SPLIT_K <= clusters that fit): the launch is cooperative and each slice sums its 1/SPLIT_K of the tile once all
   // are stored (Params::shared_sum in gemm.cuh); otherwise the last slice to arrive sums the whole tile.
   bool shared_sum = false;
-  // Split-K's cluster sum (sm90_cluster_sum): one cluster of SPLIT_K CTAs per tile (`clusters` = tiles), the tile
-  // summed in the slices' shared memory; no workspace.
-  bool cluster_sum = false;
   int64_t slots = 0;           // partial tiles in the workspace (per CTA of a cluster: x CLUSTER_M x CLUSTER_N)
   int64_t counter_bytes = 0;   // the counters, padded to 256 bytes
   int64_t workspace_bytes = 0; // counters + partials; 0 without split-K or stream-K
@@ -88,17 +85,8 @@ int sm90_producer_regs(const Config& config);
 int sm90_consumer_regs(const Config& config);
 // Registers the CTA holds: 128 x producer + 128 x CONSUMERS x consumer registers (setmaxnreg), or 255 per thread.
 int64_t sm90_register_budget(const Config& config);
-// CTAs per cluster that share operands by multicast (CLUSTER_M x CLUSTER_N).
+// CTAs per cluster.
 int sm90_cluster_size(const Config& config);
-// Whether a config's split-K slices sum their tile in a cluster's shared memory (gemm.cuh Config::CLUSTER_SUM) rather
-// than in a workspace: compiled into the instance, so decided by the config alone: 2 to 16 slices, no multicast
-// cluster, no stream-K, and a ring (with the staging tile) that holds the f32 partial tile. An experiment, on only
-// with TILEFORGE_SM90_CLUSTER_SUM=1 until measured against the workspace sums.
-bool sm90_cluster_sum(const Sm90ConfigView& config);
-bool sm90_cluster_sum(const Config& config);
-// Turns the cluster sum on or off for the kernels prepared and priced from now on (tests compare it with the
-// workspace sums in one process); its first value is TILEFORGE_SM90_CLUSTER_SUM's.
-void sm90_set_cluster_sum(bool on);
 
 // Every combination the kernel template and the chip record allow for this problem.
 // Whether an operand's rows (leading dimension `ld`) do not start on 32-byte sectors: TMA reads such rows slowly
@@ -123,8 +111,7 @@ struct Sm90Source {
   std::string entry;  // extern "C" name: sm90_gemm_<in>_<out>_<layout>_<BMxBNxBK>_...
   int threads = 0;
   int64_t smem_bytes = 0;
-  int cluster = 1;    // CTAs per cluster along grid x (CLUSTER_M x CLUSTER_N, or SPLIT_K with the cluster sum)
-  bool cluster_sum = false;  // compiled with the cluster sum (sm90_cluster_sum): its launch is one cluster per tile
+  int cluster = 1;    // CTAs per cluster along grid x
   // Tensor-map boxes (elements: the contiguous dimension first), as the template's Config computes them.
   int a_box[2] = {0, 0}, b_box[2] = {0, 0}, c_box[2] = {0, 0};
 };

@@ -78,14 +78,6 @@ Status Sm90Kernel::run(const Problem& p, const GemmArgs& args) const {
   params_.alpha = float(p.alpha);
   params_.beta = float(p.beta);
   const Sm90Schedule sched = sm90_schedule(p, config(), max_clusters_);
-  // The instance was compiled with or without the cluster sum when prepared; a launch of the other shape would hang
-  // at its cluster barrier or leave tiles unsummed.
-  if (sched.cluster_sum != source_.cluster_sum) {
-    return {Code::internal, fmt::format("{}: compiled {} the split-K cluster sum, now scheduled {} it (the switch "
-                                        "changed between prepare and run)",
-                                        config().describe(), source_.cluster_sum ? "with" : "without",
-                                        sched.cluster_sum ? "with" : "without")};
-  }
   params_.sk_tiles = int(sched.sk_tiles);
   // Held until the launch is issued: the stream's workspace is shared with other kernels (stream_workspace.hpp).
   Expected<WorkspaceLease> lease = WorkspaceLease{};
@@ -221,15 +213,6 @@ Expected<std::unique_ptr<Kernel>> prepare_sm90(const Problem& p, const Config& c
                                    src.smem_bytes));
       !s) {
     return s;
-  }
-  // Clusters of more than 8 CTAs (the cluster sum's 16 slices) are beyond the portable size: the function must
-  // allow them before the occupancy query and the launch.
-  if (src.cluster > 8) {
-    if (Status s = check((*d)->cuFuncSetAttribute(loaded->function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
-                         fmt::format("{}: cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)", src.entry));
-        !s) {
-      return s;
-    }
   }
   if (src.cluster > 1 && (*d)->cuOccupancyMaxActiveClusters) {
     CUlaunchConfig lc{};

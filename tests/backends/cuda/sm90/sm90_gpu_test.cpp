@@ -314,56 +314,6 @@ TEST_F(Sm90GpuTest, SharedSplitKSumHasTheLastSliceSumsBits) {
   }
 }
 
-TEST_F(Sm90GpuTest, ClusterSplitKSumHasTheWorkspaceSumsBits) {
-  // The same split-K configs with the slices of a tile summing it in their cluster's shared memory and through the
-  // workspace (shared or last-slice sum): all add the slices in slice order from zero, so C must be the same to the
-  // bit, and the cluster sum bit-identical from run to run. 2 to 16 slices, tails in M, N and K, beta, f32 out, bf16.
-  struct Case {
-    Problem problem;
-    Config config;
-  };
-  const std::vector<Case> cases = {
-      {half(512, 512, 8192, Layout::RR), sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 8, 0)},
-      {half(256, 256, 16384, Layout::RR), sm90_config(64, 128, 8, 1, 1, 1, 8, 1, 1, 1, 16, 0)},
-      {half(264, 520, 8200, Layout::CR, DType::bf16, DType::bf16), sm90_config(64, 64, 8, 1, 1, 1, 8, 1, 1, 1, 6, 0)},
-      {with_beta(half(520, 1032, 2056, Layout::RC)), sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1, 4, 0)},
-      {half(1000, 1000, 1000, Layout::RR, DType::f16, DType::f32), sm90_config(128, 256, 4, 2, 1, 1, 8, 0, 1, 0, 4, 0)},
-      {half(136, 4104, 14344, Layout::RR), sm90_config(64, 128, 8, 1, 1, 1, 8, 1, 1, 1, 2, 0)},
-      {half(16, 4104, 4096, Layout::RC), sm90_config(64, 256, 5, 1, 1, 1, 8, 0, 1, 0, 3, 0)},
-  };
-  uint64_t seed = 1300;
-  for (const Case& k : cases) {
-    const Problem p = k.problem.normalized();
-    const Status legal = cuda::sm90_space(p, device_.profile).check(k.config);
-    EXPECT_TRUE(legal.ok()) << k.config.describe() << ": " << legal.to_string();
-    if (!legal.ok()) continue;
-    auto ops = testing::make_operands(p, ++seed);
-    auto a = upload(ops.a), b = upload(ops.b);
-    cuda::sm90_set_cluster_sum(false);
-    auto workspace = cuda_->prepare(p, k.config, device_);
-    ASSERT_TRUE(workspace.ok()) << workspace.status().to_string();
-    auto c0 = upload(ops.c);
-    const auto out_workspace =
-        run_and_read(**workspace, p, GemmArgs{a->data(), b->data(), c0->data(), timer_->stream()}, *c0);
-    cuda::sm90_set_cluster_sum(true);
-    EXPECT_TRUE(cuda::sm90_cluster_sum(k.config)) << k.config.describe() << " is meant to run the cluster sum";
-    auto cluster = cuda_->prepare(p, k.config, device_);
-    ASSERT_TRUE(cluster.ok()) << cluster.status().to_string();
-    std::vector<std::vector<unsigned char>> outs;
-    for (int r = 0; r < 2; ++r) {
-      auto c = upload(ops.c);
-      outs.push_back(run_and_read(**cluster, p, GemmArgs{a->data(), b->data(), c->data(), timer_->stream()}, *c));
-    }
-    // Against the float64 reference, through the harness (the switch is still on: it prepares its own).
-    EXPECT_EQ(run(p, &k.config, 0, seed), "sm90") << k.config.describe();
-    cuda::sm90_set_cluster_sum(false);
-    ASSERT_EQ(outs[0].size(), ops.c.size());
-    EXPECT_EQ(outs[0], out_workspace) << k.config.describe() << ": the cluster sum and the workspace's differ";
-    EXPECT_EQ(outs[0], outs[1]) << k.config.describe() << ": the cluster sum differs between two runs";
-    EXPECT_NE(outs[0], ops.c) << k.config.describe() << ": C was not written";
-  }
-}
-
 TEST_F(Sm90GpuTest, F16AccumulationIsAsCloseAsCublasOwnF16AccumulatingCall) {
   // The opt-in policy (f16 inputs, f16 accumulators): on the same operands, ours is within twice the error of
   // cuBLAS's f16-accumulating call (verify's rule for this policy), and further from the reference than our own f32

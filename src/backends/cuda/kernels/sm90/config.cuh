@@ -81,22 +81,13 @@ struct AccType<true> {
 //     epilogue.
 //   kAccF16: f16 accumulators (wgmma .f16.f16.f16; f16 inputs only), the opt-in precision policy; split-K and
 //     stream-K partials are still stored and summed in f32.
-//   kClusterSum: split-K's slices of a tile are the SPLIT_K CTAs of one cluster (along grid x), one work unit each
-//     (the grid is tiles x SPLIT_K CTAs, not persistent). Each stores its f32 partial in its own shared memory (the
-//     ring, free once its only unit's main loop is done); after a cluster barrier each sums its 1/SPLIT_K of the tile
-//     over every slice's shared memory (distributed shared memory) in slice order from zero, the bits of the
-//     workspace sums, and writes it to C. No workspace, no counters, nothing but C written to global memory.
 template <int kBlockM, int kBlockN, int kBlockK, int kStages, int kConsumers, int kClusterM, int kClusterN, int kOrder,
           int kGroupM, int kInTag, int kOutTag, bool kARow, bool kBRow, int kEpilogue, int kProducerRegs,
           int kConsumerRegs, int kEpiSplit = 1, bool kStMatrix = false, int kSplitK = 1, bool kStreamK = false,
-          bool kAccF16 = false, bool kClusterSum = false>
+          bool kAccF16 = false>
 struct Config {
   static constexpr int BM = kBlockM, BN = kBlockN, BK = kBlockK, STAGES = kStages, CONSUMERS = kConsumers;
-  // CM x CN CTAs share operands by multicast (and a ring's stages: CMN release each); with the cluster sum the
-  // SPLIT_K slices of a tile make up the cluster (CK), each with a ring of its own.
-  static constexpr bool CLUSTER_SUM = kClusterSum;
-  static constexpr int CM = kClusterM, CN = kClusterN, CMN = kClusterM * kClusterN;
-  static constexpr int CK = kClusterSum ? kSplitK : 1, CS = CMN * CK;
+  static constexpr int CM = kClusterM, CN = kClusterN, CS = kClusterM * kClusterN;
   static constexpr int ORDER = kOrder, GROUP_M = kGroupM;
   static constexpr int IN = kInTag, OUT = kOutTag;
   static constexpr bool A_ROW = kARow, B_ROW = kBRow;
@@ -144,11 +135,7 @@ struct Config {
   static_assert(M_ITERS * BN / 2 <= 128, "at most 128 f32 accumulators per thread");
   static_assert(!kAccF16 || kInTag == 1, "f16 accumulators take f16 inputs only");
   static_assert(STAGES >= 2, "a ring needs two stages");
-  static_assert(CMN == 1 || CMN == 2, "operands shared by one or two CTAs");
-  static_assert(!kClusterSum || (kSplitK >= 2 && kSplitK <= 16 && CMN == 1 && !kStreamK),
-                "the cluster sum: 2 to 16 slices of split-K, one cluster per tile, no multicast");
-  static_assert(!kClusterSum || STAGES * STAGE_BYTES + C_BYTES >= BM * BN * 4,
-                "the cluster sum's f32 partial tile fits in the ring and the staging tile");
+  static_assert(CS == 1 || CS == 2, "clusters of one or two CTAs");
   static_assert(!A_ROW || (BM / A_SPLIT) <= 256, "TMA box rows <= 256");
   static_assert(A_ROW || (BM / 64) % A_SPLIT == 0, "A boxes split evenly over the cluster");
   static_assert(B_ROW || (BN / B_SPLIT) <= 256, "TMA box rows <= 256");
@@ -176,8 +163,6 @@ __device__ __forceinline__ void tile_of(int s, int tiles_m, int tiles_n, int& tm
 
 // The CTA's place in the persistent grid: the grid of tiles_m x tiles_n cluster tiles, the k-blocks of a tile, the
 // CTA's cluster among the clusters and its rank in the cluster (along M and along N).
-// With the cluster sum, every CTA walks the schedule as a cluster of its own (its unit is blockIdx.x, slice
-// blockIdx.x % SPLIT_K = its rank in the cluster).
 struct Grid {
   int tiles_m, tiles_n, tiles, cluster, clusters, rank, rank_m, rank_n, kblocks;
 };
@@ -189,11 +174,11 @@ __device__ __forceinline__ Grid grid_of(const Params& p) {
   g.tiles_m = (p.m + Cfg::BM * Cfg::CM - 1) / (Cfg::BM * Cfg::CM);
   g.tiles_n = (p.n + Cfg::BN * Cfg::CN - 1) / (Cfg::BN * Cfg::CN);
   g.tiles = g.tiles_m * g.tiles_n;
-  g.cluster = Cfg::CLUSTER_SUM ? static_cast<int>(blockIdx.x) : static_cast<int>(blockIdx.x / CS);
-  g.clusters = Cfg::CLUSTER_SUM ? static_cast<int>(gridDim.x) : static_cast<int>(gridDim.x / CS);
+  g.cluster = blockIdx.x / CS;
+  g.clusters = gridDim.x / CS;
   g.rank = CS > 1 ? static_cast<int>(cluster_rank()) : 0;
-  g.rank_m = (g.rank % Cfg::CMN) % Cfg::CM;
-  g.rank_n = (g.rank % Cfg::CMN) / Cfg::CM;
+  g.rank_m = g.rank % Cfg::CM;
+  g.rank_n = g.rank / Cfg::CM;
   g.kblocks = (p.k + Cfg::BK - 1) / Cfg::BK;
   return g;
 }

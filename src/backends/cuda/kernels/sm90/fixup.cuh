@@ -1,8 +1,7 @@
 // sm90 family: the split-K / stream-K fix-up of a tile whose K is shared by several CTAs: every slice stores its f32
 // partial tile in the workspace (Params::partials) and counts itself on the tile's counter; the tile is summed there
 // in slice order (bit-identical from run to run) by the last slice to arrive, or with Params::shared_sum by all of
-// its slices at once, each summing and writing its own share of C. With the cluster sum (Config::CLUSTER_SUM) the
-// slices are one cluster's CTAs and the partials stay in their shared memory.
+// its slices at once, each summing and writing its own share of C.
 #pragma once
 
 #include "sm90/config.cuh"
@@ -48,48 +47,6 @@ __device__ __forceinline__ void shared_sum(const Params& p, typename Elem<Cfg::O
         if (j0 + u < w.nseg) sum.x += x[u].x, sum.y += x[u].y, sum.z += x[u].z, sum.w += x[u].w;
       }
     }
-    store_c<Cfg>(p, C, pairs, row, col, sum.x, sum.y);
-    store_c<Cfg>(p, C, pairs, row + 8, col, sum.z, sum.w);
-  }
-}
-
-// The split-K cluster sum (Config::CLUSTER_SUM): this CTA is slice `seg` of the tile at (m0, n0), its only work
-// unit, and every stage of its ring has been consumed (no copy is in flight). Its partial tile goes into the ring in
-// the workspace's fragment order (partial_at); after a cluster barrier, which every thread of every slice passes (the
-// producer warpgroup in gemm()), it sums the float4 [seg, seg + 1) x SLOT / nseg over the slices' shared memory in
-// slice order from zero, as shared_sum() does from the workspace, and writes them to C. The CTA stays until every
-// slice has read its partial: the cluster barrier at the end of the kernel.
-template <class Cfg>
-__device__ __forceinline__ void cluster_sum(const Params& p, const typename Cfg::AccTile& acc,
-                                            typename Elem<Cfg::OUT>::T* C, bool pairs, unsigned base, int cw, int tid,
-                                            const Work& w, int m0, int n0) {
-  constexpr int BN = Cfg::BN, WG_M = Cfg::WG_M, M_ITERS = Cfg::M_ITERS, NV = BN / 8, SK = Cfg::SPLIT_K;
-  constexpr int SLOT = Cfg::BM * BN / 4;
-  // Both consumer warpgroups read the ring until their last wgmma has retired: neither overwrites it before.
-  named_barrier(3, 128 * Cfg::CONSUMERS);
-#pragma unroll
-  for (int mi = 0; mi < M_ITERS; ++mi) {
-#pragma unroll
-    for (int v = 0; v < NV; ++v) {
-      const float2 lo = acc_pair<Cfg>(acc, mi, 4 * v), hi = acc_pair<Cfg>(acc, mi, 4 * v + 2);
-      const int f = ((cw * M_ITERS + mi) * NV + v) * 128 + tid;
-      st_shared_f4(base + 16u * static_cast<unsigned>(f), make_float4(lo.x, lo.y, hi.x, hi.y));
-    }
-  }
-  cluster_sync();  // release / acquire at cluster scope: every slice's partial is stored
-  const int f1 = (w.seg + 1) * SLOT / SK;
-  for (int f = w.seg * SLOT / SK + cw * 128 + tid; f < f1; f += 128 * Cfg::CONSUMERS) {
-    const int t = f % 128, g = f / 128;
-    const int v = g % NV, mi = (g / NV) % M_ITERS, owner = g / (NV * M_ITERS);
-    const int row = m0 + owner * WG_M + mi * 64 + (t / 32) * 16 + (t % 32) / 4;
-    const int col = n0 + 8 * v + 2 * (t % 4);
-    if (row >= p.m || col >= p.n) continue;
-    float4 x[SK];
-#pragma unroll
-    for (int j = 0; j < SK; ++j) x[j] = ld_cluster_f4(base + 16u * static_cast<unsigned>(f), static_cast<unsigned>(j));
-    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#pragma unroll
-    for (int j = 0; j < SK; ++j) sum.x += x[j].x, sum.y += x[j].y, sum.z += x[j].z, sum.w += x[j].w;
     store_c<Cfg>(p, C, pairs, row, col, sum.x, sum.y);
     store_c<Cfg>(p, C, pairs, row + 8, col, sum.z, sum.w);
   }

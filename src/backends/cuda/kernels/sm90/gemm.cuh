@@ -14,8 +14,7 @@
 //   }
 // launched with Cfg::THREADS threads, Cfg::SMEM_BYTES of dynamic shared memory (raise the attribute first),
 // cluster dimensions (Cfg::CS, 1, 1) when Cfg::CS > 1, and a grid that is a multiple of Cfg::CS: one cluster per
-// tile (ceil(M / (BM*CM)) * ceil(N / (BN*CN)) clusters) or fewer, which then loop over the tiles (persistent); with
-// Cfg::CLUSTER_SUM exactly one cluster of SPLIT_K CTAs per tile (tiles x SPLIT_K CTAs).
+// tile (ceil(M / (BM*CM)) * ceil(N / (BN*CN)) clusters) or fewer, which then loop over the tiles (persistent).
 //
 // Host-side contract (the tensor maps, see tma_* in sm90/ptx.cuh): 16-bit A and B, 2-D maps with the element count of the
 // contiguous dimension first, 128-byte swizzle, zero fill for out-of-bounds elements; global strides multiples of
@@ -111,12 +110,8 @@ __device__ __forceinline__ void consume(const Params& p, const Grid& g, unsigned
     release<Cfg>(empty0, lane, prev);
 
     // A slice of a shared tile: its partial goes to the workspace; the last slice to arrive sums them all and
-    // goes on to the epilogue, the others go on to their next work. With the cluster sum, the slices of the cluster
-    // sum the tile in their shared memory and write C themselves.
-    if constexpr (Cfg::CLUSTER_SUM) {
-      cluster_sum<Cfg>(p, acc, C, pairs, base, cw, tid, w, m0, n0);
-      continue;
-    } else if constexpr (Cfg::FIXUP) {
+    // goes on to the epilogue, the others go on to their next work.
+    if constexpr (Cfg::FIXUP) {
       if (w.nseg > 1 && !fixup<Cfg>(p, acc, C, pairs, g.rank, cw, tid, warp, fixup_flag, g.tiles, w, sched, m0, n0)) {
         continue;
       }
@@ -183,12 +178,6 @@ __device__ __forceinline__ void gemm(const Params& p) {
     // ---- producer warpgroup: one thread issues every copy ----
     if constexpr (Cfg::PRODUCER_REGS > 0) regs_dec<Cfg::PRODUCER_REGS>();
     if (tid == 0) produce<Cfg>(p, g, base, full0, empty0);
-    // The consumers' cluster barrier between storing the split-K partials and summing them (cluster_sum) counts
-    // every thread of the cluster: the producer warpgroup passes it too.
-    if constexpr (Cfg::CLUSTER_SUM) {
-      __syncwarp();
-      cluster_sync();
-    }
   } else {
     // ---- consumer warpgroups ----
     if constexpr (Cfg::CONSUMER_REGS > 0) regs_inc<Cfg::CONSUMER_REGS>();

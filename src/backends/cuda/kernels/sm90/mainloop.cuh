@@ -14,7 +14,7 @@ __device__ __forceinline__ void init_barriers(unsigned full0, unsigned empty0) {
 #pragma unroll
   for (int s = 0; s < Cfg::STAGES; ++s) {
     mbar_init(full0 + 8 * s, 1);                              // the producer's arrive.expect_tx
-    mbar_init(empty0 + 8 * s, Cfg::CONSUMERS * 4 * Cfg::CMN);  // every consumer warp of every CTA sharing it
+    mbar_init(empty0 + 8 * s, Cfg::CONSUMERS * 4 * Cfg::CS);  // every consumer warp of every CTA of the cluster
   }
   fence_barrier_init();
   fence_proxy_async();
@@ -125,10 +125,10 @@ __device__ __forceinline__ unsigned a_rows_off(int cw, int mi) {
 // signals CTA r, so the arrivals leave in parallel).
 template <class Cfg>
 __device__ __forceinline__ void release(unsigned empty0, int lane, int st) {
-  if constexpr (Cfg::CMN == 1) {
+  if constexpr (Cfg::CS == 1) {
     if (lane == 0) mbar_arrive(empty0 + 8 * st);
   } else {
-    if (lane < Cfg::CMN) mbar_arrive_cluster(empty0 + 8 * st, static_cast<unsigned>(lane));
+    if (lane < Cfg::CS) mbar_arrive_cluster(empty0 + 8 * st, static_cast<unsigned>(lane));
   }
 }
 

@@ -75,26 +75,6 @@ __device__ __forceinline__ unsigned cluster_rank() {
   return r;
 }
 
-// A float4 into this CTA's shared memory, and one read from the same offset in CTA `rank` of the cluster (distributed
-// shared memory: the split-K cluster sum reads every slice's partial tile where it lies).
-__device__ __forceinline__ void st_shared_f4(unsigned addr, float4 v) {
-  asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
-               : "memory");
-}
-__device__ __forceinline__ float4 ld_cluster_f4(unsigned addr, unsigned rank) {
-  float4 v;
-  asm volatile(
-      "{\n"
-      ".reg .b32 remote;\n"
-      "mapa.shared::cluster.u32 remote, %4, %5;\n"
-      "ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [remote];\n"
-      "}\n"
-      : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-      : "r"(addr), "r"(rank)
-      : "memory");
-  return v;
-}
-
 __device__ __forceinline__ void named_barrier(unsigned id, unsigned threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
