@@ -1,7 +1,9 @@
 // The C API on a GPU: device pointers, a non-default stream, every layout of A, B and C, against float64 and against
-// cuBLAS on the same operands; a caller's split-K workspace; a host pointer refused. Skips visibly without a GPU.
+// cuBLAS on the same operands; a caller's split-K workspace; eight threads on one handle, each on its own stream; a
+// host pointer refused. Skips visibly without a GPU.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -132,6 +134,65 @@ TEST_F(CApiGpu, APlanRunsWithTheCallersWorkspaceAgainAndAgain) {
         << tfGetLastErrorMessage(handle_);
   }
   tfGemmPlanDestroy(plan);
+}
+
+TEST_F(CApiGpu, EightThreadsOnOneHandleEachOnItsOwnStream) {
+  // One handle, eight threads, each with its own stream and its own plans (split-K with the library's per-stream
+  // workspace, column-major C, unaligned sizes, several families), three fresh operand sets each, every C checked
+  // against float64. A wrong stream or a workspace shared between streams shows up as a wrong element.
+  ASSERT_EQ(tfSetDevice(handle_, "cuda"), TF_STATUS_SUCCESS);
+  const auto failures = testing::run_in_threads(8, [&](int t) -> std::string {
+    auto ctx = cuda::activate(0);
+    if (!ctx.ok()) return ctx.status().to_string();
+    auto stream = cuda::Stream::create();
+    if (!stream.ok()) return stream.status().to_string();
+    struct Shape {
+      int64_t m, n, k;
+      Layout layout;
+      Order c_order;
+    };
+    const Shape shapes[4] = {{256, 256, 8192, Layout::RC, Order::row_major},
+                             {200, 136, 264, Layout::RR, Order::col_major},
+                             {1000, 1000, 1000, Layout::RR, Order::row_major},
+                             {96, 520, 136, Layout::CR, Order::col_major}};
+    const Shape& sh = shapes[t % 4];
+    Problem p = testing::make_problem(sh.m, sh.n + 8 * (t / 4), sh.k, sh.layout, DType::f16, DType::f16);
+    p.c_order = sh.c_order;
+    const Problem q = testing::make_operands(p, 1).problem;
+    const float alpha = 1.0f, beta = 0.0f;
+    tfGemmPlan_t plan = nullptr;
+    if (tfGemmPlanCreate(handle_, &plan, order_of(a_row_major(q.layout)), order_of(b_row_major(q.layout)),
+                         order_of(q.c_order == Order::row_major), q.m, q.n, q.k, &alpha, TF_R_16F, q.lda, 0, TF_R_16F,
+                         q.ldb, 0, &beta, TF_R_16F, q.ldc, 0, 1, TF_COMPUTE_32F) != TF_STATUS_SUCCESS) {
+      return std::string("tfGemmPlanCreate: ") + tfGetLastErrorMessage(handle_);
+    }
+    std::printf("thread %d: %s\n", t, tfGemmPlanDescribe(plan));
+    std::string failure;
+    for (uint64_t rep = 0; rep < 3 && failure.empty(); ++rep) {
+      auto ops = testing::make_operands(p, uint64_t(100 + 10 * t) + rep);
+      const auto ref = testing::reference_for(ops);
+      auto put = [](const std::vector<unsigned char>& host) {
+        auto buf = cuda::DeviceBuffer::allocate(std::max<std::size_t>(host.size(), 16));
+        if (buf.ok() && !buf->upload(host.data(), host.size()).ok()) return Expected<cuda::DeviceBuffer>(Status(Code::internal, "upload failed"));
+        return buf;
+      };
+      auto a = put(ops.a), b = put(ops.b), c = put(ops.c);
+      if (!a.ok() || !b.ok() || !c.ok()) return std::string("device buffers: allocation or upload failed");
+      if (tfGemmPlanRun(plan, a->data(), b->data(), c->data(), stream->get(), nullptr, 0) != TF_STATUS_SUCCESS) {
+        failure = std::string("tfGemmPlanRun: ") + tfGetLastErrorMessage(handle_);
+        break;
+      }
+      if (Status s = stream->synchronize(); !s) return s.to_string();
+      std::vector<unsigned char> out(ops.c.size());
+      if (Status s = c->download(out.data(), out.size()); !s) return s.to_string();
+      if (Status ok = verify::check(ops.problem, verify::compare(ops.problem, out.data(), ref)); !ok) {
+        failure = ok.to_string() + " (" + ops.problem.describe() + ", rep " + std::to_string(rep) + ")";
+      }
+    }
+    tfGemmPlanDestroy(plan);
+    return failure;
+  });
+  for (std::size_t t = 0; t < failures.size(); ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
 }
 
 TEST_F(CApiGpu, HostPointersOnAGpuHandleAreRefusedNotCrashedOn) {
