@@ -1,5 +1,6 @@
 // What cuBLAS's kernel names say (tile, BLOCK_K, stages, cluster) and nothing more, and CUPTI's loader failing
 // cleanly: a missing library, the opt-out. Runs without a GPU; cupti_gpu_test.cpp captures real names.
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -159,6 +160,29 @@ TEST(CuptiLoader, OptOutRunsTheCallOnceAndCapturesNothing) {
   EXPECT_EQ(c.launched.message(), "the call's own error");
   ASSERT_FALSE(c.names.ok());
   EXPECT_NE(c.names.status().message().find("TILEFORGE_CUPTI=0"), std::string::npos) << c.names.status().message();
+}
+
+// With the real library (where one is found): a call that launches nothing yields a clean Status, whether or not a
+// GPU is there (no driver, no context, or no kernel recorded), and the call runs once.
+TEST(CuptiLoader, ARealLibraryAroundACallThatLaunchesNothingGivesAStatus) {
+  ::unsetenv("TILEFORGE_CUPTI");
+  std::string found;
+  for (const std::string& path : cupti_candidates(nullptr)) {
+    if (probe_cupti(path).ok()) {
+      found = path;
+      break;
+    }
+  }
+  if (found.empty()) GTEST_SKIP() << "SKIPPED: no CUPTI on the loader's path";
+  for (int round = 0; round < 2; ++round) {
+    int calls = 0;
+    CapturedLaunch c = capture_kernel_names([&] { ++calls; return Status{}; }, nullptr, nullptr);
+    EXPECT_EQ(calls, 1);
+    EXPECT_TRUE(c.launched.ok());
+    ASSERT_FALSE(c.names.ok());
+    EXPECT_FALSE(c.names.status().message().empty());
+    std::printf("%s: %s\n", found.c_str(), c.names.status().to_string().c_str());
+  }
 }
 
 }  // namespace
