@@ -184,9 +184,10 @@ struct Collector {
   std::vector<Recorded> records;
   const CuptiApi* api = nullptr;
 };
+// Never destroyed: CUPTI may hand buffers back while the process exits, after static destructors have run.
 Collector& collector() {
-  static Collector c;
-  return c;
+  static auto* c = new Collector;
+  return *c;
 }
 
 // The fields read from a kernel record, where every version of the record since CUpti_ActivityKernel4 has them.
@@ -233,7 +234,8 @@ Expected<const CuptiApi*> cupti_for(const void* beside) {
     std::string env;
     std::optional<Expected<CuptiApi>> api;
   };
-  static std::vector<std::unique_ptr<Cached>> cache;  // never freed: the callbacks may still read an api
+  // Never freed, as the collector: the callbacks may read an api until the process is gone.
+  static auto& cache = *new std::vector<std::unique_ptr<Cached>>;
   const char* env = std::getenv("TILEFORGE_CUPTI");
   const std::string key = env ? env : "";
   for (auto& c : cache) {
@@ -279,12 +281,17 @@ Status synchronize(void* stream) {
   return cuda::check((*d)->cuStreamSynchronize(static_cast<CUstream>(stream)), "cuStreamSynchronize");
 }
 
-// The kernels recorded for `stream` (all of them when it cannot be told apart), in start order.
+// The kernels recorded for `stream` (all of them when streams cannot be told apart), in start order.
 Expected<std::vector<std::string>> names_of(std::vector<Recorded> records, std::optional<uint32_t> stream) {
   std::stable_sort(records.begin(), records.end(), [](const Recorded& a, const Recorded& b) { return a.start < b.start; });
   std::vector<std::string> names;
   for (const Recorded& r : records) {
     if (!stream || r.stream == *stream) names.push_back(demangled(r.name));
+  }
+  // Should CUPTI's stream ids not match (none on the stream, some elsewhere), all of the window's kernels are the
+  // best answer there is: the capture lock already keeps other captures out of it.
+  if (names.empty()) {
+    for (const Recorded& r : records) names.push_back(demangled(r.name));
   }
   if (names.empty()) return not_available("CUPTI recorded no kernel for the call");
   return names;
@@ -371,7 +378,6 @@ CapturedLaunch capture_kernel_names(const std::function<Status()>& launch, void*
     return out;
   }
   const CuptiApi& cupti = **api;
-  const auto id = stream_id(cupti, stream);
   Collector& c = collector();
   {
     std::lock_guard lock(c.mutex);
@@ -380,6 +386,8 @@ CapturedLaunch capture_kernel_names(const std::function<Status()>& launch, void*
     c.records.clear();
   }
   const CUptiResult enabled = cupti.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  // Asked once CUPTI is attached (before, it may not be initialized yet); without an id every record counts.
+  const auto id = enabled == CUPTI_SUCCESS ? stream_id(cupti, stream) : std::nullopt;
   out.launched = launch();
   // Whatever happened, the records are flushed and the kind disabled before returning: timed calls run untraced.
   const Status synced = enabled == CUPTI_SUCCESS && out.launched ? synchronize(stream) : Status{};
