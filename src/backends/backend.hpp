@@ -97,6 +97,9 @@ class Kernel {
   // What a vendor library chose to run, in its own words ("brg:avx512_core" for oneDNN, OpenBLAS's core kernels,
   // cuBLASLt's algorithm): shown beside our config (issue 17); "" when the library does not say.
   virtual std::string implementation() const { return {}; }
+  // Why implementation() says less than it could ("kernel name not captured: CUPTI not found ..."), or "": bench
+  // shows it among the row's warnings, never as a failure.
+  virtual std::string implementation_note() const { return {}; }
 
  private:
   Config config_;

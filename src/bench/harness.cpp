@@ -314,6 +314,10 @@ class CaseRun {
     m.backend = std::string(backend->name());
     m.config = e.kernel->config();
     m.implementation = e.kernel->implementation();
+    // What the library could not say about itself (a kernel name CUPTI did not capture) is a warning, not a failure.
+    if (std::string note = e.kernel->implementation_note(); !note.empty()) {
+      result_.warnings.push_back(fmt::format("{}: {}", backend->name(), note));
+    }
     m.error = *error;
     return m;
   }

@@ -1,16 +1,20 @@
 // NVIDIA's libraries as backends: `cublas` (cublasGemmEx's default heuristic, the call a CUDA user makes) and
 // `cublaslt` (the fastest of cuBLASLt's top heuristic algorithms, each timed on the caller's operands). Both are
-// opened at run time, so one binary runs on machines without them.
+// opened at run time, so one binary runs on machines without them. A kernel's first call is run with CUPTI's kernel
+// records on (cupti_kernels.hpp), so that implementation() names the kernels the library launched.
 #include <cublasLt.h>
 #include <cublas_api.h>
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
+#include <functional>
 #include <mutex>
 
 #include <fmt/format.h>
 
+#include "backends/native/cupti_kernels.hpp"
 #include "backends/native/native_backends.hpp"
 #include "core/half.hpp"
 #include "hw/cuda_driver.hpp"
@@ -144,9 +148,18 @@ class VendorKernel final : public Kernel {
   mutable cublasLtMatmulDesc_t desc = nullptr;
   mutable cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
   mutable cuda::DeviceBuffer workspace, scratch;
+  // The kernels the first call launched, as CUPTI named them ("nvjet_hsh_... (tile 256x128, ...)"), or why not.
+  mutable std::atomic<bool> captured{false};
+  mutable std::string kernels, capture_note;
   std::string implementation() const override {
     std::lock_guard lock(mutex);
-    return chosen ? "cuBLASLt " + algo_note : std::string();
+    std::string lt = chosen ? "cuBLASLt " + algo_note : std::string();
+    if (kernels.empty()) return lt;
+    return lt.empty() ? kernels : kernels + "; " + lt;
+  }
+  std::string implementation_note() const override {
+    std::lock_guard lock(mutex);
+    return capture_note;
   }
   ~VendorKernel() override {
     const auto& api = cublas_api();
@@ -156,6 +169,20 @@ class VendorKernel final : public Kernel {
       if (l) api->lt_layout_destroy(l);
   }
 };
+
+// Runs a kernel's first call with its kernels captured (only that call: CUPTI is off again before it returns, so
+// timed calls run untraced) and keeps their names, or why there are none; `library` is an address in the library
+// that launches them, for finding CUPTI beside it. Called with k.mutex held.
+Status first_call(const VendorKernel& k, void* stream, const void* library, const std::function<Status()>& launch) {
+  auto captured = native_detail::capture_kernel_names(launch, stream, library);
+  k.captured = true;
+  if (captured.names) {
+    k.kernels = native_detail::describe_kernels(*captured.names);
+  } else if (captured.launched && !native_detail::kernel_capture_disabled()) {
+    k.capture_note = "kernel name not captured: " + captured.names.status().message();
+  }
+  return captured.launched;
+}
 
 class CublasBase : public Backend {
  public:
@@ -205,7 +232,8 @@ class CublasBase : public Backend {
 class CublasBackend final : public CublasBase {
  public:
   std::string_view name() const override { return "cublas"; }
-  Status run(const Kernel&, const Problem& problem, const GemmArgs& args) override {
+  Status run(const Kernel& base, const Problem& problem, const GemmArgs& args) override {
+    const auto* k = dynamic_cast<const VendorKernel*>(&base);  // any kernel runs; only ours records its first call
     if (Status s = problem.validate(); !s) return s;
     const Problem p = problem.normalized();
     if (p.m == 0 || p.n == 0) return {};
@@ -218,12 +246,21 @@ class CublasBackend final : public CublasBase {
     const void* alpha = f16_acc ? static_cast<const void*>(&alpha16) : &alpha32;
     const void* beta = f16_acc ? static_cast<const void*>(&beta16) : &beta32;
     const cublasComputeType_t compute = f16_acc ? CUBLAS_COMPUTE_16F : CUBLAS_COMPUTE_32F;
-    return cublas_check(api.gemm_strided_batched(handle_, op_first(p), op_second(p), int(p.n), int(p.m), int(p.k), alpha,
-                                                 args.b, data_type(p.precision.input), int(p.ldb), p.stride_b, args.a,
-                                                 data_type(p.precision.input), int(p.lda), p.stride_a, beta, args.c,
-                                                 data_type(p.precision.output), int(p.ldc), p.stride_c, int(p.batch),
-                                                 compute, CUBLAS_GEMM_DEFAULT),
-                        "cublasGemmStridedBatchedEx");
+    auto gemm = [&] {
+      return cublas_check(api.gemm_strided_batched(handle_, op_first(p), op_second(p), int(p.n), int(p.m), int(p.k),
+                                                   alpha, args.b, data_type(p.precision.input), int(p.ldb), p.stride_b,
+                                                   args.a, data_type(p.precision.input), int(p.lda), p.stride_a, beta,
+                                                   args.c, data_type(p.precision.output), int(p.ldc), p.stride_c,
+                                                   int(p.batch), compute, CUBLAS_GEMM_DEFAULT),
+                          "cublasGemmStridedBatchedEx");
+    };
+    if (k && !k->captured) {
+      std::lock_guard lock(k->mutex);
+      if (!k->captured) {
+        return first_call(*k, args.stream, reinterpret_cast<const void*>(api.gemm_strided_batched), gemm);
+      }
+    }
+    return gemm();
   }
 };
 
@@ -244,6 +281,11 @@ class CublasLtBackend final : public CublasBase {
     std::lock_guard<std::mutex> lock(k->mutex);
     if (!k->chosen) {
       if (Status s = choose(*k, p, args); !s) return s;
+    }
+    // After the choice, so that only the chosen algorithm's call is captured, not the candidates' timing runs.
+    if (!k->captured) {
+      return first_call(*k, args.stream, reinterpret_cast<const void*>(cublas_api()->lt_matmul),
+                        [&] { return matmul(*k, p, args, &k->algo, args.c); });
     }
     return matmul(*k, p, args, &k->algo, args.c);
   }
