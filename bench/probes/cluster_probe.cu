@@ -52,18 +52,24 @@ __global__ void dsmem_sum(int slot_f4, float4* out) {
   cluster.sync();
 }
 
-template <class K, class... Args>
-float time_launch(K kernel, int grid, int block, int cluster, int smem, Args... args) {
+// A launch of `grid` CTAs in clusters of `cluster` along x; `attr` must outlive the config.
+cudaLaunchConfig_t cluster_launch(int grid, int block, int cluster, int smem, cudaLaunchAttribute* attr) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(grid);
   cfg.blockDim = dim3(block);
   cfg.dynamicSmemBytes = smem;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = cluster;
-  attr[0].val.clusterDim.y = attr[0].val.clusterDim.z = 1;
+  attr->id = cudaLaunchAttributeClusterDimension;
+  attr->val.clusterDim.x = cluster;
+  attr->val.clusterDim.y = attr->val.clusterDim.z = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
+  return cfg;
+}
+
+template <class K, class... Args>
+float time_launch(K kernel, int grid, int block, int cluster, int smem, Args... args) {
+  cudaLaunchAttribute attr;
+  const cudaLaunchConfig_t cfg = cluster_launch(grid, block, cluster, smem, &attr);
   cudaEvent_t a, b;
   cudaEventCreate(&a);
   cudaEventCreate(&b);
@@ -99,16 +105,8 @@ int main() {
   std::printf("\nresident clusters (occupancy query, 384 threads, %d KB shared memory per CTA), and a grid of 128 or\n"
               "132 CTAs that each spin 20 us (one wave: ~20 us)\n", kSmem / 1024);
   for (int cs : {1, 2, 3, 4, 6, 8, 16}) {
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(cs * 64);
-    cfg.blockDim = dim3(384);
-    cfg.dynamicSmemBytes = kSmem;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = cs;
-    attr[0].val.clusterDim.y = attr[0].val.clusterDim.z = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = cluster_launch(cs * 64, 384, cs, kSmem, &attr);
     int n = 0;
     cudaError_t e = cudaOccupancyMaxActiveClusters(&n, spin, &cfg);
     const int g128 = 128 / cs * cs;

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -37,10 +39,39 @@ struct Support {
   explicit operator bool() const { return ok; }
 };
 
+// A parameter's declared values, immutable and shared by every copy of its space: a CPU family declares some 13,000
+// block sizes, and a new shape's dispatch copied its space three times (a fifth of its time, docs/PERF-LOG.md). Reads
+// as a const std::vector<int64_t>.
+class ParamValues {
+ public:
+  ParamValues() : values_(none()) {}
+  ParamValues(std::vector<int64_t> values)  // NOLINT(google-explicit-constructor): declared as a list of values
+      : values_(std::make_shared<const std::vector<int64_t>>(std::move(values))) {}
+  ParamValues(std::initializer_list<int64_t> values) : ParamValues(std::vector<int64_t>(values)) {}
+  operator const std::vector<int64_t>&() const { return *values_; }  // NOLINT(google-explicit-constructor)
+  const std::vector<int64_t>& get() const { return *values_; }
+  std::vector<int64_t>::const_iterator begin() const { return values_->begin(); }
+  std::vector<int64_t>::const_iterator end() const { return values_->end(); }
+  std::size_t size() const { return values_->size(); }
+  bool empty() const { return values_->empty(); }
+  int64_t front() const { return values_->front(); }
+  int64_t back() const { return values_->back(); }
+  int64_t operator[](std::size_t i) const { return (*values_)[i]; }
+  const int64_t* data() const { return values_->data(); }
+  friend bool operator==(const ParamValues& a, const ParamValues& b) { return a.get() == b.get(); }
+
+ private:
+  static const std::shared_ptr<const std::vector<int64_t>>& none() {
+    static const auto none = std::make_shared<const std::vector<int64_t>>();
+    return none;
+  }
+  std::shared_ptr<const std::vector<int64_t>> values_;
+};
+
 // One tunable parameter: its legal values and the decision layer it belongs to (DESIGN.md's four layers).
 struct ParamDecl {
   std::string name;
-  std::vector<int64_t> values;
+  ParamValues values;
   std::string layer;  // "hardware mapping", "data scheduling", "compute pipeline", "parameter adaptation"
   std::string doc;
 };

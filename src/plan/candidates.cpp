@@ -407,8 +407,24 @@ std::optional<Violation> first_violation(const ParamSpace& space, const Config& 
   return std::nullopt;
 }
 
+std::vector<Config> listed_configs(const FamilySpace& family) {
+  if (family.flat_values.empty()) return family.list;
+  std::vector<Config> out;
+  const std::size_t width = family.flat_names.size();
+  for (std::size_t i = 0; i + width <= family.flat_values.size(); i += width) {
+    Config& c = out.emplace_back(Config{family.flat_family, {}});
+    for (std::size_t j = 0; j < width; ++j) c.params.emplace(family.flat_names[j], family.flat_values[i + j]);
+  }
+  return out;
+}
+
 std::size_t for_each_legal_listed(FamilySpace& family, const Pins& pins,
                                   const std::function<void(const Config&)>& legal) {
+  const bool unchecked = family.list_legal && pins.empty();
+  if (unchecked && family.flat_values.empty()) {
+    for (const Config& c : family.list) legal(c);
+    return family.list.size();
+  }
   const ParamSpace& space = family.space;
   std::vector<std::string> names;
   std::vector<DeclaredValues> declared;
@@ -419,7 +435,8 @@ std::size_t for_each_legal_listed(FamilySpace& family, const Pins& pins,
   }
   const ValueReader reader(names);
   std::vector<int64_t> values(names.size());
-  for (Config& c : family.list) {
+  auto offer = [&](Config& c) {
+    if (unchecked) return legal(c);
     for (const auto& [name, value] : pins) c.params[name] = value;
     // As the enumeration checks a listed config: every value declared, then every constraint.
     reader.read(c, values.data());
@@ -427,8 +444,23 @@ std::size_t for_each_legal_listed(FamilySpace& family, const Pins& pins,
     for (std::size_t j = 0; j < values.size() && ok; ++j) ok = declared[j].has(values[j]);
     for (std::size_t k = 0; k < space.constraints.size() && ok; ++k) ok = space.constraints[k].holds(c);
     if (ok) legal(c);
+  };
+  if (family.flat_values.empty()) {
+    for (Config& c : family.list) offer(c);
+    return family.list.size();
   }
-  return family.list.size();
+  // The flat list: one Config whose map's nodes take each listed config's values in turn (flat_names is in the
+  // map's own order); pins name declared parameters, so they add no node.
+  const std::size_t width = family.flat_names.size(), count = family.flat_values.size() / width;
+  Config c{family.flat_family, {}};
+  for (const std::string& n : family.flat_names) c.params.emplace(n, 0);
+  for (std::size_t i = 0; i < count; ++i) {
+    const int64_t* v = family.flat_values.data() + i * width;
+    std::size_t j = 0;
+    for (auto& entry : c.params) entry.second = v[j++];
+    offer(c);
+  }
+  return count;
 }
 
 Expected<Enumeration> enumerate_candidates(const FamilySpace& family, const Pins& pins,

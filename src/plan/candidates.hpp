@@ -27,6 +27,18 @@ struct FamilySpace {
   ParamSpace space;                         // declarations and constraints, as the backend declares them
   std::vector<std::vector<int64_t>> grid;   // product mode
   std::vector<Config> list;                 // list mode
+  // List mode: every listed config is legal as listed (the family built them from its own declarations and
+  // constraints), so that without pins the planner prices them without checking each (a test holds the family to
+  // it); false: each is checked.
+  bool list_legal = false;
+  // List mode without a map per config (in place of `list`, for a family that lists hundreds of configs for
+  // dispatch, where building and freeing their maps was a fifth of a new shape's time): configs of `flat_family`
+  // with the parameters `flat_names`, in a Config's own (sorted) order, flat_names.size() values per config in
+  // `flat_values`. for_each_legal_listed reads them; listed_configs() builds them.
+  std::string flat_family;
+  std::vector<std::string> flat_names;
+  std::vector<int64_t> flat_values;
+  bool listed() const { return !list.empty() || !flat_values.empty(); }
   std::optional<Config> reference;          // the backend's own pick without a cost model (heuristic/analytic)
   std::string reference_name;               // the family's words for it ("the ... heuristic")
   std::vector<std::string> reference_reasons;
@@ -87,6 +99,8 @@ Expected<Enumeration> enumerate_candidates_moving(FamilySpace& family, const Pin
 // listed configs.
 std::size_t for_each_legal_listed(FamilySpace& family, const Pins& pins,
                                   const std::function<void(const Config&)>& legal);
+// A listed space's configs, built from its flat list where it has one.
+std::vector<Config> listed_configs(const FamilySpace& family);
 
 // What a config violates first: a constraint, or a value its parameter does not declare.
 struct Violation {

@@ -353,7 +353,7 @@ bool choose_alone(Plan& plan, const KernelFamily& family, FamilySpace& space, co
   const std::unique_ptr<CostScratch> scratch = family.make_scratch();
   if (scratch) scratch->notes = false;
   BestSoFar best(plan.reference);
-  if (!space.list.empty()) {
+  if (space.listed()) {
     plan.combinations = for_each_legal_listed(space, options.pins, [&](const Config& c) {
       ++plan.priced;
       best.offer(c, family.cost(plan.problem, profile, c, plan.threads, scratch.get()));
@@ -509,7 +509,7 @@ Expected<Plan> make_plan(const Problem& problem, const hw::HwProfile& profile, c
   FamilySpace space = best_only ? family.choice_candidates(plan.problem, profile, plan.threads)
                                 : family.candidates(plan.problem, profile, plan.threads);
   if (best_only && pins_declared(space.space, options.pins) &&
-      (!space.list.empty() || !space.search_order.empty())) {
+      (space.listed() || !space.search_order.empty())) {
     if (choose_alone(plan, family, space, options)) return plan;
     space = family.candidates(plan.problem, profile, plan.threads);
   }

@@ -220,8 +220,16 @@ plan::FamilySpace CpuFamily::grid(const Problem& problem, const hw::HwProfile& p
   };
   const std::vector<int64_t> kc_values = rounded(kKcFactors, base.kc, kcs.front(), kcs.back());
   const std::vector<int64_t> pb_values = distinct(pb_decl->values);
-  f.list.reserve(mr_decl->values.size() * nr_decl->values.size() * kc_values.size() * std::size(kMcFactors) *
-                 std::size(kNcFactors) * pb_values.size());
+  const std::size_t most = mr_decl->values.size() * nr_decl->values.size() * kc_values.size() *
+                           std::size(kMcFactors) * std::size(kNcFactors) * pb_values.size();
+  // Dispatch's choice reads the grid flat (FamilySpace::flat_values), in the map's order of the names.
+  if (micro_kernels_only) {
+    f.flat_family = std::string(family);
+    f.flat_names.assign(kParamNames.begin(), kParamNames.end());
+    f.flat_values.reserve(most * kParamNames.size());
+  } else {
+    f.list.reserve(most);
+  }
   // Each config copies one that holds the six names (a map's copy allocates its nodes without comparing names), then
   // takes its values in the map's order: slot[k] is the position in {MR, NR, KC, MC, NC, PACK_B} of the k-th name.
   const Config proto{std::string(family), {{"MR", 0}, {"NR", 0}, {"KC", 0}, {"MC", 0}, {"NC", 0}, {"PACK_B", 0}}};
@@ -242,6 +250,10 @@ plan::FamilySpace CpuFamily::grid(const Problem& problem, const hw::HwProfile& p
             for (int64_t pb : pb_values) {
               const std::array<int64_t, 6> values{mr, nr, kc, mc, nc, pb};
               std::size_t k = 0;
+              if (micro_kernels_only) {
+                for (; k < 6; ++k) f.flat_values.push_back(values[slot[k]]);
+                continue;
+              }
               for (auto& [name, value] : f.list.emplace_back(proto).params) value = values[slot[k++]];
             }
           }
@@ -249,10 +261,12 @@ plan::FamilySpace CpuFamily::grid(const Problem& problem, const hw::HwProfile& p
       }
     }
   }
+  f.list_legal = micro_kernels_only;  // MC, NC rounded to MR, NR and their steps; KC to its step; micro-kernels only
   f.coverage = fmt::format(
       "a grid around the analytic choice: every {} x KC {{0.5, 0.75, 1, 1.5, 2}}x x MC {{0.5, 1, 2}}x x "
       "NC {{0.5, 1}}x x PACK_B ({} configs)",
-      micro_kernels_only ? "micro-kernel's MR x NR" : "MR x NR pair", f.list.size());
+      micro_kernels_only ? "micro-kernel's MR x NR" : "MR x NR pair",
+      micro_kernels_only ? f.flat_values.size() / kParamNames.size() : f.list.size());
   return f;
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -110,12 +111,19 @@ TEST(CpuFamily, SupportsOnlyF32Accumulation) {
 }
 
 // Dispatch's plans of the choice alone list only the micro-kernels' pairs: the same legal configs, in the same order,
-// and none that is rejected.
+// and none that is rejected; so they say they are legal as listed (the planner then prices them unchecked), the full
+// grid does not.
 TEST(CpuFamily, ChoiceCandidatesAreTheLegalCandidatesInOrder) {
+  std::vector<Problem> problems = {make_problem(1000, 16, 16), make_problem(4096, 4096, 4096, Layout::RC, DType::bf16),
+                                   make_problem(7, 3000, 500, Layout::CR)};
+  std::mt19937_64 rng(17);
+  for (int i = 0; i < 6; ++i) {
+    const auto dim = [&] { return int64_t(1 + rng() % 5000); };
+    problems.push_back(make_problem(dim(), dim(), dim(), Layout(rng() % 4)));
+  }
   for (const char* chip : {"generic-avx2", "generic-avx512"}) {
     const hw::HwProfile p = testing::profile(chip);
-    for (const Problem& q : {make_problem(1000, 16, 16), make_problem(4096, 4096, 4096, Layout::RC, DType::bf16),
-                             make_problem(7, 3000, 500, Layout::CR)}) {
+    for (const Problem& q : problems) {
       for (const int threads : {1, 2, 16}) {
         const KernelFamily& f = *plan::find_family(plan::choose_family(p, q).family);
         const plan::FamilySpace all = f.candidates(q.normalized(), p, threads);
@@ -123,10 +131,14 @@ TEST(CpuFamily, ChoiceCandidatesAreTheLegalCandidatesInOrder) {
         std::vector<Config> legal;
         for (const Config& c : all.list)
           if (!plan::first_violation(all.space, c)) legal.push_back(c);
-        for (const Config& c : few.list) EXPECT_FALSE(plan::first_violation(few.space, c)) << c.describe();
-        EXPECT_EQ(few.list, legal) << q.describe() << " on " << chip << ", " << threads << " threads";
-        EXPECT_LT(few.list.size(), all.list.size());
+        const std::vector<Config> listed = plan::listed_configs(few);
+        EXPECT_TRUE(few.list.empty());  // flat: no map per config
+        for (const Config& c : listed) EXPECT_FALSE(plan::first_violation(few.space, c)) << c.describe();
+        EXPECT_EQ(listed, legal) << q.describe() << " on " << chip << ", " << threads << " threads";
+        EXPECT_LT(listed.size(), all.list.size());
         EXPECT_EQ(few.reference, all.reference);
+        EXPECT_TRUE(few.list_legal);
+        EXPECT_FALSE(all.list_legal);
       }
     }
   }
