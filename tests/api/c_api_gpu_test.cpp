@@ -171,13 +171,17 @@ TEST_F(CApiGpu, EightThreadsOnOneHandleEachOnItsOwnStream) {
     for (uint64_t rep = 0; rep < 3 && failure.empty(); ++rep) {
       auto ops = testing::make_operands(p, uint64_t(100 + 10 * t) + rep);
       const auto ref = testing::reference_for(ops);
-      auto put = [](const std::vector<unsigned char>& host) {
+      // Device copies of the operands (the fixture's upload() reports through gtest, which is not for threads).
+      auto put = [](const std::vector<unsigned char>& host) -> Expected<cuda::DeviceBuffer> {
         auto buf = cuda::DeviceBuffer::allocate(std::max<std::size_t>(host.size(), 16));
-        if (buf.ok() && !buf->upload(host.data(), host.size()).ok()) return Expected<cuda::DeviceBuffer>(Status(Code::internal, "upload failed"));
+        if (!buf) return buf.status();
+        if (Status s = buf->upload(host.data(), host.size()); !s) return s;
         return buf;
       };
       auto a = put(ops.a), b = put(ops.b), c = put(ops.c);
-      if (!a.ok() || !b.ok() || !c.ok()) return std::string("device buffers: allocation or upload failed");
+      for (const auto* buf : {&a, &b, &c}) {
+        if (!buf->ok()) return "device buffer: " + buf->status().to_string();
+      }
       if (tfGemmPlanRun(plan, a->data(), b->data(), c->data(), stream->get(), nullptr, 0) != TF_STATUS_SUCCESS) {
         failure = std::string("tfGemmPlanRun: ") + tfGetLastErrorMessage(handle_);
         break;
