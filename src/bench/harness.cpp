@@ -553,6 +553,19 @@ measure::MemoryNeed memory_need(const Device& device, const CasePlan& plan, cons
   layout.device_operands = device.kind != "cpu";
   layout.host_reference = !timer.verifies_on_device();
   layout.reference_full_limit = settings.reference_full_limit;
+  // Our kernels' own memory (split-K workspaces, operand copies, packed B, a 16-bit C's f32 accumulator): the most
+  // any config of the case takes, as its family estimates it. The native library's is not known.
+  if (plan.ours) {
+    const int threads = device.kind == "cpu" ? effective_threads(device) : 0;
+    auto take = [&](const Config& c) {
+      if (const plan::KernelFamily* f = plan::find_family(c.family)) {
+        layout.workspace = std::max(layout.workspace, f->workspace_bytes(plan.problem, device.profile, c, threads));
+      }
+    };
+    take(plan.config);
+    for (const Config& v : plan.variants) take(v);
+  }
+  layout.timer_bytes = timer.held_bytes();
   return measure::case_memory(plan.problem, layout);
 }
 

@@ -99,6 +99,7 @@ class GpuTimer final : public RepTimer {
   }
 
   std::string_view cache_state() const override { return "cold-l2"; }
+  std::size_t held_bytes() const override { return scrub_bytes_; }
   int min_warmup_reps() const override { return 10; }
   void* stream() override { return stream_.get(); }
 

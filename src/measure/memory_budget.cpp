@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "verify/verify.hpp"
+
 namespace tileforge::measure {
 namespace {
 
@@ -38,7 +40,7 @@ uint64_t elements(int64_t stride, int64_t span, int64_t batch) {
 int64_t covered_row_count(const Problem& p, double full_limit) {
   const int64_t m = p.m, min_rows = 64;
   if (m <= 0) return 0;
-  const double per_row = double(p.n) * double(p.k) * double(p.batch);
+  const double per_row = double(p.n) * std::max(double(p.k), verify::kReferenceElementWork) * double(p.batch);
   if (per_row * double(m) <= full_limit) return m;
   const double fit = per_row > 0 ? std::floor(full_limit / per_row) : double(m);
   const int64_t count = std::max<int64_t>(min_rows, int64_t(std::min(fit, double(m))));
@@ -87,6 +89,8 @@ MemoryNeed case_memory(const Problem& problem, const CaseLayout& layout) {
       need.host = {{"upload staging", std::max({a, b, c})}};
     }
   }
+  if (layout.workspace > 0) (layout.device_operands ? need.device : need.host).push_back({"our workspace", layout.workspace});
+  if (layout.timer_bytes > 0) need.device.push_back({"L2 scrub buffer", layout.timer_bytes});
   if (layout.host_reference) {
     // value and bound (two doubles) per covered element of C, and the covered rows' indices.
     const int64_t rows = covered_row_count(p, layout.reference_full_limit);

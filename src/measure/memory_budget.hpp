@@ -36,6 +36,11 @@ struct CaseLayout {
   bool device_operands = false;
   bool host_reference = true;
   double reference_full_limit = 2.0e9;
+  // Our kernel's memory beside A, B and C (KernelFamily::workspace_bytes): host memory on the CPU, device memory
+  // where `device_operands`.
+  uint64_t workspace = 0;
+  // Device memory the timer holds through every case (RepTimer::held_bytes: the GPU timer's L2 scrub buffer).
+  uint64_t timer_bytes = 0;
 };
 
 MemoryNeed case_memory(const Problem& problem, const CaseLayout& layout);

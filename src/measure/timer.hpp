@@ -52,6 +52,8 @@ class RepTimer {
   virtual Expected<std::unique_ptr<OperandBuffer>> allocate(std::size_t bytes);
   // The stream backends launch on (GPUs); nullptr on the CPU.
   virtual void* stream() { return nullptr; }
+  // Device memory the timer itself holds through every case (the GPU timer's L2 scrub buffer); 0 on the host.
+  virtual std::size_t held_bytes() const { return 0; }
   // True when verify_on_device computes the float64 reference where the operands are (large GPU problems);
   // otherwise the harness computes it on the host.
   virtual bool verifies_on_device() const { return false; }

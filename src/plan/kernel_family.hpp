@@ -121,6 +121,13 @@ class KernelFamily {
                             CostScratch* scratch, double enough) const {
     return 0;
   }
+  // Memory a kernel of `config` takes beside A, B and C when it runs `problem` (host memory for a CPU family, device
+  // memory for a GPU one: split-K and stream-K workspaces, packed or padded operand copies, an f32 accumulator of a
+  // 16-bit C), at most: the memory budget (measure/memory_budget.hpp) counts it before a case allocates anything.
+  virtual uint64_t workspace_bytes(const Problem& problem, const hw::HwProfile& profile, const Config& config,
+                                   int threads) const {
+    return 0;
+  }
   // A violated constraint with the config's own numbers ("needs 196608 B > 166912 B of shared memory ...").
   virtual std::string violation_detail(std::string_view constraint, const Config& config,
                                        const hw::HwProfile& profile) const;

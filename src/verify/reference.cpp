@@ -174,7 +174,8 @@ std::vector<int64_t> covered_rows(const Problem& problem, double full_limit, int
   const int64_t m = problem.m;
   std::vector<int64_t> rows;
   if (m <= 0) return rows;
-  const double per_row = double(problem.n) * double(problem.k) * double(problem.batch);
+  const double per_row =
+      double(problem.n) * std::max(double(problem.k), kReferenceElementWork) * double(problem.batch);
   int64_t count = m;
   if (per_row * double(m) > full_limit) {
     const double fit = per_row > 0 ? std::floor(full_limit / per_row) : double(m);

@@ -46,9 +46,14 @@ struct ErrorReport {
   bool full = true;              // every element of C compared (false when rows were sampled)
 };
 
-// Which rows of C (per batch entry) reference_gemm covers: all rows when M*N*K*batch <= full_limit, else a
-// deterministic sample in increasing order: row 0, row M-1 and evenly spaced rows between, at least
-// min(M, min_rows) of them and about full_limit / (N*K*batch) when that is more.
+// The least work a row of the reference counts for, per element of C: its value and bound take 16 bytes whatever K
+// is, so a tall, thin C with a short K (10^8 x 16 x 1) is sampled too instead of taking 16 bytes per element.
+inline constexpr double kReferenceElementWork = 16.0;
+
+// Which rows of C (per batch entry) reference_gemm covers: all rows when M*N*max(K, kReferenceElementWork)*batch
+// <= full_limit (the reference then holds at most full_limit bytes), else a deterministic sample in increasing order:
+// row 0, row M-1 and evenly spaced rows between, at least min(M, min_rows) of them and about full_limit /
+// (N*max(K, kReferenceElementWork)*batch) when that is more.
 std::vector<int64_t> covered_rows(const Problem& problem, double full_limit = 2.0e9, int64_t min_rows = 64);
 
 ErrorReport compare(const Problem& problem, const void* c_out, const Reference& ref);

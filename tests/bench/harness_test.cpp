@@ -10,6 +10,7 @@
 #include <random>
 
 #include "bench/harness.hpp"
+#include "plan/kernel_family.hpp"
 #include "support/forwarding_backend.hpp"
 
 namespace tileforge::bench {
@@ -328,9 +329,35 @@ TEST_F(Harness, MemoryNeedCountsEveryBackendsC) {
   int participants = plan->ours_unavailable.empty() ? 1 : 0;
   if (choice.native) ++participants;
   for (Backend* peer : choice.peers) participants += peer != choice.native ? 1 : 0;
-  // A 4096 B, B 2048 B, C 8192 B, each generated once in place; one C per backend; the reference 64*32*16 + 64*8.
-  EXPECT_EQ(need.host_bytes(), uint64_t(4096 + 2048 + 8192 + participants * 8192 + 33280));
+  // A 4096 B, B 2048 B, C 8192 B, each generated once in place; one C per backend; the reference 64*32*16 + 64*8;
+  // and our kernel's own buffers, as its family estimates them (each thread's packed blocks at least).
+  const plan::KernelFamily* family = plan::find_family(plan->config.family);
+  ASSERT_NE(family, nullptr) << plan->config.describe();
+  const uint64_t workspace =
+      family->workspace_bytes(plan->problem, device.profile, plan->config, effective_threads(device));
+  EXPECT_GT(workspace, 0u);
+  EXPECT_EQ(need.host_bytes(), uint64_t(4096 + 2048 + 8192 + participants * 8192 + 33280) + workspace);
   EXPECT_EQ(need.device_bytes(), 0u);
+}
+
+TEST_F(Harness, MemoryNeedCountsOurWorkspaceAndALimitBetweenRefusesNamingIt) {
+  // A 16-bit C is accumulated in an f32 buffer of M x N beside C: 96 x 5000 x 4 = 1.92 MB, the largest of the
+  // CPU kernel's own buffers here. A limit that holds everything else but not it refuses the case, naming it.
+  Problem p = problem(96, 5000, 64);
+  p.precision = {DType::bf16, DType::bf16, DType::f32};
+  auto plan = plan_case(device, p, quick());
+  ASSERT_TRUE(plan);
+  CpuTimer timer;
+  const measure::MemoryNeed need = memory_need(device, *plan, quick(), timer);
+  uint64_t workspace = 0;
+  for (const measure::MemoryTerm& t : need.host) workspace += t.name == "our workspace" ? t.bytes : 0;
+  EXPECT_GE(workspace, uint64_t(96) * 5000 * 4);
+  Settings s = quick();
+  s.max_memory = need.host_bytes() - workspace / 2;
+  CountingTimer counting;
+  CaseResult r = run_case(device, *plan, s, counting);
+  EXPECT_EQ(counting.allocations, 0);
+  EXPECT_NE(r.refused.find("our workspace"), std::string::npos) << r.refused;
 }
 
 TEST_F(Harness, CaseOverTheMemoryLimitIsRefusedBeforeAllocating) {

@@ -65,6 +65,27 @@ TEST(MemoryBudget, GpuCasePlacesOperandsAndCsOnTheDevice) {
   EXPECT_EQ(kept.host_bytes(), 64u * 16 * 2 + 16 * 32 * 2 + 64 * 32 * 2 + 64 * 32 * 16 + 64 * 8);
 }
 
+TEST(MemoryBudget, OurWorkspaceGoesWhereTheOperandsAreAndTheTimersBufferOnTheDevice) {
+  CaseLayout layout;
+  layout.workspace = 5'000'000;
+  const Problem p = problem(64, 32, 16, DType::f32, DType::f32);
+  const MemoryNeed cpu = case_memory(p, layout);
+  EXPECT_EQ(term(cpu.host, "our workspace"), 5'000'000u);
+  EXPECT_EQ(cpu.host_bytes(), case_memory(p, CaseLayout{}).host_bytes() + 5'000'000u);
+  EXPECT_EQ(cpu.device_bytes(), 0u);
+  layout.device_operands = true;
+  layout.host_reference = false;
+  layout.timer_bytes = 62'914'560;  // an H200's scrub: twice the L2, whole MiB
+  const MemoryNeed gpu = case_memory(p, layout);
+  EXPECT_EQ(term(gpu.device, "our workspace"), 5'000'000u);
+  EXPECT_EQ(term(gpu.device, "L2 scrub buffer"), 62'914'560u);
+  for (const auto& t : gpu.host) EXPECT_NE(t.name, "our workspace");
+  // The refusal names them among the terms.
+  const Status s = check_memory(gpu, std::nullopt, MemoryLimit{50'000'000, "--max-memory"});
+  EXPECT_NE(s.message().find("L2 scrub buffer 62.9 MB"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("our workspace 5 MB"), std::string::npos) << s.message();
+}
+
 TEST(MemoryBudget, LeadingDimensionsAndBatchStridesCount) {
   CaseLayout layout;
   Problem wide = problem(64, 64, 64);

@@ -9,6 +9,7 @@
 
 #include "core/half.hpp"
 #include "support/test_support.hpp"
+#include "measure/memory_budget.hpp"
 #include "verify/verify.hpp"
 
 namespace tileforge {
@@ -209,6 +210,23 @@ TEST(VerifySampling, CoversFirstLastAndEvenlySpacedRows) {
   EXPECT_EQ(verify::covered_rows(q, 64.0 * 64 * 100, 8).size(), 100u);
   EXPECT_EQ(verify::covered_rows(make_problem(1, 64, 64), 1.0, 8).size(), 1u);
   EXPECT_TRUE(verify::covered_rows(make_problem(0, 64, 64), 1.0, 8).empty());
+}
+
+TEST(VerifySampling, ATallThinCWithAShortKIsSampledByItsElements) {
+  // 100000 x 16 x 1: 1.6e6 multiply-adds, but its full reference would hold 16 bytes for each of 1.6e6 elements; each
+  // element counts for 16 multiply-adds (kReferenceElementWork), so a limit of 1e6 keeps 1e6 / (16 x 16) rows.
+  const Problem thin = make_problem(100000, 16, 1);
+  EXPECT_EQ(verify::covered_rows(thin, 1e6, 64).size(), 3906u);
+  EXPECT_EQ(verify::covered_rows(thin, 1e6, 64).back(), 99999);
+  // K of 16 or more counts as before; under the limit every row is covered.
+  EXPECT_EQ(verify::covered_rows(make_problem(100000, 16, 32), 1e6, 64).size(), 1953u);
+  EXPECT_EQ(verify::covered_rows(make_problem(1000, 16, 1), 1e6, 64).size(), 1000u);
+  // The memory budget counts the same rows: value and bound per element, and the row list.
+  measure::CaseLayout layout;
+  layout.reference_full_limit = 1e6;
+  uint64_t reference = 0;
+  for (const auto& t : measure::case_memory(thin, layout).host) reference += t.name == "reference" ? t.bytes : 0;
+  EXPECT_EQ(reference, uint64_t(3906) * 16 * 16 + 3906 * 8);
 }
 
 TEST(VerifySampling, SampledRowsEqualFullReference) {

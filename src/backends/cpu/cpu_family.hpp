@@ -35,6 +35,9 @@ class CpuFamily final : public plan::KernelFamily {
                                       int threads) const override;
   // A plan's scratch keeps what cost() needs of the problem and the profile whatever the config.
   std::unique_ptr<plan::CostScratch> make_scratch() const override;
+  // The driver's own buffers (gemm_driver.hpp's run_workspace_bytes) for the config's blocks.
+  uint64_t workspace_bytes(const Problem& problem, const hw::HwProfile& profile, const Config& config,
+                           int threads) const override;
   plan::Cost cost(const Problem& problem, const hw::HwProfile& profile, const Config& config, int threads,
                   plan::CostScratch* scratch) const override;
   void explain(plan::Plan& plan) const override;

@@ -389,11 +389,24 @@ const void* offset(const void* base, DType t, int64_t elements) {
 
 }  // namespace
 
+// Largest packed-B chunk (K x chunk columns, f32; 64 MB): bigger problems run in column chunks, each of which
+// packs A again (4096^3 in 4 chunks of 16 MB packed A 4 times and ran 8% slower on the Zen 5 guest).
+constexpr int64_t kChunkFloats = int64_t(16) << 20;
+
+uint64_t run_workspace_bytes(const Problem& q, int64_t mr, int64_t nr, int64_t mc, int64_t kc, int64_t nc,
+                             bool pack_b, int threads) {
+  if (q.m <= 0 || q.n <= 0 || q.k <= 0) return 0;
+  const bool packs_b = pack_b || q.precision.input != DType::f32 || !b_row_major(q.layout);
+  const double width = double(std::min(nc, q.n) + nr);
+  double floats = q.precision.output == DType::f32 ? 0.0 : double(q.m) * double(q.n);  // 16-bit C's accumulator
+  if (packs_b) floats += std::min(double(q.k) * width, double(kChunkFloats));            // the team's chunk of B
+  floats += double(std::max(1, threads)) * (double(mc + mr) * double(kc) + double(kc) * width);  // per thread
+  const double bytes = floats * sizeof(float);
+  return bytes >= 1.8e19 ? UINT64_MAX : uint64_t(bytes);
+}
+
 TeamSplit team_split(int64_t m, int64_t n, int64_t k, int mr, int nr, int64_t mc, int64_t nc, bool pack_b,
                      int threads) {
-  // Largest packed-B chunk (K x chunk columns, f32; 64 MB): bigger problems run in column chunks, each of which
-  // packs A again (4096^3 in 4 chunks of 16 MB packed A 4 times and ran 8% slower on the Zen 5 guest).
-  constexpr int64_t kChunkFloats = int64_t(16) << 20;
   threads = std::max(1, threads);
   TeamSplit best;
   int64_t chunk = std::max<int64_t>(1, std::min(n, nc));

@@ -41,6 +41,11 @@ struct WorkSplit {
 };
 WorkSplit work_split(const Problem& q, int64_t mr, int64_t nr, int64_t mc, int64_t nc, bool pack_b, int threads);
 
+// Host memory run_gemm takes beside A, B and C for a normalized problem, at most: the f32 accumulator of a 16-bit C,
+// the team's packed chunk of B (at most 64 MB), and each thread's packed A block and B panel. Saturates.
+uint64_t run_workspace_bytes(const Problem& q, int64_t mr, int64_t nr, int64_t mc, int64_t kc, int64_t nc,
+                             bool pack_b, int threads);
+
 // Runs the (validated, normalized) problem on host pointers. Never reads C when beta == 0.
 void run_gemm(const Problem& problem, const void* a, const void* b, void* c, const CpuPlan& plan);
 

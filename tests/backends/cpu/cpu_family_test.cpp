@@ -144,6 +144,25 @@ TEST(CpuFamily, ChoiceCandidatesAreTheLegalCandidatesInOrder) {
   }
 }
 
+TEST(CpuFamily, WorkspaceCountsTheDriversOwnBuffers) {
+  const hw::HwProfile p = profile("generic-avx2");
+  const KernelFamily& f = family("cpu-avx2");
+  const Config c{"cpu-avx2", {{"MR", 6}, {"NR", 16}, {"KC", 256}, {"MC", 96}, {"NC", 4096}, {"PACK_B", 1}}};
+  const Problem f32 = make_problem(1000, 3000, 500).normalized();
+  Problem bf16 = f32;
+  bf16.precision = {DType::bf16, DType::bf16, DType::f32};
+  const uint64_t one = f.workspace_bytes(f32, p, c, 1);
+  // Packed B (K x NC + NR floats, under the 64 MB chunk) and one thread's A block and B panel.
+  EXPECT_EQ(one, uint64_t(4) * (500 * 3016 + (96 + 6) * 256 + 256 * 3016));
+  // Each thread adds its own blocks; a 16-bit C adds its f32 accumulator of M x N.
+  EXPECT_EQ(f.workspace_bytes(f32, p, c, 4) - one, uint64_t(3) * 4 * ((96 + 6) * 256 + 256 * 3016));
+  EXPECT_EQ(f.workspace_bytes(bf16, p, c, 1) - one, uint64_t(1000) * 3000 * 4);
+  // The packed chunk of B stops at 64 MB; an empty problem takes nothing.
+  EXPECT_LE(f.workspace_bytes(make_problem(16, 4096, 1 << 20).normalized(), p, c, 1),
+            (uint64_t(64) << 20) + uint64_t(4) * ((96 + 6) * 256 + 256 * 4112));
+  EXPECT_EQ(f.workspace_bytes(make_problem(0, 16, 16).normalized(), p, c, 1), 0u);
+}
+
 TEST(CpuFamily, CandidatesAreLegalAroundALegalReference) {
   const hw::HwProfile p = profile("generic-avx2");
   const Problem q = make_problem(1024, 1024, 1024);

@@ -67,6 +67,14 @@ CopyWhich copy_which(const Config& c) {
   return {v == 1 || v == 2, v == 1 || v == 3};
 }
 
+uint64_t copy_bytes(const Problem& p, CopyWhich which) {
+  double bytes = 0;
+  for (auto [wanted, shape] : {std::pair{which.a, stored_a(p)}, std::pair{which.b, stored_b(p)}}) {
+    if (wanted) bytes += double(round_up(shape.cols, kCopyRowAlign)) * double(shape.rows) * double(p.batch) * 2.0;
+  }
+  return bytes >= 1.8e19 ? UINT64_MAX : uint64_t(bytes);
+}
+
 Expected<std::pair<const void*, const void*>> copy_operands(const OperandCopy& copy, const Problem& p,
                                                             const GemmArgs& args, CopyWhich which,
                                                             Problem& launch_p) {

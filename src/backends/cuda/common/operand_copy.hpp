@@ -37,6 +37,9 @@ struct CopyWhich {
   bool a, b;
 };
 CopyWhich copy_which(const Config& c);
+// Device bytes of the padded copies COPY_AB makes for a normalized problem, at most (every operand `which` allows
+// copied): the memory budget's share of them (KernelFamily::workspace_bytes).
+uint64_t copy_bytes(const Problem& p, CopyWhich which);
 
 // Copies those of A and B that `which` allows and that need it (needs_copy) into buffers whose rows are 128-byte
 // aligned; `launch_p` gets their leading dimensions and the returned pointers are the ones to read.

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "backends/cuda/common/operand_copy.hpp"
 #include "backends/cuda/cuda_jit_family.hpp"
 #include "backends/cuda/sm80/sm80_cost_model.hpp"
 #include "backends/cuda/sm80/sm80_decisions.hpp"
@@ -95,6 +96,11 @@ class Sm80Family final : public CudaJitFamily {
   }
 
   std::unique_ptr<plan::CostScratch> make_scratch() const override { return std::make_unique<Sm80Scratch>(); }
+
+  // COPY_AB's padded copies of A and B.
+  uint64_t workspace_bytes(const Problem& problem, const hw::HwProfile&, const Config& config, int) const override {
+    return detail::copy_bytes(problem.normalized(), detail::copy_which(config));
+  }
 
   plan::Cost cost(const Problem& problem, const hw::HwProfile& profile, const Config& config, int,
                   plan::CostScratch* scratch) const override {

@@ -184,6 +184,11 @@ class SkinnyFamily final : public CudaJitFamily {
     return skinny_cost(problem, profile, config);
   }
 
+  // The split-K workspace.
+  uint64_t workspace_bytes(const Problem& problem, const hw::HwProfile&, const Config& config, int) const override {
+    return uint64_t(std::max<int64_t>(0, skinny_grid(problem.normalized(), config).workspace_bytes));
+  }
+
   void explain(plan::Plan& plan) const override { skinny_explain(plan); }
 
   Expected<std::unique_ptr<Kernel>> prepare(const Problem& problem, const Config& config,

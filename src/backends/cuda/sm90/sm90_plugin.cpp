@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "backends/cuda/common/operand_copy.hpp"
 #include "backends/cuda/cuda_jit_family.hpp"
 #include "backends/cuda/sm90/sm90_cost_model.hpp"
 #include "backends/cuda/sm90/sm90_decisions.hpp"
@@ -116,6 +117,15 @@ class Sm90Family final : public CudaJitFamily {
   }
 
   std::unique_ptr<plan::CostScratch> make_scratch() const override { return std::make_unique<Sm90Scratch>(); }
+
+  // The split-K / stream-K workspace of the schedule on every SM, and COPY_AB's padded copies.
+  uint64_t workspace_bytes(const Problem& problem, const hw::HwProfile& profile, const Config& config,
+                           int) const override {
+    const Problem q = problem.normalized();
+    const int64_t clusters = std::max(1, profile.cores / std::max(1, sm90_cluster_size(config)));
+    return uint64_t(std::max<int64_t>(0, sm90_schedule(q, config, clusters).workspace_bytes)) +
+           detail::copy_bytes(q, detail::copy_which(config));
+  }
 
   plan::Cost cost(const Problem& problem, const hw::HwProfile& profile, const Config& config, int,
                   plan::CostScratch* scratch) const override {

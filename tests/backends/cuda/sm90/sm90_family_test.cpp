@@ -12,6 +12,7 @@
 #include "hw/hw.hpp"
 #include "support/test_support.hpp"
 #include "jit/nvrtc.hpp"
+#include "plan/kernel_family.hpp"
 
 namespace tileforge::cuda {
 namespace {
@@ -27,6 +28,25 @@ Problem acc16(Problem p) {
 }
 
 using testing_sm90::sm90_config;
+
+TEST(Sm90Family, WorkspaceIsTheSchedulesAndTheOperandCopies) {
+  auto h200 = hw::load_profile("h200");
+  ASSERT_TRUE(h200.ok());
+  const plan::KernelFamily* f = plan::find_family("sm90");
+  ASSERT_NE(f, nullptr);
+  // Split-K: the counters and partial tiles of the schedule on every SM; whole tiles without a copy: nothing.
+  const Problem small = problem(512, 512, 8192);
+  const Config split = sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 8, 0);
+  const int64_t ws = sm90_schedule(small, split, h200->cores).workspace_bytes;
+  EXPECT_GE(ws, int64_t(16) * 8 * 128 * 128 * 4);  // 16 tiles x 8 slices of f32 partials
+  EXPECT_EQ(f->workspace_bytes(small, *h200, split, 0), uint64_t(ws));
+  EXPECT_EQ(f->workspace_bytes(problem(4096, 4096, 4096), *h200, sm90_config(128, 256, 3, 2, 1, 1, 16, 1, 1, 1), 0),
+            0u);
+  // COPY_AB 3 copies B (K x N, rows padded to 64 elements) of 3000^3: 3000 x 3008 x 2 bytes.
+  EXPECT_EQ(f->workspace_bytes(problem(3000, 3000, 3000), *h200,
+                               sm90_config(128, 192, 4, 2, 1, 1, 8, 1, 1, 1, 1, 0, 3), 0),
+            uint64_t(3000) * 3008 * 2);
+}
 
 TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
   auto nvrtc = jit::Nvrtc::get();
