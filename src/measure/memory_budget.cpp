@@ -35,18 +35,6 @@ uint64_t elements(int64_t stride, int64_t span, int64_t batch) {
   return add(mul(nonneg(batch - 1), nonneg(stride)), uint64_t(span));
 }
 
-// How many rows of C verify::reference_gemm covers (verify::covered_rows' count, min_rows 64), without building the
-// row list: for a tall C that list alone would be as large as what is being estimated.
-int64_t covered_row_count(const Problem& p, double full_limit) {
-  const int64_t m = p.m, min_rows = 64;
-  if (m <= 0) return 0;
-  const double per_row = double(p.n) * std::max(double(p.k), verify::kReferenceElementWork) * double(p.batch);
-  if (per_row * double(m) <= full_limit) return m;
-  const double fit = per_row > 0 ? std::floor(full_limit / per_row) : double(m);
-  const int64_t count = std::max<int64_t>(min_rows, int64_t(std::min(fit, double(m))));
-  return std::clamp<int64_t>(count, std::min<int64_t>(m, 2), m);
-}
-
 uint64_t total(const std::vector<MemoryTerm>& terms) {
   uint64_t sum = 0;
   for (const auto& t : terms) sum = add(sum, t.bytes);
@@ -93,7 +81,7 @@ MemoryNeed case_memory(const Problem& problem, const CaseLayout& layout) {
   if (layout.timer_bytes > 0) need.device.push_back({"L2 scrub buffer", layout.timer_bytes});
   if (layout.host_reference) {
     // value and bound (two doubles) per covered element of C, and the covered rows' indices.
-    const int64_t rows = covered_row_count(p, layout.reference_full_limit);
+    const int64_t rows = verify::covered_row_count(p, layout.reference_full_limit);
     const uint64_t covered = mul(mul(nonneg(p.batch), nonneg(rows)), nonneg(p.n));
     need.host.push_back({"reference", add(mul(covered, 2 * sizeof(double)), mul(nonneg(rows), sizeof(int64_t)))});
   }

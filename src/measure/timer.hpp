@@ -57,6 +57,10 @@ class RepTimer {
   // True when verify_on_device computes the float64 reference where the operands are (large GPU problems);
   // otherwise the harness computes it on the host.
   virtual bool verifies_on_device() const { return false; }
+  // Above this many multiply-adds (each element of C counting for at least 16, verify::covered_rows' rule)
+  // verify_on_device checks a sample of rows instead of every element (its report's `full` is then false). Tests
+  // lower it to reach the sampled path on small problems.
+  virtual void set_device_reference_limit(double /*multiply_adds*/) {}
   // "" while the device can run work; once a kernel has faulted and the device's context is lost for the rest of
   // the process (GPUs), what first saw it: callers stop their remaining work on it instead of failing each piece.
   virtual std::string device_lost() const { return {}; }

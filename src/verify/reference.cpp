@@ -170,18 +170,22 @@ void run_item(const Job& job, BlockFn block, int64_t batch, int64_t r0, int64_t 
 
 }  // namespace
 
+int64_t covered_row_count(const Problem& problem, double full_limit, int64_t min_rows) {
+  const int64_t m = problem.m;
+  if (m <= 0) return 0;
+  const double per_row =
+      double(problem.n) * std::max(double(problem.k), kReferenceElementWork) * double(problem.batch);
+  if (per_row * double(m) <= full_limit) return m;
+  const double fit = per_row > 0 ? std::floor(full_limit / per_row) : double(m);
+  const int64_t count = std::max<int64_t>(min_rows, int64_t(std::min(fit, double(m))));
+  return std::clamp<int64_t>(count, std::min<int64_t>(m, 2), m);
+}
+
 std::vector<int64_t> covered_rows(const Problem& problem, double full_limit, int64_t min_rows) {
   const int64_t m = problem.m;
   std::vector<int64_t> rows;
   if (m <= 0) return rows;
-  const double per_row =
-      double(problem.n) * std::max(double(problem.k), kReferenceElementWork) * double(problem.batch);
-  int64_t count = m;
-  if (per_row * double(m) > full_limit) {
-    const double fit = per_row > 0 ? std::floor(full_limit / per_row) : double(m);
-    count = std::max<int64_t>(min_rows, int64_t(std::min(fit, double(m))));
-    count = std::clamp<int64_t>(count, std::min<int64_t>(m, 2), m);
-  }
+  const int64_t count = covered_row_count(problem, full_limit, min_rows);
   rows.reserve(std::size_t(count));
   if (count == m) {
     for (int64_t i = 0; i < m; ++i) rows.push_back(i);

@@ -55,6 +55,9 @@ inline constexpr double kReferenceElementWork = 16.0;
 // row 0, row M-1 and evenly spaced rows between, at least min(M, min_rows) of them and about full_limit /
 // (N*max(K, kReferenceElementWork)*batch) when that is more.
 std::vector<int64_t> covered_rows(const Problem& problem, double full_limit = 2.0e9, int64_t min_rows = 64);
+// How many rows covered_rows lists, without listing them (for a tall C the list alone is large). Row i of a sample of
+// `count` < M rows is floor(i * (M - 1) / (count - 1)), which the device's sampled check computes the same way.
+int64_t covered_row_count(const Problem& problem, double full_limit = 2.0e9, int64_t min_rows = 64);
 
 ErrorReport compare(const Problem& problem, const void* c_out, const Reference& ref);
 

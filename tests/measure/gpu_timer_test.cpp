@@ -1,6 +1,7 @@
 // The GPU timer's device-side verification against the host's float64 reference: the check that computes the
 // reference with each call and the reference kept on the device (computed once, then only compared) report what
-// verify::compare reports on the host, for every precision, layout, tail, batch and beta. Skips visibly without a GPU.
+// verify::compare reports on the host, for every precision, layout, tail, batch and beta, and a large problem's
+// sampled rows what a host reference with the same limit reports. Skips visibly without a GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -79,6 +80,50 @@ TEST_F(GpuTimerVerifyTest, KeptAndPerCallDeviceReferencesReportWhatTheHostRefere
       }
     }
   }
+}
+
+TEST_F(GpuTimerVerifyTest, ALargeProblemIsCheckedOnTheHostReferencesSampleOfRows) {
+  // Above the device's limit (lowered here to 1e5 multiply-adds) the device checks the rows verify::covered_rows
+  // samples, nothing kept: the same elements as a host reference with that limit, so the same errors and NaNs.
+  timer_->set_device_reference_limit(1e5);
+  for (const Layout l : {Layout::RR, Layout::CR}) {
+    Problem q = testing::make_problem(1003, 70, 40, l, DType::f16, DType::f32);
+    q.alpha = 0.75;
+    q.beta = 0.5;
+    auto ops = testing::make_operands(q, 11);
+    const Problem& p = ops.problem;
+    const verify::Reference host_ref = verify::reference_gemm(p, ops.a.data(), ops.b.data(), ops.c.data(), 1e5);
+    ASSERT_EQ(int64_t(host_ref.rows.size()), verify::covered_row_count(p, 1e5));
+    ASSERT_LT(int64_t(host_ref.rows.size()), p.m);
+    std::vector<unsigned char> out(ops.c.size());
+    verify::fill_random(out.data(), p.precision.output, int64_t(out.size() / size_of(p.precision.output)), 5);
+    // A NaN in a covered row (the last) and one in a row between the samples (row 1): only the first is seen.
+    const std::size_t es = size_of(p.precision.output);
+    std::memset(out.data() + es * std::size_t((p.m - 1) * p.ldc + 3), 0xFF, es);
+    std::memset(out.data() + es * std::size_t(1 * p.ldc + 3), 0xFF, es);
+    const verify::ErrorReport host = verify::compare(p, out.data(), host_ref);
+    ASSERT_FALSE(host.full);
+    ASSERT_EQ(host.nan_count, 1);
+    auto a = upload(ops.a), b = upload(ops.b), c_in = upload(ops.c), c_out = upload(out);
+    std::unique_ptr<KeptReference> kept;
+    auto dev = timer_->verify_on_device(p, *a, *b, *c_in, *c_out, &kept);
+    ASSERT_TRUE(dev.ok()) << dev.status().to_string();
+    EXPECT_FALSE(dev->full);
+    EXPECT_EQ(kept, nullptr);
+    EXPECT_EQ(dev->checked, int64_t(host_ref.rows.size()) * p.n);
+    EXPECT_EQ(dev->nan_count, 1);
+    expect_close(dev->rel_error, host.rel_error, 1e-9, p.describe() + " rel_error");
+    expect_close(dev->max_scaled_error, host.max_scaled_error, 1e-9, p.describe() + " max_scaled_error");
+  }
+  // Under the limit, every element again.
+  timer_->set_device_reference_limit(1e12);
+  Problem small = testing::make_problem(64, 32, 16, Layout::RR, DType::f16, DType::f16);
+  auto ops = testing::make_operands(small, 3);
+  auto a = upload(ops.a), b = upload(ops.b), c_in = upload(ops.c), c_out = upload(ops.c);
+  auto dev = timer_->verify_on_device(ops.problem, *a, *b, *c_in, *c_out, nullptr);
+  ASSERT_TRUE(dev.ok()) << dev.status().to_string();
+  EXPECT_TRUE(dev->full);
+  EXPECT_EQ(dev->checked, 64 * 32);
 }
 
 }  // namespace

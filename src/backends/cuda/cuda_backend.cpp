@@ -241,10 +241,11 @@ std::string utility_source(const std::string& entry) {
     return fmt::format(
         "#include \"common/utility.cuh\"\n"
         "extern \"C\" __global__ void __launch_bounds__(256) {entry}(const void* a, const void* b, const void* c_in,"
-        " {outs}, int m, int n, int k, int batch, long long lda, long long ldb,"
+        " {outs}, int m, int n, int k, int batch{rows_decl}, long long lda, long long ldb,"
         " long long ldc, long long sa, long long sb, long long sc, double alpha, double beta) {{\n"
-        "  tf::util::reference_{what}<{in}, {out}, {arow}, {brow}>(a, b, c_in, {out_args}, m, n, k, batch, lda, ldb, ldc,"
-        " sa, sb, sc, alpha, beta);\n}}\n",
+        "  tf::util::reference_{what}<{in}, {out}, {arow}, {brow}>(a, b, c_in, {out_args}, m, n, k, batch{rows_arg}, lda,"
+        " ldb, ldc, sa, sb, sc, alpha, beta);\n}}\n",
+        fmt::arg("rows_decl", check ? ", int rows" : ""), fmt::arg("rows_arg", check ? ", rows" : ""),
         fmt::arg("entry", entry), fmt::arg("what", what), fmt::arg("in", tag(in)), fmt::arg("out", tag(out)),
         fmt::arg("outs", check ? "const void* c_out, tf::util::ErrorTotals* totals" : "double* ref, double* bound"),
         fmt::arg("out_args", check ? "c_out, totals" : "ref, bound"),

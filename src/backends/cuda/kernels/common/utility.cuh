@@ -167,28 +167,36 @@ __device__ __forceinline__ void add_block_totals(const ElementError& mine, Error
 
 // Computes, per element, ref = alpha * A * B + beta * C_in and bound = |alpha| sum |a||b| + |beta||c| in float64
 // and folds |C_out - ref| into the totals: a 16x16 tile of C per block, K staged through shared memory. The
-// fallback of reference_store + reference_compare where their float64 buffers do not fit.
+// fallback of reference_store + reference_compare where their float64 buffers do not fit, and the sampled check of
+// large problems: `rows` < m covers rows floor(i * (m - 1) / (rows - 1)) of each batch entry, verify::covered_rows'
+// sample, and rows == m every row.
 template <int kInTag, int kOutTag, bool kARow, bool kBRow>
 __device__ __forceinline__ void reference_check(const void* a, const void* b, const void* c_in, const void* c_out,
-                                                ErrorTotals* totals, int m, int n, int k, int batch, long long lda,
-                                                long long ldb, long long ldc, long long sa, long long sb,
-                                                long long sc, double alpha, double beta) {
+                                                ErrorTotals* totals, int m, int n, int k, int batch, int rows,
+                                                long long lda, long long ldb, long long ldc, long long sa,
+                                                long long sb, long long sc, double alpha, double beta) {
   __shared__ double ta[16][17];
   __shared__ double tb[16][17];
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int col = blockIdx.x * 16 + tx;
-  const int row_tiles = (m + 15) / 16;
+  const int row_tiles = (rows + 15) / 16;
+  // The row of C that covered row i is (i < rows), as verify::covered_rows lists them.
+  auto row_of = [&](int i) {
+    return rows == m || rows < 2 ? i : static_cast<int>(static_cast<long long>(i) * (m - 1) / (rows - 1));
+  };
   ElementError mine;
   // Grid-stride over batches (z) and row tiles (y): their grid dimensions stop at 65535.
   for (long long e = blockIdx.z; e < batch; e += gridDim.z)
     for (int tile_y = blockIdx.y; tile_y < row_tiles; tile_y += gridDim.y) {
-      const int row = tile_y * 16 + ty;
+      const int covered = tile_y * 16 + ty;
+      const bool in_c = covered < rows;
+      const int row = in_c ? row_of(covered) : 0;
       double sum = 0.0, abs_sum = 0.0;
       for (int k0 = 0; k0 < k; k0 += 16) {
         {
-          const int r = tile_y * 16 + ty, kk = k0 + tx;
-          const long long idx = e * sa + (kARow ? r * lda + kk : kk * lda + r);
-          ta[ty][tx] = (r < m && kk < k) ? load_as_double<kInTag>(a, idx) : 0.0;
+          const int kk = k0 + tx;
+          const long long idx = e * sa + (kARow ? row * lda + kk : kk * lda + row);
+          ta[ty][tx] = (in_c && kk < k) ? load_as_double<kInTag>(a, idx) : 0.0;
         }
         {
           const int kk = k0 + ty, cc = blockIdx.x * 16 + tx;
@@ -204,7 +212,7 @@ __device__ __forceinline__ void reference_check(const void* a, const void* b, co
         }
         __syncthreads();
       }
-      if (row < m && col < n) {
+      if (in_c && col < n) {
         const long long at = e * sc + row * ldc + col;
         const double c = beta != 0.0 ? load_as_double<kOutTag>(c_in, at) : 0.0;
         mine.fold(load_as_double<kOutTag>(c_out, at), alpha * sum + beta * c, fabs(alpha) * abs_sum + fabs(beta) * fabs(c));
