@@ -68,6 +68,9 @@ struct HwProfile {
   // Rates the cost models read, per core (SM) and cycle; 0 where the record does not know the number (the cost
   // model then names the field) or where it does not apply to the kind of chip (the source says which).
   int max_blocks_per_core = 0;            // GPU: thread blocks resident per SM at once
+  // GPU: thread-block clusters resident at once, by cluster size, at one block per SM (the occupancy query's
+  // answer): above two CTAs the GPCs leave SMs over. Empty where unknown (then no cluster above two is planned).
+  std::map<int, int> resident_clusters;
   double l2_bytes_per_core_cycle = 0;     // L2 -> one core (SM) per cycle
   double l3_bytes_per_core_cycle = 0;     // CPU: L3 -> one core per cycle (its share of a shared L3)
   double smem_bytes_per_core_cycle = 0;   // GPU: shared memory <-> one SM per cycle

@@ -217,7 +217,7 @@ HwProfile parse_record(const json& root) {
                        "smem_per_block_bytes", "registers_per_core", "max_threads_per_core", "mem_bandwidth_gbps",
                        "max_blocks_per_core", "l2_bytes_per_core_cycle", "l3_bytes_per_core_cycle",
                        "smem_bytes_per_core_cycle", "fma_pipes", "fma_latency_cycles", "load_ports_per_cycle",
-                       "features", "caches", "matrix_units", "peaks"});
+                       "resident_clusters", "features", "caches", "matrix_units", "peaks"});
   HwProfile p;
   p.name = get_string(member(root, "", "name"), "name");
   p.display_name = get_string(member(root, "", "display_name"), "display_name");
@@ -263,6 +263,19 @@ HwProfile parse_record(const json& root) {
   // what it knows; 0 where the chip's number is unknown (the cost model then names the field) or does not apply
   // to this kind of chip, the source saying which.
   p.max_blocks_per_core = number("max_blocks_per_core", Sign::non_negative, int_field);
+  // Optional: {"value": {"4": 30, "8": 15}, ...}, clusters resident by cluster size.
+  if (optional_member(root, "resident_clusters")) {
+    Sourced s = sourced(root, "resident_clusters");
+    p.sources["resident_clusters"] = s.source;
+    if (!s.value->is_object()) fail("resident_clusters.value", "must be an object of cluster size -> clusters");
+    for (const auto& [size, count] : s.value->items()) {
+      const std::string at = "resident_clusters.value." + size;
+      const int n = std::atoi(size.c_str());
+      if (n < 2 || n > 16 || std::to_string(n) != size) fail(at, "the cluster size must be 2 .. 16");
+      if (!count.is_number_integer() || count.get<int64_t>() < 1) fail(at, "must be a whole number of clusters, >= 1");
+      p.resident_clusters[n] = int(std::min<int64_t>(count.get<int64_t>(), 1 << 20));
+    }
+  }
   p.l2_bytes_per_core_cycle = number("l2_bytes_per_core_cycle", Sign::non_negative, double_field);
   p.l3_bytes_per_core_cycle = number("l3_bytes_per_core_cycle", Sign::non_negative, double_field);
   p.smem_bytes_per_core_cycle = number("smem_bytes_per_core_cycle", Sign::non_negative, double_field);
@@ -479,6 +492,11 @@ std::string to_json(const HwProfile& p) {
   put("max_threads_per_core", p.max_threads_per_core);
   put("mem_bandwidth_gbps", p.mem_bandwidth_gbps);
   put("max_blocks_per_core", p.max_blocks_per_core);
+  if (!p.resident_clusters.empty()) {
+    ordered_json r = ordered_json::object();
+    for (const auto& [size, count] : p.resident_clusters) r[std::to_string(size)] = count;
+    put("resident_clusters", r);
+  }
   put("l2_bytes_per_core_cycle", p.l2_bytes_per_core_cycle);
   put("l3_bytes_per_core_cycle", p.l3_bytes_per_core_cycle);
   put("smem_bytes_per_core_cycle", p.smem_bytes_per_core_cycle);

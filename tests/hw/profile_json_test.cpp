@@ -255,6 +255,32 @@ TEST(HwProfileJson, CoreRatesRoundTripWithTheirSources) {
   EXPECT_EQ(to_json(*second), text);
 }
 
+// Clusters resident at once by size: optional, round-tripped with its source; sizes 2 .. 16, counts >= 1.
+TEST(HwProfileJson, ResidentClustersAreOptionalBySizeAndRoundTrip) {
+  json j = valid_record();
+  auto without = parse(j);
+  ASSERT_TRUE(without.ok()) << without.status().to_string();
+  EXPECT_TRUE(without->resident_clusters.empty());
+  EXPECT_EQ(to_json(*without).find("resident_clusters"), std::string::npos);
+  j["resident_clusters"] = json{{"value", json{{"4", 2}, {"2", 5}, {"8", 1}}}, {"source", "occupancy query"}};
+  auto with = parse(j);
+  ASSERT_TRUE(with.ok()) << with.status().to_string();
+  EXPECT_EQ(with->resident_clusters, (std::map<int, int>{{2, 5}, {4, 2}, {8, 1}}));
+  auto again = parse_profile(to_json(*with), "again.json");
+  ASSERT_TRUE(again.ok()) << again.status().to_string();
+  EXPECT_EQ(*again, *with);
+  EXPECT_EQ(again->sources.at("resident_clusters"), "occupancy query");
+  for (const json& bad : {json{{"1", 3}}, json{{"17", 1}}, json{{"four", 1}}, json{{"04", 1}}, json{{"4", 0}},
+                          json{{"4", 2.5}}, json{{"4", "2"}}}) {
+    json k = valid_record();
+    k["resident_clusters"] = json{{"value", bad}, {"source", "test"}};
+    expect_refused(k, "resident_clusters.value." + bad.items().begin().key());
+  }
+  json list = valid_record();
+  list["resident_clusters"] = json{{"value", json::array({4, 2})}, {"source", "test"}};
+  expect_refused(list, "resident_clusters.value", "cluster size");
+}
+
 TEST(HwProfileJson, KindDecidesWhatMustBePositive) {
   // A CPU has no shared memory but must have a vector width.
   json j = valid_record();

@@ -32,7 +32,7 @@ double operand_dram_bytes(const Problem& q, const hw::HwProfile& profile, int64_
   const int64_t cs = cm * cn;
   DramCache local;
   DramCache* memo = cache ? &cache->dram[int(cs)] : &local;
-  const int64_t clusters = std::max<int64_t>(1, std::max(1, profile.cores) / cs);
+  const int64_t clusters = sm90_resident_clusters(profile, cs);
   return operand_dram_bytes_in_flight(q, profile, clusters, bm * cm, bn * cn, group_m, 1, memo);
 }
 
@@ -110,12 +110,12 @@ std::optional<int64_t> set_param(std::optional<int64_t> v, int64_t fallback) {
   return *v > 0 ? *v : fallback;
 }
 
-Sm90Grid grid_of(const Problem& q, const Sm90ConfigView& c, int sms) {
+Sm90Grid grid_of(const Problem& q, const Sm90ConfigView& c, const hw::HwProfile& profile) {
   const int64_t bm = param(c.block_m, 128), bn = param(c.block_n, 128);
   const int64_t cm = param(c.cluster_m, 1), cn = param(c.cluster_n, 1), cs = cm * cn;
   Sm90Grid g;
   g.cluster_tiles = cdiv(q.m, bm * cm) * cdiv(q.n, bn * cn);
-  g.clusters = std::min<int64_t>(g.cluster_tiles, std::max<int64_t>(1, sms / cs));
+  g.clusters = std::min<int64_t>(g.cluster_tiles, sm90_resident_clusters(profile, cs));
   g.ctas = g.clusters * cs;
   g.tiles_per_cta = g.clusters > 0 ? cdiv(g.cluster_tiles, g.clusters) : 0;
   return g;
@@ -141,8 +141,8 @@ std::optional<std::string> sm90_missing_field(const hw::HwProfile& p) {
   });
 }
 
-Sm90Grid sm90_grid(const Problem& problem, const Config& c, int sms) {
-  return grid_of(problem.normalized(), Sm90ConfigView(c), sms);
+Sm90Grid sm90_grid(const Problem& problem, const Config& c, const hw::HwProfile& profile) {
+  return grid_of(problem.normalized(), Sm90ConfigView(c), profile);
 }
 
 Sm90Share sm90_share(const Sm90Schedule& s) {
@@ -223,7 +223,7 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   const int sms = std::max(1, profile.cores);
   const double clock = profile.boost_clock_ghz * 1e9;
   const double smem_rate = profile.smem_bytes_per_core_cycle, l2_rate = profile.l2_bytes_per_core_cycle;
-  const Sm90Grid grid = grid_of(q, partial, sms);
+  const Sm90Grid grid = grid_of(q, partial, profile);
 
   double misaligned = 1.0;
   if (copy_ab) {
@@ -235,7 +235,7 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
                  (a_slow && b_slow ? kMisalignedBothExtra * a_share * b_share : 0);
   }
   const int64_t k_steps = cdiv(q.k, bk);
-  const int64_t max_clusters = std::max<int64_t>(1, sms / cs);
+  const int64_t max_clusters = sm90_resident_clusters(profile, cs);
   const bool scheduled = partial.split_k && partial.stream_k;
   Sm90Schedule sched;
   Sm90Share share;
@@ -326,10 +326,10 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   const double clock = profile.boost_clock_ghz * 1e9;
   const double smem_rate = profile.smem_bytes_per_core_cycle, l2_rate = profile.l2_bytes_per_core_cycle;
 
-  const Sm90Grid grid = grid_of(q, cfg, sms);
+  const Sm90Grid grid = grid_of(q, cfg, profile);
   c.occupancy = 1;
   c.occupancy_limit = "persistent grid: one CTA per SM";
-  c.waves = plan::analyze_waves(q, std::max<int64_t>(1, (sms / cs) * cs), 1, bm, bn, bk);
+  c.waves = plan::analyze_waves(q, sm90_resident_clusters(profile, cs) * cs, 1, bm, bn, bk);
   c.waves.max_tiles_per_core = grid.tiles_per_cta;
   c.overhead_s = kGpuLaunchSeconds;
   // COPY_AB copies the operands it names (1 both, 2 A, 3 B) whose rows are not on 32-byte sectors (assuming aligned
@@ -370,7 +370,7 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   const int64_t k_steps = cdiv(q.k, bk);
   // The busiest CTA's share under the config's schedule (sm90_schedule: whole tiles, split-K or stream-K): the
   // k-steps of its main loops, the tiles it finishes (epilogues), the partial tiles it stores and reads back.
-  const Sm90Schedule sched = sm90_schedule(q, cfg, std::max<int64_t>(1, sms / cs));
+  const Sm90Schedule sched = sm90_schedule(q, cfg, sm90_resident_clusters(profile, cs));
   const Sm90Share share = sm90_share(sched);
   const int64_t per_cta = share.finished;
   c.waves.max_tiles_per_core = share.units;

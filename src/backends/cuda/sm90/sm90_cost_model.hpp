@@ -24,7 +24,7 @@ struct Sm90Grid {
   int64_t ctas = 0;           // clusters * cluster size
   int64_t tiles_per_cta = 0;  // ceil(cluster_tiles / clusters)
 };
-Sm90Grid sm90_grid(const Problem& problem, const Config& config, int sms);
+Sm90Grid sm90_grid(const Problem& problem, const Config& config, const hw::HwProfile& profile);
 
 // The busiest CTA's share of a schedule (sm90_schedule): main-loop k-steps, work units, tiles it finishes (runs
 // the epilogue of), and split-K / stream-K partial tiles it stores and reads back (with the shared sum: its

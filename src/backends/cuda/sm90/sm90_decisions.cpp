@@ -29,7 +29,7 @@ struct Facts {
         cm(c.at("CLUSTER_M")), cn(c.at("CLUSTER_N")), gm(c.at("GROUP_M")), epi(c.at("EPILOGUE")),
         split(c.at("EPI_SPLIT")), stm(c.at("STMATRIX")), in(double(size_of(q.precision.input))),
         out(double(size_of(q.precision.output))), peak(plan.roofline.peak.tflops.value_or(0)),
-        sms(std::max(1, hw.cores)), grid(sm90_grid(q, c, sms)), cs(cm * cn),
+        sms(std::max(1, hw.cores)), grid(sm90_grid(q, c, hw)), cs(cm * cn),
         share(kWgmmaShare * (cons == 1 ? kOneConsumerShare : 1.0)), stage_bytes(double((bm + bn) * bk) * in) {}
   const Candidate& best;
   const Config& c;
@@ -156,7 +156,7 @@ void explain_scheduling(plan::Plan& plan, const Facts& f) {
                                : std::string()),
                neighbours_of(plan, {"EPI_SPLIT"}));
   {
-    const Sm90Schedule sched = sm90_schedule(q, c, std::max<int64_t>(1, sms / cs));
+    const Sm90Schedule sched = sm90_schedule(q, c, sm90_resident_clusters(hw, cs));
     const Sm90Share busiest = sm90_share(sched);
     const int64_t sk = c.get("SPLIT_K").value_or(1), stk = c.get("STREAM_K").value_or(0);
     std::string what, reason;
@@ -165,7 +165,7 @@ void explain_scheduling(plan::Plan& plan, const Facts& f) {
                            "launch): each slice runs {} of the {} k-blocks and stores an f32 partial tile; once all {} "
                            "are stored, each sums its 1/{} of the tile from them in slice order and writes it "
                            "(deterministic: bit-identical from run to run)",
-                           sched.cluster_tiles, sk, sched.cluster_tiles * sk, sms / cs, cdiv(sched.k_blocks, sk),
+                           sched.cluster_tiles, sk, sched.cluster_tiles * sk, sched.clusters, cdiv(sched.k_blocks, sk),
                            sched.k_blocks, sk, sk);
     } else if (sk > 1) {
       reason = fmt::format("{} tiles x {} slices of K = {} work units for {} clusters: each slice runs {} of the {} "

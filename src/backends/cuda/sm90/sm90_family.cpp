@@ -2,6 +2,8 @@
 #include "backends/cuda/sm90/sm90_family.hpp"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -82,6 +84,13 @@ constexpr TileShape kHeuristicTiles[] = {
 int sm90_threads(const Config& c) { return int(128 * (1 + p(c, "CONSUMERS"))); }
 
 int sm90_cluster_size(const Config& c) { return int(p(c, "CLUSTER_M") * p(c, "CLUSTER_N")); }
+
+int64_t sm90_resident_clusters(const hw::HwProfile& profile, int64_t cluster_size) {
+  const int64_t sms = std::max(1, profile.cores), cs = std::max<int64_t>(1, cluster_size);
+  if (auto it = profile.resident_clusters.find(int(cs)); it != profile.resident_clusters.end() && it->second > 0)
+    return std::min<int64_t>(it->second, std::max<int64_t>(1, sms / cs));
+  return cs <= 2 ? std::max<int64_t>(1, sms / cs) : 0;
+}
 
 int64_t sm90_smem_bytes(const Config& c) {
   const int64_t bm = p(c, "BLOCK_M"), bn = p(c, "BLOCK_N"), bk = p(c, "BLOCK_K"), stages = p(c, "STAGES");
@@ -199,16 +208,22 @@ bool sm90_rows_off_sectors(const Problem& q, int64_t ld) {
 
 namespace {
 
-// The family's parameters, their values and what each one decides.
-std::vector<ParamDecl> sm90_params() {
+// The family's parameters, their values and what each one decides. Clusters of 4 and 8 are declared only where
+// `large_clusters` (sm90_space says where they can pay): declared everywhere they would triple the product the
+// planner walks.
+std::vector<ParamDecl> sm90_params(bool large_clusters) {
+  const ParamValues clusters = large_clusters ? ParamValues{1, 2, 4, 8} : ParamValues{1, 2};
   return {
       {"BLOCK_M", {64, 128, 256}, "data scheduling", "rows of C per CTA tile (whole 64-row wgmma blocks)"},
       {"BLOCK_N", {64, 128, 192, 256}, "data scheduling", "columns of C per CTA tile (the wgmma N)"},
       {"BLOCK_K", {kSm90BlockK}, "data scheduling", "depth of one stage: one 128-byte swizzle row of 16-bit elements"},
       {"STAGES", {2, 3, 4, 5, 6, 7, 8}, "compute pipeline", "shared-memory stages in the TMA ring"},
       {"CONSUMERS", {1, 2}, "parameter adaptation", "consumer warpgroups (they split BLOCK_M); one producer beside them"},
-      {"CLUSTER_M", {1, 2}, "hardware mapping", "CTAs per cluster along M: they share the B tile through TMA multicast"},
-      {"CLUSTER_N", {1, 2}, "hardware mapping", "CTAs per cluster along N: they share the A tile through TMA multicast"},
+      {"CLUSTER_M", clusters, "hardware mapping",
+       "CTAs per cluster along M: they share the B tile through TMA multicast (4 and 8 only for operands with rows off "
+       "32-byte sectors, on grids that can be one wave of them, as many as the chip record lists resident)"},
+      {"CLUSTER_N", clusters, "hardware mapping",
+       "CTAs per cluster along N: they share the A tile through TMA multicast (4 and 8 as for CLUSTER_M)"},
       {"GROUP_M", {1, 4, 8, 16, 0}, "data scheduling",
        "tile rows per group of the persistent walk, walked column by column (1: row-major order; 0: no groups, a "
        "generalized Hilbert curve over the whole grid of tiles)"},
@@ -267,18 +282,21 @@ void add_copy_constraints(ParamSpace& s, const Problem& q) {
 void add_layout_and_memory_constraints(ParamSpace& s, const Problem& q, const hw::HwProfile& profile) {
   const int64_t smem_limit = profile.smem_per_block_bytes;
   const bool a_row = a_row_major(q.layout), b_row = b_row_major(q.layout);
-  if (!a_row) {
+  // A K-major operand's tile is split over the CTAs that share it by rows: whole 8-row swizzle atoms each. An
+  // M/N-major one's 64-row boxes are split by whole boxes or, where their count does not divide, each box by K rows
+  // (64 / CTAs, at least 8): always whole atoms for clusters of up to 8.
+  if (a_row) {
     s.constraints.push_back({Layer::hardware_mapping,
-                             "(BLOCK_M / 64) % CLUSTER_N == 0 (A is column-major: its 64-row boxes split evenly over "
-                             "the CTAs that share it)",
-                             [](const Config& c) { return (p(c, "BLOCK_M") / 64) % p(c, "CLUSTER_N") == 0; },
+                             "(BLOCK_M / CLUSTER_N) % 8 == 0 (A is row-major: the CTAs that share it copy whole "
+                             "8-row swizzle atoms of its tile)",
+                             [](const Config& c) { return (p(c, "BLOCK_M") / p(c, "CLUSTER_N")) % 8 == 0; },
                              {"BLOCK_M", "CLUSTER_N"}});
   }
-  if (b_row) {
+  if (!b_row) {
     s.constraints.push_back({Layer::hardware_mapping,
-                             "(BLOCK_N / 64) % CLUSTER_M == 0 (B is row-major: its 64-column boxes split evenly over "
-                             "the CTAs that share it)",
-                             [](const Config& c) { return (p(c, "BLOCK_N") / 64) % p(c, "CLUSTER_M") == 0; },
+                             "(BLOCK_N / CLUSTER_M) % 8 == 0 (B is column-major: the CTAs that share it copy whole "
+                             "8-row swizzle atoms of its tile)",
+                             [](const Config& c) { return (p(c, "BLOCK_N") / p(c, "CLUSTER_M")) % 8 == 0; },
                              {"BLOCK_N", "CLUSTER_M"}});
   }
   if (const std::string why = tma_store_refusal(q); !why.empty()) {
@@ -323,7 +341,16 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
   ParamSpace s;
   s.family = "sm90";
   s.version = kSm90Version;
-  s.params = sm90_params();
+  // Clusters of 4 or 8 are declared where they paid: an operand read in place with rows off 32-byte sectors (its
+  // TMA rows cost more requests; a wider multicast reads each of them for more CTAs), on a grid that can be one wave
+  // of them (the constraint below), i.e. where even the largest tiles, 256 x 256 per CTA, make no more cluster tiles
+  // than are resident. Aligned, they measured slower (1024^3: 11.4 us in 4x2 clusters of 64x192 against 9.4).
+  auto one_wave_possible = [&](int64_t cs) {
+    const int64_t resident = sm90_resident_clusters(profile, cs);
+    return resident > 0 && double(q.m) * double(q.n) * double(q.batch) / (256.0 * 256.0 * double(cs)) <= resident;
+  };
+  const bool rows_off = sm90_rows_off_sectors(q, q.lda) || sm90_rows_off_sectors(q, q.ldb);
+  s.params = sm90_params(profile.has("cluster") && rows_off && (one_wave_possible(4) || one_wave_possible(8)));
   // Limits the profile does not record are not assumed: the constraint then admits no config and names the field.
   const int64_t regs_per_sm = profile.registers_per_core;
   s.constraints = {
@@ -359,14 +386,16 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
   // (far more numerous) spaces of small grids, where it would tie with every grouped order.
   {
     const int64_t sms = std::max(1, profile.cores);
+    const std::array<int64_t, 4> resident = {sm90_resident_clusters(profile, 1), sm90_resident_clusters(profile, 2),
+                                             sm90_resident_clusters(profile, 4), sm90_resident_clusters(profile, 8)};
     s.constraints.push_back(
         {Layer::data_scheduling,
          fmt::format("GROUP_M == 0 (Hilbert) only when the cluster tiles outnumber the clusters the {} SMs hold", sms),
-         [q, sms](const Config& c) {
+         [q, resident](const Config& c) {
            if (p(c, "GROUP_M") != 0) return true;
            const int64_t cm = p(c, "CLUSTER_M"), cn = p(c, "CLUSTER_N");
            const int64_t tiles = cdiv(q.m, p(c, "BLOCK_M") * cm) * cdiv(q.n, p(c, "BLOCK_N") * cn) * q.batch;
-           return tiles * p(c, "SPLIT_K") > sms / (cm * cn);
+           return tiles * p(c, "SPLIT_K") > resident[std::bit_width(uint64_t(cm * cn)) - 1];
          },
          {"GROUP_M", "BLOCK_M", "BLOCK_N", "CLUSTER_M", "CLUSTER_N", "SPLIT_K"}});
   }
@@ -374,10 +403,28 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
                            [](const Config& c) { return p(c, "STREAM_K") == 0 || p(c, "SPLIT_K") == 1; },
                            {"STREAM_K", "SPLIT_K"}});
   if (profile.has("cluster")) {
-    // Clusters of four (2x2) were measured slower on every shape tried: each CTA waits for all four to release a
-    // stage (bench/sweeps/sm90-cluster-2x2.txt, PERF-LOG 2026-12-02).
-    s.constraints.push_back({Layer::hardware_mapping, "CLUSTER_M * CLUSTER_N <= 2 (clusters of one or two CTAs)",
-                             [](const Config& c) { return sm90_cluster_size(c) <= 2; }, {"CLUSTER_M", "CLUSTER_N"}});
+    // Clusters of four and eight share each operand tile among more CTAs (fewer L2 reads, fewer rows read off
+    // sectors), but every CTA waits for all of them to release a stage, tile after tile: 1000^3 ran 11.9 us in 4x1
+    // clusters of 64x192 against 12.5 in dispatch's 2x1 of 64x128, while 4096^3 in 2x2 clusters took 243 us against
+    // 204 without (bench/sweeps/sm90-clusters-4-8.txt). So they are offered where the grid is one wave of them, at
+    // the count the chip record says are resident (GPCs leave SMs over), and not with stream-K's shared waves.
+    const int64_t r4 = sm90_resident_clusters(profile, 4), r8 = sm90_resident_clusters(profile, 8);
+    s.constraints.push_back(
+        {Layer::hardware_mapping,
+         r4 + r8 == 0
+             ? std::string("CLUSTER_M * CLUSTER_N <= 2 (the chip record lists no resident_clusters for larger ones)")
+             : fmt::format("CLUSTER_M * CLUSTER_N <= 2, or 4 or 8 without stream-K where the cluster tiles x SPLIT_K "
+                           "fit one wave of resident clusters ({} of 4, {} of 8: the chip record's resident_clusters)",
+                           r4, r8),
+         [q, r4, r8](const Config& c) {
+           const int64_t cs = sm90_cluster_size(c);
+           if (cs <= 2) return true;
+           if ((cs != 4 && cs != 8) || p(c, "STREAM_K") != 0) return false;
+           const int64_t units = cdiv(q.m, p(c, "BLOCK_M") * p(c, "CLUSTER_M")) *
+                                 cdiv(q.n, p(c, "BLOCK_N") * p(c, "CLUSTER_N")) * q.batch * p(c, "SPLIT_K");
+           return units <= (cs == 4 ? r4 : r8);
+         },
+         {"CLUSTER_M", "CLUSTER_N", "BLOCK_M", "BLOCK_N", "SPLIT_K", "STREAM_K"}});
   } else {
     s.constraints.push_back({Layer::hardware_mapping,
                              "CLUSTER_M = CLUSTER_N = 1 (the chip record lists no thread-block clusters)",
@@ -458,10 +505,13 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
   k.threads = sm90_threads(c);
   k.smem_bytes = sm90_smem_bytes(c);
   k.cluster = int(cm * cn);
+  // An M/N-major tile's boxes are split by K rows where the CTAs sharing it do not divide them evenly
+  // (sm90/config.cuh's *_ROW_PARTS).
+  const int64_t a_row_parts = (bm / 64) % cn == 0 ? 1 : cn, b_row_parts = (bn / 64) % cm == 0 ? 1 : cm;
   k.a_box[0] = 64;
-  k.a_box[1] = int(a_row ? bm / cn : 64);
+  k.a_box[1] = int(a_row ? bm / cn : 64 / a_row_parts);
   k.b_box[0] = 64;
-  k.b_box[1] = int(b_row ? 64 : bn / cm);
+  k.b_box[1] = int(b_row ? 64 / b_row_parts : bn / cm);
   k.c_box[0] = 64;
   k.c_box[1] = int(bm / cons);
   const int64_t split_k = c.get("SPLIT_K").value_or(1), stream_k = c.get("STREAM_K").value_or(0);

@@ -69,6 +69,11 @@ struct Sm90Schedule {
 // Stream-K's shared tiles: none when the tiles fill whole waves; all of them when they are fewer than the clusters;
 // else the last partial wave and one full wave (so that each cluster's share is more than one tile's k-blocks and
 // the fix-up stays a small part of it).
+// Clusters of `cluster_size` CTAs resident at once at one CTA per SM (the persistent grid's size): every SM's worth
+// for clusters of one or two; for larger ones the GPCs leave SMs over (the occupancy query on the H200: 30 of 4, 15
+// of 8, against 33 and 16 by the SM count).
+int64_t sm90_resident_clusters(const hw::HwProfile& profile, int64_t cluster_size);
+
 Sm90Schedule sm90_schedule(const Problem& problem, const Config& config, int64_t max_clusters);
 Sm90Schedule sm90_schedule(const Problem& problem, const Sm90ConfigView& config, int64_t max_clusters);
 

@@ -190,15 +190,18 @@ TEST(Sm90Family, SpaceOnHopperProfilesFitsTheirLimits) {
         EXPECT_LE(sm90_smem_bytes(c), prof.smem_per_block_bytes) << c.describe();
         EXPECT_LE(sm90_accumulators(c), 128) << c.describe();
         EXPECT_LE(sm90_register_budget(c), prof.registers_per_core) << c.describe();
-        EXPECT_LE(sm90_cluster_size(c), 2) << c.describe();
+        const int64_t cs = sm90_cluster_size(c);
+        EXPECT_TRUE(cs == 1 || cs == 2 || cs == 4 || cs == 8) << c.describe();
         EXPECT_EQ(c.at("BLOCK_M") % (64 * c.at("CONSUMERS")), 0) << c.describe();
-        // The template's static_asserts on the multicast split.
-        if (!a_row_major(l)) {
-          EXPECT_EQ((c.at("BLOCK_M") / 64) % c.at("CLUSTER_N"), 0) << c.describe();
-        }
-        if (b_row_major(l)) {
-          EXPECT_EQ((c.at("BLOCK_N") / 64) % c.at("CLUSTER_M"), 0) << c.describe();
-        }
+        // The template's static_asserts on the multicast split: a K-major operand's part is whole 8-row atoms; an
+        // M/N-major one's 64-row boxes split by whole boxes, or each box into 8-row multiples of K rows.
+        const int64_t a_share = c.at("CLUSTER_N"), b_share = c.at("CLUSTER_M");
+        const int64_t a_rows = a_row_major(l) ? c.at("BLOCK_M") / a_share
+                                              : ((c.at("BLOCK_M") / 64) % a_share == 0 ? 64 : 64 / a_share);
+        const int64_t b_rows = !b_row_major(l) ? c.at("BLOCK_N") / b_share
+                                               : ((c.at("BLOCK_N") / 64) % b_share == 0 ? 64 : 64 / b_share);
+        EXPECT_EQ(a_rows % 8, 0) << c.describe();
+        EXPECT_EQ(b_rows % 8, 0) << c.describe();
       }
       // The probe's best config is legal in every layout.
       EXPECT_TRUE(space.check(kL16).ok()) << space.check(kL16).to_string();
@@ -384,11 +387,11 @@ TEST(Sm90CostModel, Properties) {
     EXPECT_FALSE(c.bound.empty());
   }
   // One tile per SM at 2048^3 with 128x256 tiles: 128 tiles for 132 SMs.
-  const Sm90Grid g = sm90_grid(problem(2048, 2048, 2048), kL16, 132);
+  const Sm90Grid g = sm90_grid(problem(2048, 2048, 2048), kL16, h200);
   EXPECT_EQ(g.cluster_tiles, 128);
   EXPECT_EQ(g.ctas, 128);
   EXPECT_EQ(g.tiles_per_cta, 1);
-  const Sm90Grid g2 = sm90_grid(problem(4096, 4096, 4096), sm90_config(128, 256, 3, 2, 2, 1, 8, 1, 1, 1), 132);
+  const Sm90Grid g2 = sm90_grid(problem(4096, 4096, 4096), sm90_config(128, 256, 3, 2, 2, 1, 8, 1, 1, 1), h200);
   EXPECT_EQ(g2.clusters, 66);
   EXPECT_EQ(g2.ctas, 132);
   EXPECT_EQ(g2.tiles_per_cta, 4);  // 256 cluster tiles over 66 clusters

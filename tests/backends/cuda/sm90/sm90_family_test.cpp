@@ -29,6 +29,46 @@ Problem acc16(Problem p) {
 
 using testing_sm90::sm90_config;
 
+// Clusters of 4 and 8: as many resident as the chip record lists (none planned without the list), declared only
+// where an operand's rows are off 32-byte sectors, and legal only on a grid of one wave of them, without stream-K.
+TEST(Sm90Family, ClustersAboveTwoOnlyForRowsOffSectorsOnGridsOfOneWave) {
+  auto h200 = hw::load_profile("h200"), h100 = hw::load_profile("h100-sxm");
+  ASSERT_TRUE(h200.ok() && h100.ok());
+  EXPECT_EQ(sm90_resident_clusters(*h200, 1), 132);
+  EXPECT_EQ(sm90_resident_clusters(*h200, 2), 66);
+  EXPECT_EQ(sm90_resident_clusters(*h200, 4), 30);
+  EXPECT_EQ(sm90_resident_clusters(*h200, 8), 15);
+  EXPECT_EQ(sm90_resident_clusters(*h100, 2), 66);
+  EXPECT_EQ(sm90_resident_clusters(*h100, 4), 0);
+  auto cluster_values = [](const ParamSpace& s) { return s.find("CLUSTER_M")->values.get(); };
+  const std::vector<int64_t> small{1, 2}, large{1, 2, 4, 8};
+  EXPECT_EQ(cluster_values(sm90_space(problem(1000, 1000, 1000), *h200)), large);
+  EXPECT_EQ(cluster_values(sm90_space(problem(1024, 1000, 1024), *h200)), large);   // B's rows off
+  EXPECT_EQ(cluster_values(sm90_space(problem(1024, 1024, 1024), *h200)), small);   // every row on sectors
+  EXPECT_EQ(cluster_values(sm90_space(problem(8000, 8000, 1000), *h200)), small);   // never one wave
+  EXPECT_EQ(cluster_values(sm90_space(problem(1000, 1000, 1000), *h100)), small);   // no resident count listed
+  const ParamSpace s = sm90_space(problem(1000, 1000, 1000), *h200);
+  // 64x192 in 4x1 clusters: 4 x 6 = 24 cluster tiles for 30; in 4x2, 12 for 15; 64x128 in 2x2: 8 x 4 = 32 > 30.
+  EXPECT_TRUE(s.check(sm90_config(64, 192, 6, 1, 4, 1, 8, 1, 1, 1)).ok());
+  EXPECT_TRUE(s.check(sm90_config(64, 192, 6, 1, 4, 2, 8, 1, 1, 1)).ok());
+  const Status two_waves = s.check(sm90_config(64, 128, 8, 1, 2, 2, 8, 1, 1, 1));
+  EXPECT_FALSE(two_waves.ok());
+  EXPECT_NE(two_waves.to_string().find("one wave of resident clusters (30 of 4, 15 of 8"), std::string::npos)
+      << two_waves.to_string();
+  EXPECT_FALSE(s.check(sm90_config(64, 192, 6, 1, 4, 1, 8, 1, 1, 1, 2, 0)).ok());  // x 2 slices: 48 > 30
+  EXPECT_FALSE(s.check(sm90_config(64, 192, 6, 1, 4, 1, 8, 1, 1, 1, 1, 1)).ok());  // stream-K
+  // Every legal config of the space keeps its cluster within one wave and the K-row parts whole.
+  for (const Config& c : s.enumerate()) {
+    const int64_t cs = sm90_cluster_size(c);
+    if (cs <= 2) continue;
+    const int64_t units = (1000 + c.at("BLOCK_M") * c.at("CLUSTER_M") - 1) / (c.at("BLOCK_M") * c.at("CLUSTER_M")) *
+                          ((1000 + c.at("BLOCK_N") * c.at("CLUSTER_N") - 1) / (c.at("BLOCK_N") * c.at("CLUSTER_N"))) *
+                          c.at("SPLIT_K");
+    EXPECT_LE(units, sm90_resident_clusters(*h200, cs)) << c.describe();
+    EXPECT_EQ(c.at("STREAM_K"), 0) << c.describe();
+  }
+}
+
 TEST(Sm90Family, WorkspaceIsTheSchedulesAndTheOperandCopies) {
   auto h200 = hw::load_profile("h200");
   ASSERT_TRUE(h200.ok());
@@ -68,6 +108,9 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
       {problem(16, 4096, 4096), sm90_config(64, 64, 8, 1, 1, 2, 8, 1, 1, 1)},
       {problem(64, 14336, 4096, Layout::RC), sm90_config(64, 128, 8, 1, 1, 2, 8, 1, 1, 1)},
       {problem(1024, 1024, 1024), sm90_config(128, 64, 8, 2, 1, 2, 8, 1, 1, 1)},
+      // Clusters of eight and four: B's (row-major) and A's (column-major) boxes split into K-row parts.
+      {problem(1000, 1000, 1000), sm90_config(64, 192, 6, 1, 4, 2, 8, 1, 1, 1)},
+      {problem(1000, 1000, 1000, Layout::CR), sm90_config(128, 128, 4, 2, 1, 4, 8, 1, 1, 1)},
       // Clusters along M with 4 stages and half staging tiles; the deferred epilogue; direct stores to f32.
       {problem(8192, 8192, 8192), sm90_config(128, 256, 4, 2, 2, 1, 8, 1, 2, 1)},
       // GROUP_M 0: the Hilbert walk (common/raster.cuh) compiled into the kernel.

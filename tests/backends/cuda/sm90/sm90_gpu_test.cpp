@@ -114,6 +114,30 @@ TEST_F(Sm90GpuTest, EveryKindOfConfigInEveryLayoutThatTakesIt) {
   }
 }
 
+// Clusters of four and eight (declared for operands with rows off 32-byte sectors, on grids of one wave of them): an
+// M/N-major operand's boxes split into K-row parts where the CTAs sharing it do not divide them, a K-major one into
+// row parts, in every layout; rows off sectors (1000) and tails in every dimension.
+TEST_F(Sm90GpuTest, ClustersOfFourAndEightSplitEveryOperandLayout) {
+  const Config configs[] = {
+      sm90_config(128, 128, 4, 2, 2, 2, 8, 1, 1, 1),  // 2x2: A and B each shared by two
+      sm90_config(64, 192, 6, 1, 4, 2, 8, 1, 1, 1),   // 4x2: B's three boxes split into 16-row parts
+      sm90_config(64, 192, 6, 1, 8, 1, 8, 1, 1, 1),   // 8x1: B's boxes split into 8-row parts
+      sm90_config(128, 128, 4, 2, 1, 4, 8, 1, 1, 1),  // 1x4: A in 32-row parts, or its two boxes in 16-row ones
+  };
+  uint64_t seed = 700;
+  for (const Config& c : configs) {
+    for (Layout l : {Layout::RR, Layout::RC, Layout::CR, Layout::CC}) {
+      const DType in = seed % 2 ? DType::bf16 : DType::f16;
+      const Problem p = half(1000, 1000, 1000, l, in, in);
+      ++seed;
+      const Status legal = cuda::sm90_space(p.normalized(), device_.profile).check(c);
+      EXPECT_TRUE(legal.ok()) << c.describe() << " " << to_string(l) << ": " << legal.to_string();
+      if (!legal.ok()) continue;
+      EXPECT_EQ(run(p, &c, 0, seed), "sm90") << c.describe() << " " << to_string(l);
+    }
+  }
+}
+
 TEST_F(Sm90GpuTest, AlphaBetaPaddedLeadingDimensionsAndSkinnyShapes) {
   Problem p = half(1000, 1064, 136, Layout::RC);
   p.lda = p.min_lda() + 8;
@@ -245,6 +269,9 @@ TEST_F(Sm90GpuTest, SplitKAndStreamKAreExactAndBitIdenticalFromRunToRun) {
       {small_beta, sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1, 4, 0)},
       {half(1000, 1000, 1000, Layout::RR, DType::f16, DType::f32), sm90_config(128, 256, 4, 2, 1, 1, 8, 0, 1, 0, 4, 0)},
       {half(256, 256, 16384, Layout::RC), sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 32, 0)},
+      // Clusters of four and eight (rows off sectors, a grid of one wave of them): 24 units of 4 and 12 of 8.
+      {half(504, 1000, 8200, Layout::RR), sm90_config(128, 128, 5, 2, 2, 2, 8, 1, 1, 1, 3, 0)},
+      {half(1000, 1000, 1000, Layout::CR), sm90_config(128, 192, 4, 2, 4, 2, 8, 1, 1, 1, 2, 0)},
       // Stream-K: every tile shared (63 and 117 tiles for 132 SMs), and whole waves with the rest shared (289).
       {half(1032, 1544, 2056, Layout::RR), sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1, 1, 1)},
       {half(1032, 1544, 2056, Layout::CR), sm90_config(128, 128, 6, 2, 1, 1, 8, 2, 1, 1, 1, 1)},

@@ -59,8 +59,8 @@ struct AccType<true> {
 // Every planned parameter of one kernel.
 //   kBlockM x kBlockN: the CTA's output tile; kBlockK: 64 (one 128-byte swizzle row of 16-bit elements).
 //   kStages: shared-memory ring depth. kConsumers: consumer warpgroups (1 or 2), which split BLOCK_M.
-//   kClusterM x kClusterN: CTAs per cluster (1x1, 2x1 or 1x2); CTAs of a cluster along M share the B tile, along N
-//     the A tile, each loading its part and multicasting it to both.
+//   kClusterM x kClusterN: CTAs per cluster (1, 2, 4 or 8 in all); CTAs of a cluster along M share the B tile, along
+//     N the A tile, each loading its part and multicasting it to all that share it.
 //   kOrder / kGroupM: tile order of the persistent walk (row-major, GROUP_M tile rows walked column by column, or a
 //     generalized Hilbert curve over the whole grid of tiles).
 //   kInTag / kOutTag: element types (1 f16, 2 bf16 in; 0 f32, 1 f16, 2 bf16 out).
@@ -120,10 +120,16 @@ struct Config {
 
   // Operand sharing inside a cluster: A is split over the CN CTAs of a cluster row, B over the CM of a column.
   static constexpr int A_SPLIT = CN, B_SPLIT = CM;
+  // An M/N-major operand's tile is 64-column boxes of 64 K rows. Split over its CTAs by whole boxes where their
+  // count divides evenly (fewest TMA copies), else every box by K rows: each CTA copies 64 / *_ROW_PARTS rows of
+  // each of them (whole 8-row swizzle atoms, 1024-byte aligned, so the swizzle pattern is the one a whole box has).
+  static constexpr int A_MN_BOXES = BM / 64, B_MN_BOXES = BN / 64;
+  static constexpr int A_ROW_PARTS = A_MN_BOXES % A_SPLIT == 0 ? 1 : A_SPLIT;
+  static constexpr int B_ROW_PARTS = B_MN_BOXES % B_SPLIT == 0 ? 1 : B_SPLIT;
   // Tensor-map boxes (the host encodes the maps with these). K-major operands: one box of 64 x rows per CTA;
-  // M/N-major operands: boxes of 64 (M or N) x 64 (K), one per 64 columns of the tile.
-  static constexpr int A_BOX_INNER = 64, A_BOX_OUTER = A_ROW ? BM / A_SPLIT : 64;
-  static constexpr int B_BOX_INNER = 64, B_BOX_OUTER = B_ROW ? 64 : BN / B_SPLIT;
+  // M/N-major operands: boxes of 64 (M or N) x 64 (K), or x 64 / ROW_PARTS K rows where split by rows.
+  static constexpr int A_BOX_INNER = 64, A_BOX_OUTER = A_ROW ? BM / A_SPLIT : 64 / A_ROW_PARTS;
+  static constexpr int B_BOX_INNER = 64, B_BOX_OUTER = B_ROW ? 64 / B_ROW_PARTS : BN / B_SPLIT;
   static constexpr int C_BOX_INNER = 64, C_BOX_OUTER = WG_M;
 
   static_assert(IN == 1 || IN == 2, "inputs are f16 or bf16");
@@ -135,11 +141,11 @@ struct Config {
   static_assert(M_ITERS * BN / 2 <= 128, "at most 128 f32 accumulators per thread");
   static_assert(!kAccF16 || kInTag == 1, "f16 accumulators take f16 inputs only");
   static_assert(STAGES >= 2, "a ring needs two stages");
-  static_assert(CS == 1 || CS == 2, "clusters of one or two CTAs");
-  static_assert(!A_ROW || (BM / A_SPLIT) <= 256, "TMA box rows <= 256");
-  static_assert(A_ROW || (BM / 64) % A_SPLIT == 0, "A boxes split evenly over the cluster");
-  static_assert(B_ROW || (BN / B_SPLIT) <= 256, "TMA box rows <= 256");
-  static_assert(!B_ROW || (BN / 64) % B_SPLIT == 0, "B boxes split evenly over the cluster");
+  static_assert(CS == 1 || CS == 2 || CS == 4 || CS == 8, "clusters of 1, 2, 4 or 8 CTAs (the portable limit)");
+  static_assert(!A_ROW || ((BM / A_SPLIT) <= 256 && (BM / A_SPLIT) % 8 == 0), "A's K-major box: 8..256 rows, x8");
+  static_assert(B_ROW || ((BN / B_SPLIT) <= 256 && (BN / B_SPLIT) % 8 == 0), "B's K-major box: 8..256 rows, x8");
+  static_assert(A_ROW || A_ROW_PARTS == 1 || 64 % (A_ROW_PARTS * 8) == 0, "A's boxes split into whole 8-row atoms");
+  static_assert(!B_ROW || B_ROW_PARTS == 1 || 64 % (B_ROW_PARTS * 8) == 0, "B's boxes split into whole 8-row atoms");
   static_assert(EPI == kEpilogueDirect || OUT != 0, "the TMA-store epilogue writes 16-bit C");
   static_assert(EPI_SPLIT == 1 || EPI_SPLIT == 2, "whole or half staging tiles");
   static_assert((BN / EPI_SPLIT) % 64 == 0, "staged column groups are whole 64-column boxes");

@@ -2,7 +2,7 @@
 // accelerator (cp.async.bulk.tensor, 128-byte swizzle) into a ring of STAGES shared-memory stages that complete
 // on mbarriers; one or two consumer warpgroups multiply them with wgmma.mma_async m64nNk16 into f32 register
 // accumulators and write C. The grid is persistent (one CTA per SM walking the output tiles in a planned order),
-// optionally in clusters of two CTAs that share one operand through TMA multicast. Every planned value is a
+// optionally in clusters of up to eight CTAs that share their operands through TMA multicast. Every planned value is a
 // template argument of Config; the run-time Params carry the tensor maps (by value, as __grid_constant__), the C
 // pointer, sizes and scalars.
 //

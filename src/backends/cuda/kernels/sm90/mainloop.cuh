@@ -22,6 +22,32 @@ __device__ __forceinline__ void init_barriers(unsigned full0, unsigned empty0) {
 
 // ---- producer --------------------------------------------------------------------------------------------------
 
+// One stage's share of an M/N-major operand tile (BOXES boxes of 64 columns x 64 K rows, 8192 bytes each, at smem
+// address `dst`; the tile's first column `mn0`, its first K row `k0`) for the CTA of rank `rank` among the SPLIT
+// that share it: whole boxes where ROW_PARTS is 1, else 64 / ROW_PARTS K rows of every box; multicast to `mask`.
+template <int BOXES, int SPLIT, int ROW_PARTS>
+__device__ __forceinline__ void load_mn_major(const TmaDesc* map, unsigned dst, unsigned full, int mn0, int k0, int rank,
+                                              unsigned short mask) {
+  if constexpr (ROW_PARTS == 1) {
+    constexpr int PIECES = BOXES / SPLIT;
+#pragma unroll
+    for (int i = 0; i < PIECES; ++i) {
+      const int piece = rank * PIECES + i;
+      if constexpr (SPLIT > 1) {
+        tma_load_multicast(map, dst + piece * 8192, full, mn0 + piece * 64, k0, mask);
+      } else {
+        tma_load(map, dst + piece * 8192, full, mn0 + piece * 64, k0);
+      }
+    }
+  } else {
+    constexpr int ROWS = 64 / ROW_PARTS;
+#pragma unroll
+    for (int box = 0; box < BOXES; ++box) {
+      tma_load_multicast(map, dst + box * 8192 + rank * ROWS * 128, full, mn0 + box * 64, k0 + rank * ROWS, mask);
+    }
+  }
+}
+
 // The producer warpgroup's one issuing thread: for every k-block of every work unit of the cluster, waits until the
 // next stage is free (released by every consumer warp of every CTA of the cluster), arms its full barrier with the
 // stage's bytes and copies A and B into it.
@@ -59,29 +85,11 @@ __device__ __forceinline__ void produce(const Params& p, const Grid& g, unsigned
           tma_load(&p.a, sa, full, k0, m0);
         }
       } else {
-        constexpr int PIECES = Cfg::BM / 64 / Cfg::A_SPLIT;
-#pragma unroll
-        for (int i = 0; i < PIECES; ++i) {
-          const int piece = g.rank_n * PIECES + i;
-          if constexpr (Cfg::A_SPLIT > 1) {
-            tma_load_multicast(&p.a, sa + piece * 8192, full, m0 + piece * 64, k0, mask_a);
-          } else {
-            tma_load(&p.a, sa + piece * 8192, full, m0 + piece * 64, k0);
-          }
-        }
+        load_mn_major<Cfg::A_MN_BOXES, Cfg::A_SPLIT, Cfg::A_ROW_PARTS>(&p.a, sa, full, m0, k0, g.rank_n, mask_a);
       }
       // B: N-major (row-major B) 64 x 64 boxes, or K-major rows [rank_m*R, +R).
       if constexpr (Cfg::B_ROW) {
-        constexpr int PIECES = Cfg::BN / 64 / Cfg::B_SPLIT;
-#pragma unroll
-        for (int i = 0; i < PIECES; ++i) {
-          const int piece = g.rank_m * PIECES + i;
-          if constexpr (Cfg::B_SPLIT > 1) {
-            tma_load_multicast(&p.b, sb + piece * 8192, full, n0 + piece * 64, k0, mask_b);
-          } else {
-            tma_load(&p.b, sb + piece * 8192, full, n0 + piece * 64, k0);
-          }
-        }
+        load_mn_major<Cfg::B_MN_BOXES, Cfg::B_SPLIT, Cfg::B_ROW_PARTS>(&p.b, sb, full, n0, k0, g.rank_m, mask_b);
       } else {
         constexpr int R = Cfg::BN / Cfg::B_SPLIT;
         if constexpr (Cfg::B_SPLIT > 1) {
