@@ -75,9 +75,10 @@ struct Record {
   const std::string& family() const { return config.family; }
 };
 
-// One line for `db list` and logs: "#12 cuda sm80 v1 4096x4096x4096 f16->f16 acc f32 RR align 16 on NVIDIA H200
-// (sm_90a, ...): BLOCK_M=128 ...; median 0.171 ms (min 0.169, max 0.175, 100 reps, spread 0.02), 803.2 TFLOP/s,
-// rel error 1.2e-04, tuned 2026-03-01T12:00:00Z" (the spread only where the quartiles are known).
+// One line for `db list` and logs: "#12 cuda sm90 v3 4096x4096x4096 f16->f16 acc f32 RR align 16 on NVIDIA H200
+// (sm_90a, ...): BLOCK_M=128 ...; median 0.202 ms (min 0.201, max 0.204, 100 reps, spread 0.02), 680.4 TFLOP/s,
+// rel error 2.1e-04, tuned 2026-03-01T12:00:00Z" (illustrative numbers; the spread only where the quartiles are
+// known).
 std::string describe(const Record& record);
 
 // A problem with a record: the field as the JSON export names it ("time_ms.median", "problem.align") and why.
