@@ -159,7 +159,8 @@ SchemaViolation describe(const json& schema_root, const json& doc, const valijso
   const Located at = locate(doc, e.context);
   const json* node = schema_at(schema_root, at.steps, doc);
   const std::string field = at.path.empty() ? "(top level)" : at.path;
-  if (starts_with(e.description, "Missing required property")) return {join_path(at.path, quoted_name(e.description)), "is missing"};
+  if (starts_with(e.description, "Missing required property"))
+    return {join_path(at.path, quoted_name(e.description)), "is missing"};
   if (starts_with(e.description, "Object contains a property that could not be validated")) {
     std::string known;
     if (node && node->contains("properties"))

@@ -138,8 +138,9 @@ void describe_host(HwProfile& p, const CpuIsa& isa) {
   p.arch = isa.x86_64_level >= 2 ? fmt::format("x86-64-v{}", isa.x86_64_level)
                                  : (isa.x86_64_level == 1 ? "x86-64" : "unknown");
   p.measured = true;
-  p.notes = "detected on this host: CPUID, XCR0, cpu_features, sysfs; peak and bandwidth measured at start-up, the highest kept "
-            "across processes; FMA, load and cache rates from the CPU's microarchitecture record (profiles/uarch)";
+  p.notes = "detected on this host: CPUID, XCR0, cpu_features, sysfs; peak and bandwidth measured at start-up, the "
+            "highest kept across processes; FMA, load and cache rates from the CPU's microarchitecture record "
+            "(profiles/uarch)";
 
   const std::vector<int> ids = detail::usable_cpu_ids();
   p.cores = usable_cpu_count();
