@@ -6,6 +6,8 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>  // before valijson, whose exceptions.hpp would include it inside its namespace
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

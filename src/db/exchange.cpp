@@ -4,7 +4,6 @@
 
 #include <optional>
 #include <map>
-#include <set>
 #include <tuple>
 
 #include <fmt/format.h>

@@ -1,12 +1,11 @@
-// Chip records as JSON: parse_profile (refusing incomplete records with the field named), to_json, and the
-// compiled-in profiles behind load_profile; likewise the microarchitecture records of profiles/uarch/.
+// Chip records as JSON: parse_profile (structure against schemas/chip.schema.json, then the rules a schema cannot
+// state, each refusal naming the field), to_json, and the compiled-in profiles behind load_profile; likewise the
+// microarchitecture records of profiles/uarch/ (schemas/uarch.schema.json).
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
