@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "core/json_schema.hpp"
 #include "core/parse.hpp"
 
 namespace tileforge::embedded {
@@ -23,13 +24,6 @@ using nlohmann::json;
 
 Status field_error(std::string_view origin, std::string_view field, std::string_view what) {
   return invalid_argument(fmt::format("suite {}: field '{}' {}", origin, field, what));
-}
-
-Expected<std::string> string_field(const json& doc, std::string_view origin, const char* field) {
-  auto it = doc.find(field);
-  if (it == doc.end()) return field_error(origin, field, "is missing");
-  if (!it->is_string()) return field_error(origin, field, "must be a string");
-  return it->get<std::string>();
 }
 
 std::string strip_json(std::string_view name) {
@@ -47,26 +41,15 @@ Expected<Suite> parse_suite(std::string_view json_text, std::string_view origin)
   } catch (const json::exception& e) {
     return invalid_argument(fmt::format("suite {}: not valid JSON ({})", origin, e.what()));
   }
-  if (!doc.is_object()) return invalid_argument(fmt::format("suite {}: must be a JSON object", origin));
-
-  // NOTE: unknown fields are refused so that a misspelt "layouts" or "dtypes" does not silently fall back.
-  static const std::vector<std::string> known = {"name", "dtype", "out_dtype", "accum", "layout", "shapes", "note"};
-  for (const auto& [key, value] : doc.items()) {
-    if (std::find(known.begin(), known.end(), key) == known.end()) {
-      return field_error(origin, key, fmt::format("is not a suite field (allowed: {})", fmt::join(known, ", ")));
-    }
-  }
+  // The structure (types, required and known fields, [M, N, K] of integers >= 0) is schemas/suite.schema.json's;
+  // dtype and layout names are parsed as the options' are, so a suite and a command line accept the same words.
+  if (auto bad = schema_violation(doc, "suite.schema.json")) return field_error(origin, bad->field, bad->rule);
 
   Suite suite;
   suite.origin = std::string(origin);
-  auto name = string_field(doc, origin, "name");
-  if (!name) return name.status();
-  suite.name = *name;
-
-  auto dtype_of = [&](const char* field) -> Expected<DType> {
-    auto text = string_field(doc, origin, field);
-    if (!text) return text.status();
-    return parse_dtype(*text, fmt::format("suite {}: field '{}'", origin, field));
+  suite.name = doc.at("name").get<std::string>();
+  auto dtype_of = [&](const char* field) {
+    return parse_dtype(doc.at(field).get<std::string>(), fmt::format("suite {}: field '{}'", origin, field));
   };
   auto input = dtype_of("dtype");
   if (!input) return input.status();
@@ -76,36 +59,22 @@ Expected<Suite> parse_suite(std::string_view json_text, std::string_view origin)
   if (!accum) return accum.status();
   suite.precision = {*input, *output, *accum};
 
-  auto layout = string_field(doc, origin, "layout");
-  if (!layout) return layout.status();
-  auto layouts = parse_layouts(*layout, fmt::format("suite {}: field 'layout'", origin));
+  auto layouts = parse_layouts(doc.at("layout").get<std::string>(), fmt::format("suite {}: field 'layout'", origin));
   if (!layouts) return layouts.status();
   suite.layouts = *layouts;
-
-  auto shapes = doc.find("shapes");
-  if (shapes == doc.end()) return field_error(origin, "shapes", "is missing");
-  if (!shapes->is_array() || shapes->empty()) {
-    return field_error(origin, "shapes", "must be a non-empty array of [M, N, K]");
-  }
-  for (std::size_t i = 0; i < shapes->size(); ++i) {
-    const json& s = (*shapes)[i];
-    const std::string field = fmt::format("shapes[{}]", i);
-    if (!s.is_array() || s.size() != 3) return field_error(origin, field, "must be [M, N, K]");
+  const json& shapes = doc.at("shapes");
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
     std::array<int64_t, 3> dims{};
     for (int d = 0; d < 3; ++d) {
-      // Unsigned JSON integers above INT64_MAX and floats are refused, as a negative size is.
-      if (!s[d].is_number_integer() || (s[d].is_number_unsigned() && s[d].get<uint64_t>() > uint64_t(INT64_MAX))) {
-        return field_error(origin, fmt::format("{}[{}]", field, d), "must be an integer >= 0 that fits 64 bits");
-      }
-      dims[d] = s[d].get<int64_t>();
-      if (dims[d] < 0) return field_error(origin, fmt::format("{}[{}]", field, d), "must be an integer >= 0");
+      // The schema's bound is compared as a double, so 2^63 itself passes it; it does not fit and is refused here.
+      const json& v = shapes[i][d];
+      if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX))
+        return field_error(origin, fmt::format("shapes[{}][{}]", i, d), "must be an integer >= 0 that fits 64 bits");
+      dims[d] = v.get<int64_t>();
     }
     suite.shapes.push_back(dims);
   }
-  if (auto note = doc.find("note"); note != doc.end()) {
-    if (!note->is_string()) return field_error(origin, "note", "must be a string");
-    suite.note = note->get<std::string>();
-  }
+  suite.note = doc.value("note", std::string());
 
   // The precision policy is checked as Problem::validate would, so a bad suite fails before anything runs.
   Problem probe;

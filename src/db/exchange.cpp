@@ -1,14 +1,15 @@
-// JSON export/import of tuning records (validated field by field) and the Triton config export.
+// JSON export/import of tuning records (structure checked against schemas/tuning-db-export.schema.json, then each
+// record's names and rules) and the Triton config export.
 #include "db/exchange.hpp"
 
 #include <optional>
 #include <map>
-#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/json_schema.hpp"
 #include "core/parse.hpp"
 
 namespace tileforge::db {
@@ -60,123 +61,66 @@ struct Bad {
   std::string why;
 };
 
-// Reads the members of one JSON object, naming each by its path; refuses members it does not know.
-class Fields {
- public:
-  Fields(const json& j, std::string at) : j_(j), at_(std::move(at)) {
-    if (!j_.is_object()) throw Bad{at_, "must be an object"};
-  }
-  const json& get(const char* name) {
-    seen_.insert(name);
-    auto it = j_.find(name);
-    if (it == j_.end()) throw Bad{path(name), "is missing"};
-    return *it;
-  }
-  std::string path(std::string_view name) const {
-    return at_.empty() ? std::string(name) : at_ + "." + std::string(name);
-  }
-  std::string str(const char* name, bool may_be_empty = false) {
-    const json& v = get(name);
-    if (!v.is_string()) throw Bad{path(name), "must be a string"};
-    std::string s = v.get<std::string>();
-    if (s.empty() && !may_be_empty) throw Bad{path(name), "must not be empty"};
-    return s;
-  }
-  int64_t integer(const char* name) {
-    const json& v = get(name);
-    if (!v.is_number_integer()) throw Bad{path(name), fmt::format("must be an integer, not {}", v.dump())};
-    return v.get<int64_t>();
-  }
-  double number(const char* name) {
-    const json& v = get(name);
-    if (!v.is_number()) throw Bad{path(name), fmt::format("must be a number, not {}", v.dump())};
-    return v.get<double>();
-  }
-  // A member older exports lack: nullopt when absent or null.
-  std::optional<double> optional_number(const char* name) {
-    seen_.insert(name);
-    auto it = j_.find(name);
-    if (it == j_.end() || it->is_null()) return std::nullopt;
-    if (!it->is_number()) throw Bad{path(name), fmt::format("must be a number or null, not {}", it->dump())};
-    return it->get<double>();
-  }
-  template <class T>
-  T parsed(const char* name, Expected<T> (*parse)(std::string_view, std::string_view)) {
-    auto v = parse(str(name), path(name));
-    if (!v) throw Bad{path(name), v.status().message()};
-    return *v;
-  }
-  // Unknown members are refused: a typo must not silently drop a value.
-  void done() const {
-    for (const auto& [name, value] : j_.items())
-      if (!seen_.count(name)) throw Bad{path(name), "is not a known field"};
-  }
+// A name the schema has checked to be a string, parsed as the options' names are (dtypes, layouts).
+template <class T>
+T parsed(const json& obj, const std::string& parent, const char* name,
+         Expected<T> (*parse)(std::string_view, std::string_view)) {
+  const std::string path = parent + "." + name;
+  auto v = parse(obj.at(name).get<std::string>(), path);
+  if (!v) throw Bad{path, v.status().message()};
+  return *v;
+}
 
- private:
-  const json& j_;
-  std::string at_;
-  std::set<std::string> seen_;
-};
+std::optional<double> optional_number(const json& obj, const char* name) {
+  auto it = obj.find(name);
+  if (it == obj.end() || it->is_null()) return std::nullopt;
+  return it->get<double>();
+}
 
+// One record whose structure schemas/tuning-db-export.schema.json has checked: the names, the config and the rules
+// within the record are checked here.
 Record record_from_json(const json& j) {
   Record r;
-  Fields f(j, "");
-  {
-    Fields d(f.get("device"), "device");
-    r.device.kind = d.str("kind");
-    r.device.name = d.str("name");
-    r.device.arch = d.str("arch");
-    r.device.cores = int(d.integer("cores"));
-    r.device.clock_mhz = int(d.integer("clock_mhz"));
-    r.device.driver = d.str("driver", true);
-    r.device.toolkit = d.str("toolkit", true);
-    d.done();
-  }
-  r.backend = f.str("backend");
-  r.family_version = f.integer("family_version");
-  {
-    Fields p(f.get("problem"), "problem");
-    r.problem.m = p.integer("m");
-    r.problem.n = p.integer("n");
-    r.problem.k = p.integer("k");
-    r.problem.batch = p.integer("batch");
-    r.problem.input = p.parsed<DType>("input", parse_dtype);
-    r.problem.output = p.parsed<DType>("output", parse_dtype);
-    r.problem.accum = p.parsed<DType>("accum", parse_dtype);
-    r.problem.layout = p.parsed<Layout>("layout", parse_layout);
-    r.problem.align = int(p.integer("align"));
-    p.done();
-  }
-  {
-    const json& c = f.get("config");
-    if (!c.is_object()) throw Bad{"config", "must be an object"};
-    auto config = config_from_json(c.dump(), "config");
-    if (!config) throw Bad{"config", config.status().message()};
-    r.config = std::move(config).value();
-  }
-  {
-    Fields t(f.get("time_ms"), "time_ms");
-    r.time.median_ms = t.number("median");
-    r.time.min_ms = t.number("min");
-    r.time.max_ms = t.number("max");
-    r.time.reps = t.integer("reps");
-    r.time.q1_ms = t.optional_number("q1");
-    r.time.q3_ms = t.optional_number("q3");
-    r.time.others_cores = t.optional_number("others_cores");
-    r.time.spare_cores = t.optional_number("spare_cores");
-    t.done();
-  }
-  r.tflops = f.number("tflops");
-  r.rel_error = f.number("rel_error");
-  r.max_scaled_error = f.number("max_scaled_error");
-  r.tool_version = f.str("tool_version");
-  r.created_at = f.str("created_at");
-  {
-    auto s = parse_source(f.str("source"));
-    if (!s) throw Bad{"source", s.status().message()};
-    r.source = *s;
-  }
-  f.done();
+  const json& d = j.at("device");
+  r.device.kind = d.at("kind").get<std::string>();
+  r.device.name = d.at("name").get<std::string>();
+  r.device.arch = d.at("arch").get<std::string>();
+  r.device.cores = d.at("cores").get<int>();
+  r.device.clock_mhz = d.at("clock_mhz").get<int>();
+  r.device.driver = d.at("driver").get<std::string>();
+  r.device.toolkit = d.at("toolkit").get<std::string>();
+  r.backend = j.at("backend").get<std::string>();
+  r.family_version = j.at("family_version").get<int64_t>();
+  const json& p = j.at("problem");
+  r.problem.m = p.at("m").get<int64_t>();
+  r.problem.n = p.at("n").get<int64_t>();
+  r.problem.k = p.at("k").get<int64_t>();
+  r.problem.batch = p.at("batch").get<int64_t>();
+  r.problem.input = parsed<DType>(p, "problem", "input", parse_dtype);
+  r.problem.output = parsed<DType>(p, "problem", "output", parse_dtype);
+  r.problem.accum = parsed<DType>(p, "problem", "accum", parse_dtype);
+  r.problem.layout = parsed<Layout>(p, "problem", "layout", parse_layout);
+  r.problem.align = p.at("align").get<int>();
+  auto config = config_from_json(j.at("config").dump(), "config");
+  if (!config) throw Bad{"config", config.status().message()};
+  r.config = std::move(config).value();
+  const json& t = j.at("time_ms");
+  r.time.median_ms = t.at("median").get<double>();
+  r.time.min_ms = t.at("min").get<double>();
+  r.time.max_ms = t.at("max").get<double>();
+  r.time.reps = t.at("reps").get<int64_t>();
+  r.time.q1_ms = optional_number(t, "q1");
+  r.time.q3_ms = optional_number(t, "q3");
+  r.time.others_cores = optional_number(t, "others_cores");
+  r.time.spare_cores = optional_number(t, "spare_cores");
+  r.tflops = j.at("tflops").get<double>();
+  r.rel_error = j.at("rel_error").get<double>();
+  r.max_scaled_error = j.at("max_scaled_error").get<double>();
+  r.tool_version = j.at("tool_version").get<std::string>();
+  r.created_at = j.at("created_at").get<std::string>();
+  auto source = parse_source(j.at("source").get<std::string>());
+  if (!source) throw Bad{"source", source.status().message()};
+  r.source = *source;
   if (auto e = validate_record(r)) throw Bad{e->field, e->why};
   return r;
 }
@@ -225,16 +169,14 @@ Expected<std::vector<Record>> parse_export(std::string_view text, std::string_vi
                                         origin, fv->get<int64_t>(), kOldestExportFormatVersion,
                                         kExportFormatVersion));
   }
-  for (const auto& [name, value] : j.items()) {
-    if (name != "format" && name != "format_version" && name != "tool_version" && name != "exported_at" &&
-        name != "records") {
-      return invalid_argument(fmt::format("{}: field {} is not a known field", origin, name));
-    }
+  // The rest of the structure (known top-level fields, each record's fields and types) is the schema's; its paths
+  // ("records[3].time_ms.q1") read as the record errors below do.
+  if (auto bad = schema_violation(j, "tuning-db-export.schema.json")) {
+    if (bad->field.rfind("records[", 0) == 0)
+      return invalid_argument(fmt::format("{}: {}: {}", origin, bad->field, bad->rule));
+    return invalid_argument(fmt::format("{}: field {} {}", origin, bad->field, bad->rule));
   }
-  auto recs = j.find("records");
-  if (recs == j.end() || !recs->is_array()) {
-    return invalid_argument(fmt::format("{}: field records must be an array", origin));
-  }
+  const json* recs = &j.at("records");
   std::vector<Record> out;
   out.reserve(recs->size());
   for (std::size_t i = 0; i < recs->size(); ++i) {

@@ -138,8 +138,9 @@ void describe_host(HwProfile& p, const CpuIsa& isa) {
   p.arch = isa.x86_64_level >= 2 ? fmt::format("x86-64-v{}", isa.x86_64_level)
                                  : (isa.x86_64_level == 1 ? "x86-64" : "unknown");
   p.measured = true;
-  p.notes = "detected on this host: CPUID, XCR0, sysfs; peak and bandwidth measured at start-up, the highest kept "
-            "across processes; FMA, load and cache rates from the CPU's microarchitecture record (profiles/uarch)";
+  p.notes = "detected on this host: CPUID, XCR0, cpu_features, sysfs; peak and bandwidth measured at start-up, the "
+            "highest kept across processes; FMA, load and cache rates from the CPU's microarchitecture record "
+            "(profiles/uarch)";
 
   const std::vector<int> ids = detail::usable_cpu_ids();
   p.cores = usable_cpu_count();
@@ -186,17 +187,18 @@ void set_vector_unit(HwProfile& p, const CpuIsa& isa) {
   p.sources["features"] = "cpuid leaves 1, 7.0, 7.1 and xgetbv (XCR0); AMX also arch_prctl(ARCH_REQ_XCOMP_PERM)";
 }
 
+// Sizes, ways and lines from cpu_features (CPUID leaf 4, or 0x8000001D on AMD, as Linux's own cacheinfo reads
+// them); the cores sharing each from sysfs, which cpu_features does not report.
 void set_caches(HwProfile& p, const std::string& cpu_dir) {
-  p.caches = read_sysfs_caches(cpu_dir);
-  std::string cache_source = "sysfs: " + cpu_dir + "/cache";
-  if (p.caches.empty()) {
-    p.caches = cpuid_caches();
-    cache_source = "cpuid cache leaves (4 on Intel, 0x8000001D on AMD)";
-  }
-  // Neither source answering (non-x86 without sysfs) leaves the list empty: the blocking model then says it has no
-  // cache to size for, rather than sizing for guessed ones.
+  p.caches = library_caches();
+  set_sysfs_sharing(p.caches, cpu_dir);
+  const std::string cache_source =
+      fmt::format("cpu_features: CPUID cache leaves (size, ways, line); sysfs: {}/cache shared_cpu_list (cores "
+                  "sharing it)", cpu_dir);
+  // No description in CPUID leaves the list empty: the blocking model then says it has no cache to size for,
+  // rather than sizing for guessed ones.
   for (std::size_t i = 0; i < p.caches.size(); ++i) p.sources[fmt::format("caches[{}]", i)] = cache_source;
-  if (p.caches.empty()) p.sources["caches"] = "not detected: neither sysfs nor CPUID describes the caches";
+  if (p.caches.empty()) p.sources["caches"] = "not detected: cpu_features finds no cache description in CPUID";
 }
 
 // What CPUID cannot report (FMA pipes and latency, load ports, cache rates) comes from the record of this CPU's
@@ -216,17 +218,12 @@ void set_microarchitecture_rates(HwProfile& p) {
   }
 }
 
-// Hardware threads per core (sysfs, else CPUID) and the matrix units the planner can target.
+// Hardware threads per core (sysfs; 1 where sysfs does not say) and the matrix units the planner can target.
 void set_threads_and_matrix_units(HwProfile& p, const CpuIsa& isa, const std::string& cpu_dir) {
-  int smt = detail::sysfs_threads_per_core(cpu_dir);
-  p.sources["max_threads_per_core"] = "sysfs: topology/thread_siblings_list (hardware threads per core)";
-#if TILEFORGE_X86
-  if (!read_first_line(cpu_dir + "/topology/thread_siblings_list")) {
-    smt = detail::cpuid_threads_per_core(isa.vendor);
-    p.sources["max_threads_per_core"] = "cpuid: hardware threads per core";
-  }
-#endif
-  p.max_threads_per_core = smt;
+  p.max_threads_per_core = detail::sysfs_threads_per_core(cpu_dir);
+  p.sources["max_threads_per_core"] = read_first_line(cpu_dir + "/topology/thread_siblings_list")
+                                          ? "sysfs: topology/thread_siblings_list (hardware threads per core)"
+                                          : "not in sysfs (topology/thread_siblings_list): 1 assumed";
 
   // AMX is the only CPU matrix unit the planner can target: TDPBF16PS multiplies a 16x32 bf16 tile by a
   // 32x16 one into 16x16 f32 (Intel SDM vol. 2, TDPBF16PS).

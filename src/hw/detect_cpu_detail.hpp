@@ -28,9 +28,6 @@ inline std::optional<Regs> cpuid(uint32_t leaf, uint32_t subleaf = 0) {
 }
 
 inline bool bit(uint32_t reg, int b) { return (reg >> b) & 1u; }
-
-// Hardware threads per core from CPUID: leaf 0xB level 0 (Intel) or 0x8000001E (AMD); 1 when neither answers.
-int cpuid_threads_per_core(const std::string& vendor);
 #endif
 
 // Without leading and trailing white space (and NULs, which CPUID's brand string pads with).

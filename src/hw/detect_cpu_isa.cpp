@@ -1,4 +1,5 @@
 // Host CPU detection, the instruction set: vendor, brand, model and features from CPUID, as the OS enables them (XCR0).
+// CPUID by hand: cpu_features 0.7 (Debian 12) lacks AVX512-FP16, LAHF/LZCNT (psABI levels) and XCR0's AMX bits.
 #include <cstring>
 
 #include "hw/detect_cpu_detail.hpp"

@@ -1,4 +1,5 @@
 // Host CPU probes: usable CPUs, a team of pinned threads, and on it the FP32 FMA peak and memory read bandwidth.
+// Hand-written: they measure what this host sustains now; packaged libraries (cpu_features, hwloc) only describe it.
 #include <sched.h>
 
 #include <atomic>

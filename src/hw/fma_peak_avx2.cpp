@@ -1,4 +1,5 @@
 // The FP32 FMA throughput loop for AVX2+FMA (8 lanes); called only when CPUID and XCR0 say AVX2 and FMA are usable.
+// Hand-written: it measures the FMA rate; no packaged library measures one, they report only the ISA.
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif

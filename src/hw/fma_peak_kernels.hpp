@@ -1,4 +1,5 @@
 // Entry points of the per-ISA FMA throughput loops (fma_peak_avx2.cpp, fma_peak_avx512.cpp); declarations only.
+// Hand-written: a loop that measures the FMA rate; no packaged library measures one, they report only the ISA.
 #pragma once
 
 #include <cstdint>

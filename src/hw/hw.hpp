@@ -50,7 +50,7 @@ struct CpuIsa {
 };
 const CpuIsa& cpu_isa();  // detected once
 
-// The host CPU as a profile: ISA from CPUID, caches from sysfs (CPUID leaf 4 / 0x8000001D as fallback),
+// The host CPU as a profile: ISA from CPUID, caches from cpu_features (CPUID) with their sharing from sysfs,
 // usable core count, and the FP32 peak measured by a short FMA loop on all cores (virtual machines expose no
 // clock), recorded with measured = true and its source. The FMA loop (~60 ms) and a read of a buffer larger than
 // the last-level cache (memory bandwidth, ~0.1-0.2 s) run once per process, on first use; thread-safe.
@@ -77,11 +77,13 @@ double measure_read_bandwidth_gbps(int threads, int64_t bytes);
 // CPUs this process may run on (sched_getaffinity; hardware_concurrency where that fails).
 int usable_cpu_count();
 
-// Caches of one CPU as Linux describes them under `cpu_dir` (".../cpu/cpu0"): data and unified caches, sorted by
-// level; instruction caches are left out. `shared_by` counts cores, not hardware threads. Empty when absent.
-std::vector<CacheLevel> read_sysfs_caches(const std::string& cpu_dir = "/sys/devices/system/cpu/cpu0");
-// The same from CPUID (leaf 4 on Intel, 0x8000001D on AMD); empty where the CPU offers neither.
-std::vector<CacheLevel> cpuid_caches();
+// The host's data and unified caches as cpu_features reads them from CPUID (leaf 4 on Intel, 0x8000001D on AMD),
+// sorted by level, instruction caches left out; `shared_by` is 1 (set_sysfs_sharing fills it in). Empty where
+// CPUID describes none.
+std::vector<CacheLevel> library_caches();
+// Sets each cache's `shared_by` from Linux's description under `cpu_dir` (".../cpu/cpu0"): the hardware threads of
+// the matching cache/index*/shared_cpu_list, counted as cores; 1 where sysfs says nothing.
+void set_sysfs_sharing(std::vector<CacheLevel>& caches, const std::string& cpu_dir = "/sys/devices/system/cpu/cpu0");
 
 // ---- CPU microarchitectures: the per-core rates CPUID cannot report ----------------------------------------------
 

@@ -1,18 +1,18 @@
-// Chip records as JSON: parse_profile (refusing incomplete records with the field named), to_json, and the
-// compiled-in profiles behind load_profile; likewise the microarchitecture records of profiles/uarch/.
+// Chip records as JSON: parse_profile (structure against schemas/chip.schema.json, then the rules a schema cannot
+// state, each refusal naming the field), to_json, and the compiled-in profiles behind load_profile; likewise the
+// microarchitecture records of profiles/uarch/ (schemas/uarch.schema.json).
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/embedded.hpp"
+#include "core/json_schema.hpp"
 #include "core/parse.hpp"
 #include "hw/hw.hpp"
 
@@ -37,170 +37,75 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
-std::string path_of(const std::string& parent, const std::string& key) {
-  return parent.empty() ? key : parent + "." + key;
+// The structure (types, required and known fields, kinds, signs) is the schema's (schemas/chip.schema.json,
+// schemas/uarch.schema.json); what follows reads values the schema has already checked, and checks what a schema
+// cannot say: dtype names, repeats, rules between fields and physical bounds.
+void check_structure(const json& root, std::string_view schema) {
+  if (auto bad = schema_violation(root, schema)) fail(bad->field, bad->rule);
 }
 
-// Every key of `obj` must be one the format knows: a misspelt field would otherwise be silently ignored and the
-// record would fail later as "missing", or worse, not at all when the field is optional.
-void refuse_unknown_keys(const json& obj, const std::string& parent, const std::vector<std::string>& known) {
-  for (auto it = obj.begin(); it != obj.end(); ++it) {
-    if (std::find(known.begin(), known.end(), it.key()) == known.end())
-      fail(path_of(parent, it.key()), fmt::format("is not a known field (known: {})", join(known)));
-  }
+// A JSON integer as int64_t: the schema's bound is compared as a double, so 2^63 itself passes it and is refused here.
+int64_t int64_of(const json& v, const std::string& field) {
+  if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX)) fail(field, "is too large");
+  return v.get<int64_t>();
 }
 
-const json& member(const json& obj, const std::string& parent, const std::string& key) {
-  auto it = obj.find(key);
-  if (it == obj.end()) fail(path_of(parent, key), "is missing");
-  return *it;
-}
-
-const json* optional_member(const json& obj, const std::string& key) {
-  auto it = obj.find(key);
-  return it == obj.end() ? nullptr : &*it;
-}
-
-void require_object(const json& v, const std::string& field) {
-  if (!v.is_object()) fail(field, "must be an object");
-}
-
-std::string get_string(const json& v, const std::string& field) {
-  if (!v.is_string()) fail(field, "must be a string");
-  std::string s = v.get<std::string>();
-  if (s.empty()) fail(field, "must not be empty");
-  return s;
-}
-
-bool get_bool(const json& v, const std::string& field) {
-  if (!v.is_boolean()) fail(field, "must be true or false");
-  return v.get<bool>();
-}
-
-enum class Sign { positive, non_negative };
-
-int64_t get_int(const json& v, const std::string& field, Sign sign) {
-  const char* what = sign == Sign::positive ? "must be a positive integer" : "must be a non-negative integer";
-  if (!v.is_number_integer()) fail(field, what);
-  // Unsigned JSON integers above int64_t's range read back as negative; both cases are refused here.
-  if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX)) fail(field, what);
-  int64_t x = v.get<int64_t>();
-  if (x < 0 || (sign == Sign::positive && x == 0)) fail(field, what);
-  return x;
-}
-
-int get_int32(const json& v, const std::string& field, Sign sign) {
-  int64_t x = get_int(v, field, sign);
-  if (x > INT32_MAX) fail(field, "is too large");
-  return int(x);
-}
-
-double get_number(const json& v, const std::string& field, Sign sign) {
-  const char* what = sign == Sign::positive ? "must be a positive number" : "must be a non-negative number";
-  if (!v.is_number()) fail(field, what);
-  double x = v.get<double>();
-  if (!std::isfinite(x) || x < 0 || (sign == Sign::positive && x == 0)) fail(field, what);
-  return x;
-}
-
-DType get_dtype(const json& v, const std::string& field) {
-  std::string text = get_string(v, field);
+DType dtype_of(const json& v, const std::string& field) {
+  const std::string text = v.get<std::string>();
   auto t = parse_dtype(text);
   if (!t) fail(field, fmt::format("'{}' is not a known dtype (allowed: {})", text, allowed_dtypes()));
   return *t;
 }
 
-std::string get_one_of(const json& v, const std::string& field, std::initializer_list<const char*> allowed,
-                       std::string_view what) {
-  std::string text = get_string(v, field);
-  std::vector<std::string> names;
-  for (const char* a : allowed) {
-    if (text == a) return text;
-    names.emplace_back(a);
-  }
-  fail(field, fmt::format("'{}' is not a known {} (allowed: {})", text, what, join(names)));
-}
-
-// A number with its source: {"value": 132, "source": "NVIDIA H100 whitepaper, table 3"}.
-struct Sourced {
-  const json* value;
-  std::string source;
-};
-
-Sourced sourced(const json& root, const std::string& key) {
-  const json& v = member(root, "", key);
-  if (!v.is_object()) fail(key, "must be an object {\"value\": ..., \"source\": \"...\"}");
-  refuse_unknown_keys(v, key, {"value", "source"});
-  Sourced s{&member(v, key, "value"), get_string(member(v, key, "source"), key + ".source")};
-  return s;
-}
-
-const json& array_member(const json& obj, const std::string& parent, const std::string& key) {
-  const json& v = member(obj, parent, key);
-  if (!v.is_array()) fail(path_of(parent, key), "must be an array");
-  return v;
-}
-
 // The record's caches, each level with its size, ways, line, sharing and source.
-void parse_caches(const json& root, HwProfile& p) {
-  const json& caches = array_member(root, "", "caches");
-  if (caches.empty()) fail("caches", "must list at least one cache");
+void read_caches(const json& root, HwProfile& p) {
+  const json& caches = root.at("caches");
   for (std::size_t i = 0; i < caches.size(); ++i) {
     const std::string at = fmt::format("caches[{}]", i);
     const json& c = caches[i];
-    require_object(c, at);
-    refuse_unknown_keys(c, at, {"level", "kind", "size_bytes", "ways", "line_bytes", "shared_by", "source"});
     CacheLevel cl;
-    cl.level = get_int32(member(c, at, "level"), at + ".level", Sign::positive);
-    if (cl.level > 4) fail(at + ".level", "must be 1, 2, 3 or 4");
-    cl.kind = get_one_of(member(c, at, "kind"), at + ".kind", {"data", "unified"}, "cache kind");
-    cl.size_bytes = get_int(member(c, at, "size_bytes"), at + ".size_bytes", Sign::positive);
-    cl.ways = get_int32(member(c, at, "ways"), at + ".ways", Sign::non_negative);
-    cl.line_bytes = get_int32(member(c, at, "line_bytes"), at + ".line_bytes", Sign::positive);
-    cl.shared_by = get_int32(member(c, at, "shared_by"), at + ".shared_by", Sign::positive);
-    p.sources[at] = get_string(member(c, at, "source"), at + ".source");
+    cl.level = c.at("level").get<int>();
+    cl.kind = c.at("kind").get<std::string>();
+    cl.size_bytes = int64_of(c.at("size_bytes"), at + ".size_bytes");
+    cl.ways = c.at("ways").get<int>();
+    cl.line_bytes = c.at("line_bytes").get<int>();
+    cl.shared_by = c.at("shared_by").get<int>();
+    p.sources[at] = c.at("source").get<std::string>();
     p.caches.push_back(cl);
   }
 }
 
 // The record's matrix units (tensor cores, AMX, ...): shape, input and accumulator types, source.
-void parse_matrix_units(const json& root, HwProfile& p) {
-  const json& units = array_member(root, "", "matrix_units");
+void read_matrix_units(const json& root, HwProfile& p) {
+  const json& units = root.at("matrix_units");
   for (std::size_t i = 0; i < units.size(); ++i) {
     const std::string at = fmt::format("matrix_units[{}]", i);
     const json& u = units[i];
-    require_object(u, at);
-    refuse_unknown_keys(u, at, {"name", "m", "n", "k", "n_step", "input", "accum", "source"});
     MatrixUnit mu;
-    mu.name = get_string(member(u, at, "name"), at + ".name");
-    mu.m = get_int32(member(u, at, "m"), at + ".m", Sign::positive);
-    mu.n = get_int32(member(u, at, "n"), at + ".n", Sign::positive);
-    mu.k = get_int32(member(u, at, "k"), at + ".k", Sign::positive);
-    if (auto* v = optional_member(u, "n_step")) {
-      mu.n_step = get_int32(*v, at + ".n_step", Sign::non_negative);
-      if (mu.n_step > 0 && mu.n % mu.n_step != 0) fail(at + ".n", "must be a multiple of n_step");
-    }
-    mu.input = get_dtype(member(u, at, "input"), at + ".input");
-    mu.accum = get_dtype(member(u, at, "accum"), at + ".accum");
-    p.sources[at] = get_string(member(u, at, "source"), at + ".source");
+    mu.name = u.at("name").get<std::string>();
+    mu.m = u.at("m").get<int>();
+    mu.n = u.at("n").get<int>();
+    mu.k = u.at("k").get<int>();
+    mu.n_step = u.value("n_step", 0);
+    if (mu.n_step > 0 && mu.n % mu.n_step != 0) fail(at + ".n", "must be a multiple of n_step");
+    mu.input = dtype_of(u.at("input"), at + ".input");
+    mu.accum = dtype_of(u.at("accum"), at + ".accum");
+    p.sources[at] = u.at("source").get<std::string>();
     p.matrix_units.push_back(mu);
   }
 }
 
 // The record's peak rates, one per precision policy.
-void parse_peaks(const json& root, HwProfile& p) {
-  const json& peaks = array_member(root, "", "peaks");
-  if (peaks.empty()) fail("peaks", "must list at least one peak rate");
+void read_peaks(const json& root, HwProfile& p) {
+  const json& peaks = root.at("peaks");
   for (std::size_t i = 0; i < peaks.size(); ++i) {
     const std::string at = fmt::format("peaks[{}]", i);
     const json& r = peaks[i];
-    require_object(r, at);
-    refuse_unknown_keys(r, at, {"input", "accum", "tflops", "source"});
     PeakRate pr;
-    pr.input = get_dtype(member(r, at, "input"), at + ".input");
-    pr.accum = get_dtype(member(r, at, "accum"), at + ".accum");
-    pr.tflops = get_number(member(r, at, "tflops"), at + ".tflops", Sign::positive);
-    pr.source = get_string(member(r, at, "source"), at + ".source");
+    pr.input = dtype_of(r.at("input"), at + ".input");
+    pr.accum = dtype_of(r.at("accum"), at + ".accum");
+    pr.tflops = r.at("tflops").get<double>();
+    pr.source = r.at("source").get<std::string>();
     // Two rates for one precision would make "fraction of peak" ambiguous.
     for (const PeakRate& earlier : p.peaks)
       if (earlier.input == pr.input && earlier.accum == pr.accum)
@@ -209,95 +114,72 @@ void parse_peaks(const json& root, HwProfile& p) {
   }
 }
 
-HwProfile parse_record(const json& root) {
-  if (!root.is_object()) fail("(top level)", "must be a JSON object");
-  refuse_unknown_keys(root, "",
-                      {"name", "display_name", "kind", "vendor", "arch", "representative", "measured", "notes",
-                       "uarch", "match", "cores", "boost_clock_ghz", "vector_bits", "smem_per_core_bytes",
-                       "smem_per_block_bytes", "registers_per_core", "max_threads_per_core", "mem_bandwidth_gbps",
-                       "max_blocks_per_core", "l2_bytes_per_core_cycle", "l3_bytes_per_core_cycle",
-                       "smem_bytes_per_core_cycle", "fma_pipes", "fma_latency_cycles", "load_ports_per_cycle",
-                       "resident_clusters", "features", "caches", "matrix_units", "peaks"});
-  HwProfile p;
-  p.name = get_string(member(root, "", "name"), "name");
-  p.display_name = get_string(member(root, "", "display_name"), "display_name");
-  p.kind = get_one_of(member(root, "", "kind"), "kind", {"cpu", "gpu", "npu"}, "kind");
-  p.vendor = get_string(member(root, "", "vendor"), "vendor");
-  p.arch = get_string(member(root, "", "arch"), "arch");
-  if (auto* v = optional_member(root, "representative")) p.representative = get_bool(*v, "representative");
-  if (auto* v = optional_member(root, "measured")) p.measured = get_bool(*v, "measured");
-  if (auto* v = optional_member(root, "notes")) p.notes = get_string(*v, "notes");
-  if (auto* v = optional_member(root, "uarch")) p.uarch = get_string(*v, "uarch");
-  if (auto* m = optional_member(root, "match")) {
-    require_object(*m, "match");
-    refuse_unknown_keys(*m, "match", {"device_names"});
-    const json& names = array_member(*m, "match", "device_names");
-    for (std::size_t i = 0; i < names.size(); ++i)
-      p.match_names.push_back(get_string(names[i], fmt::format("match.device_names[{}]", i)));
-  }
-
-  const bool cpu = p.kind == "cpu";
-  const bool gpu = p.kind == "gpu";
-  // What must be positive depends on the kind: a CPU has SIMD width but no shared memory; an accelerator has
-  // on-chip memory the kernel manages.
-  auto number = [&](const char* key, Sign sign, auto&& get) {
-    Sourced s = sourced(root, key);
-    p.sources[key] = s.source;
-    return get(*s.value, std::string(key) + ".value", sign);
+// The sourced numbers ({"value": ..., "source": "..."}), and what must be positive for the record's kind: a CPU has
+// SIMD width but no shared memory; an accelerator has on-chip memory the kernel manages.
+void read_numbers(const json& root, HwProfile& p) {
+  auto value = [&](const char* key) -> const json& {
+    p.sources[key] = root.at(key).at("source").get<std::string>();
+    return root.at(key).at("value");
   };
-  auto int64_field = [](const json& v, const std::string& f, Sign s) { return get_int(v, f, s); };
-  auto int_field = [](const json& v, const std::string& f, Sign s) { return get_int32(v, f, s); };
-  auto double_field = [](const json& v, const std::string& f, Sign s) { return get_number(v, f, s); };
-
-  p.cores = number("cores", Sign::positive, int_field);
-  p.boost_clock_ghz = number("boost_clock_ghz", Sign::non_negative, double_field);
-  p.vector_bits = number("vector_bits", cpu ? Sign::positive : Sign::non_negative, int_field);
-  p.smem_per_core_bytes = number("smem_per_core_bytes", cpu ? Sign::non_negative : Sign::positive, int64_field);
-  p.smem_per_block_bytes = number("smem_per_block_bytes", cpu ? Sign::non_negative : Sign::positive, int64_field);
-  if (p.smem_per_block_bytes > p.smem_per_core_bytes)
-    fail("smem_per_block_bytes.value", "must not exceed smem_per_core_bytes");
-  p.registers_per_core = number("registers_per_core", Sign::positive, int64_field);
-  p.max_threads_per_core = number("max_threads_per_core", gpu ? Sign::positive : Sign::non_negative, int_field);
-  p.mem_bandwidth_gbps = number("mem_bandwidth_gbps", Sign::positive, double_field);
+  auto i64 = [&](const char* key) { return int64_of(value(key), std::string(key) + ".value"); };
+  auto i32 = [&](const char* key) { return value(key).get<int>(); };
+  auto real = [&](const char* key) { return value(key).get<double>(); };
+  p.cores = i32("cores");
+  p.boost_clock_ghz = real("boost_clock_ghz");
+  p.vector_bits = i32("vector_bits");
+  p.smem_per_core_bytes = i64("smem_per_core_bytes");
+  p.smem_per_block_bytes = i64("smem_per_block_bytes");
+  p.registers_per_core = i64("registers_per_core");
+  p.max_threads_per_core = i32("max_threads_per_core");
+  p.mem_bandwidth_gbps = real("mem_bandwidth_gbps");
   // The cost models' per-core rates: required in every record, like every other number, so that a record states
   // what it knows; 0 where the chip's number is unknown (the cost model then names the field) or does not apply
   // to this kind of chip, the source saying which.
-  p.max_blocks_per_core = number("max_blocks_per_core", Sign::non_negative, int_field);
-  // Optional: {"value": {"4": 30, "8": 15}, ...}, clusters resident by cluster size.
-  if (optional_member(root, "resident_clusters")) {
-    Sourced s = sourced(root, "resident_clusters");
-    p.sources["resident_clusters"] = s.source;
-    if (!s.value->is_object()) fail("resident_clusters.value", "must be an object of cluster size -> clusters");
-    for (const auto& [size, count] : s.value->items()) {
-      const std::string at = "resident_clusters.value." + size;
-      const int n = std::atoi(size.c_str());
-      if (n < 2 || n > 16 || std::to_string(n) != size) fail(at, "the cluster size must be 2 .. 16");
-      if (!count.is_number_integer() || count.get<int64_t>() < 1) fail(at, "must be a whole number of clusters, >= 1");
-      p.resident_clusters[n] = int(std::min<int64_t>(count.get<int64_t>(), 1 << 20));
-    }
-  }
-  p.l2_bytes_per_core_cycle = number("l2_bytes_per_core_cycle", Sign::non_negative, double_field);
-  p.l3_bytes_per_core_cycle = number("l3_bytes_per_core_cycle", Sign::non_negative, double_field);
-  p.smem_bytes_per_core_cycle = number("smem_bytes_per_core_cycle", Sign::non_negative, double_field);
-  p.fma_pipes = number("fma_pipes", Sign::non_negative, int_field);
-  p.fma_latency_cycles = number("fma_latency_cycles", Sign::non_negative, int_field);
-  p.load_ports_per_cycle = number("load_ports_per_cycle", Sign::non_negative, int_field);
+  p.max_blocks_per_core = i32("max_blocks_per_core");
+  // Optional: clusters resident at once by cluster size (the schema holds sizes to 2 .. 16, counts to >= 1).
+  if (root.contains("resident_clusters"))
+    for (const auto& [size, count] : value("resident_clusters").items()) p.resident_clusters[std::stoi(size)] = count;
+  p.l2_bytes_per_core_cycle = real("l2_bytes_per_core_cycle");
+  p.l3_bytes_per_core_cycle = real("l3_bytes_per_core_cycle");
+  p.smem_bytes_per_core_cycle = real("smem_bytes_per_core_cycle");
+  p.fma_pipes = i32("fma_pipes");
+  p.fma_latency_cycles = i32("fma_latency_cycles");
+  p.load_ports_per_cycle = i32("load_ports_per_cycle");
+  p.features = value("features").get<std::vector<std::string>>();
+
+  const bool cpu = p.kind == "cpu";
+  if (cpu && p.vector_bits == 0) fail("vector_bits.value", "must be a positive integer (a CPU has a vector width)");
+  if (!cpu && p.smem_per_core_bytes == 0)
+    fail("smem_per_core_bytes.value", "must be a positive integer (an accelerator has on-chip memory)");
+  if (!cpu && p.smem_per_block_bytes == 0)
+    fail("smem_per_block_bytes.value", "must be a positive integer (an accelerator has on-chip memory)");
+  if (p.kind == "gpu" && p.max_threads_per_core == 0)
+    fail("max_threads_per_core.value", "must be a positive integer (a GPU holds resident threads)");
+  if (p.smem_per_block_bytes > p.smem_per_core_bytes)
+    fail("smem_per_block_bytes.value", "must not exceed smem_per_core_bytes");
   // Pipes without a latency (or the reverse) would let the CPU model price the FMA chain with half a record.
   if ((p.fma_pipes > 0) != (p.fma_latency_cycles > 0))
     fail(p.fma_pipes > 0 ? "fma_latency_cycles.value" : "fma_pipes.value",
          "must be given together with fma_pipes and fma_latency_cycles (both positive or both 0)");
+}
 
-  {
-    Sourced s = sourced(root, "features");
-    p.sources["features"] = s.source;
-    if (!s.value->is_array()) fail("features.value", "must be an array of strings");
-    for (std::size_t i = 0; i < s.value->size(); ++i)
-      p.features.push_back(get_string((*s.value)[i], fmt::format("features.value[{}]", i)));
-  }
-
-  parse_caches(root, p);
-  parse_matrix_units(root, p);
-  parse_peaks(root, p);
+HwProfile parse_record(const json& root) {
+  check_structure(root, "chip.schema.json");
+  HwProfile p;
+  p.name = root.at("name").get<std::string>();
+  p.display_name = root.at("display_name").get<std::string>();
+  p.kind = root.at("kind").get<std::string>();
+  p.vendor = root.at("vendor").get<std::string>();
+  p.arch = root.at("arch").get<std::string>();
+  p.representative = root.value("representative", p.representative);
+  p.measured = root.value("measured", p.measured);
+  p.notes = root.value("notes", p.notes);
+  p.uarch = root.value("uarch", p.uarch);
+  if (root.contains("match")) p.match_names = root.at("match").at("device_names").get<std::vector<std::string>>();
+  read_numbers(root, p);
+  read_caches(root, p);
+  read_matrix_units(root, p);
+  read_peaks(root, p);
   // Well-formed is not enough: a number no chip has (1e9 cores, a 2^62-byte cache, 1e30 TFLOP/s) would hang the
   // planner, overflow the blocking model or be printed as a prediction. The bounds live in hw_profile.hpp.
   if (auto bad = find_implausible(p)) fail(bad->field, bad->what);
@@ -352,88 +234,61 @@ Expected<HwProfile> load_file(const std::string& path) {
 
 // ---- microarchitecture records (profiles/uarch/*.json) ------------------------------------------------------------
 
-// "0x19" -> 25. Hexadecimal with its prefix only, as CPUID values are written in the vendors' manuals and in Linux:
-// a bare "19" could be read either way.
-int get_hex(const json& v, const std::string& field) {
-  const std::string text = get_string(v, field);
-  if (text.size() < 3 || text.substr(0, 2) != "0x" ||
-      text.find_first_not_of("0123456789abcdefABCDEF", 2) != std::string::npos || text.size() > 10)
-    fail(field, fmt::format("'{}' must be a hexadecimal number written 0x..", text));
-  return int(std::stol(text.substr(2), nullptr, 16));
-}
+// "0x19" -> 25; the schema has checked the form (0x and up to 8 hexadecimal digits).
+int hex_of(const std::string& text) { return int(std::stoll(text.substr(2), nullptr, 16)); }
 
 // "0x30-0x4f" or "0x55".
-std::pair<int, int> get_model_range(const json& v, const std::string& field) {
-  if (!v.is_string()) fail(field, "must be a string: a model (\"0x55\") or a range (\"0x30-0x4f\")");
+std::pair<int, int> model_range(const json& v, const std::string& field) {
   const std::string text = v.get<std::string>();
   const std::size_t dash = text.find('-');
-  if (dash == std::string::npos) {
-    const int m = get_hex(v, field);
-    return {m, m};
-  }
-  const int lo = get_hex(json(text.substr(0, dash)), field), hi = get_hex(json(text.substr(dash + 1)), field);
+  if (dash == std::string::npos) return {hex_of(text), hex_of(text)};
+  const int lo = hex_of(text.substr(0, dash)), hi = hex_of(text.substr(dash + 1));
   if (hi < lo) fail(field, fmt::format("'{}' ends before it starts", text));
   return {lo, hi};
 }
 
 UarchRecord parse_uarch_record(const json& root) {
-  if (!root.is_object()) fail("(top level)", "must be a JSON object");
-  refuse_unknown_keys(root, "", {"name", "display_name", "notes", "match", "rates"});
+  check_structure(root, "uarch.schema.json");
   UarchRecord r;
-  r.name = get_string(member(root, "", "name"), "name");
-  r.display_name = get_string(member(root, "", "display_name"), "display_name");
-  if (auto* v = optional_member(root, "notes")) r.notes = get_string(*v, "notes");
-  if (auto* m = optional_member(root, "match")) {
-    require_object(*m, "match");
-    refuse_unknown_keys(*m, "match", {"vendor", "family", "models", "source"});
+  r.name = root.at("name").get<std::string>();
+  r.display_name = root.at("display_name").get<std::string>();
+  r.notes = root.value("notes", r.notes);
+  if (root.contains("match")) {
+    const json& m = root.at("match");
     UarchModels models;
-    models.vendor = get_string(member(*m, "match", "vendor"), "match.vendor");
-    models.family = get_hex(member(*m, "match", "family"), "match.family");
-    const json& list = array_member(*m, "match", "models");
-    if (list.empty()) fail("match.models", "must list at least one model");
+    models.vendor = m.at("vendor").get<std::string>();
+    models.family = hex_of(m.at("family").get<std::string>());
+    const json& list = m.at("models");
     for (std::size_t i = 0; i < list.size(); ++i)
-      models.models.push_back(get_model_range(list[i], fmt::format("match.models[{}]", i)));
-    models.source = get_string(member(*m, "match", "source"), "match.source");
+      models.models.push_back(model_range(list[i], fmt::format("match.models[{}]", i)));
+    models.source = m.at("source").get<std::string>();
     r.match = std::move(models);
   }
-  const json& rates = array_member(root, "", "rates");
-  if (rates.empty()) fail("rates", "must list the rates of at least one vector width");
+  const json& rates = root.at("rates");
   for (std::size_t i = 0; i < rates.size(); ++i) {
     const std::string at = fmt::format("rates[{}]", i);
     const json& w = rates[i];
-    require_object(w, at);
-    refuse_unknown_keys(w, at, {"vector_bits", "fma_pipes", "fma_latency_cycles", "load_ports_per_cycle",
-                                "l2_bytes_per_core_cycle", "l3_bytes_per_core_cycle"});
     UarchRates u;
-    u.vector_bits = get_int32(member(w, at, "vector_bits"), at + ".vector_bits", Sign::positive);
-    if (u.vector_bits != 128 && u.vector_bits != 256 && u.vector_bits != 512)
-      fail(at + ".vector_bits", "must be 128, 256 or 512");
+    u.vector_bits = w.at("vector_bits").get<int>();
     if (r.at(u.vector_bits)) fail(at + ".vector_bits", fmt::format("repeats {} bits", u.vector_bits));
-    // Every rate of a record is a number the model divides by: none may be 0.
-    auto number = [&](const char* key, auto&& get) {
-      const std::string path = at + "." + key;
-      const json& v = member(w, at, key);
-      if (!v.is_object()) fail(path, "must be an object {\"value\": ..., \"source\": \"...\"}");
-      refuse_unknown_keys(v, path, {"value", "source"});
-      u.sources[key] = get_string(member(v, path, "source"), path + ".source");
-      return get(member(v, path, "value"), path + ".value", Sign::positive);
+    auto value = [&](const char* key) -> const json& {
+      u.sources[key] = w.at(key).at("source").get<std::string>();
+      return w.at(key).at("value");
     };
-    auto int_field = [](const json& v, const std::string& f, Sign s) { return get_int32(v, f, s); };
-    auto double_field = [](const json& v, const std::string& f, Sign s) { return get_number(v, f, s); };
     // The same bounds as a chip record's fields of these names: a detected CPU takes these numbers as its own.
-    auto bounded = [&](const char* key, const Bound& b, auto value) {
-      if (!b.admits(double(value))) fail(at + "." + key + ".value", b.refusal(fmt::format("{}", value)));
-      return value;
+    auto bounded = [&](const char* key, const Bound& b, auto number) {
+      if (!b.admits(double(number))) fail(at + "." + key + ".value", b.refusal(fmt::format("{}", number)));
+      return number;
     };
-    u.fma_pipes = bounded("fma_pipes", bounds::fma_pipes, number("fma_pipes", int_field));
+    u.fma_pipes = bounded("fma_pipes", bounds::fma_pipes, value("fma_pipes").get<int>());
     u.fma_latency_cycles =
-        bounded("fma_latency_cycles", bounds::fma_latency_cycles, number("fma_latency_cycles", int_field));
+        bounded("fma_latency_cycles", bounds::fma_latency_cycles, value("fma_latency_cycles").get<int>());
     u.load_ports_per_cycle =
-        bounded("load_ports_per_cycle", bounds::load_ports_per_cycle, number("load_ports_per_cycle", int_field));
+        bounded("load_ports_per_cycle", bounds::load_ports_per_cycle, value("load_ports_per_cycle").get<int>());
     u.l2_bytes_per_core_cycle = bounded("l2_bytes_per_core_cycle", bounds::bytes_per_core_cycle,
-                                        number("l2_bytes_per_core_cycle", double_field));
+                                        value("l2_bytes_per_core_cycle").get<double>());
     u.l3_bytes_per_core_cycle = bounded("l3_bytes_per_core_cycle", bounds::bytes_per_core_cycle,
-                                        number("l3_bytes_per_core_cycle", double_field));
+                                        value("l3_bytes_per_core_cycle").get<double>());
     r.rates.push_back(std::move(u));
   }
   return r;

@@ -24,7 +24,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "jit/sha256.hpp"
+#include "jit/content_hash.hpp"
 
 namespace tileforge::jit {
 namespace {
@@ -74,7 +74,7 @@ std::string serialize(const CompiledKernel& k, const std::string& nvrtc_identity
       {"arch", k.arch},
       {"nvrtc", nvrtc_identity},
       {"cubin_bytes", k.cubin.size()},
-      {"cubin_sha256", sha256_hex(k.cubin)},
+      {"cubin_xxh3_128", content_hash_hex(k.cubin)},
       {"lowered_names", k.lowered_names},
       {"compile_seconds", k.first_compile_seconds},
       {"created_unix", int64_t(std::time(nullptr))},
@@ -112,7 +112,7 @@ std::string deserialize(std::string_view data, std::string_view key, CompiledKer
     if (meta.at("key").get<std::string>() != key) return "key mismatch";
     std::size_t cubin_bytes = meta.at("cubin_bytes").get<std::size_t>();
     if (cubin_bytes != data.size()) return fmt::format("cubin is {} bytes, record says {}", data.size(), cubin_bytes);
-    if (sha256_hex(data) != meta.at("cubin_sha256").get<std::string>()) return "cubin checksum mismatch";
+    if (content_hash_hex(data) != meta.at("cubin_xxh3_128").get<std::string>()) return "cubin checksum mismatch";
     k.name = meta.at("name").get<std::string>();
     k.arch = meta.at("arch").get<std::string>();
     k.log = meta.at("log").get<std::string>();
@@ -205,8 +205,8 @@ std::string default_cache_dir() {
 }
 
 std::string cache_key(const CompileRequest& r, const Nvrtc& nvrtc) {
-  Sha256 h;
-  h.field("tileforge kernel cache key 1");
+  ContentHash h;
+  h.field("tileforge kernel cache key 2");
   h.field(nvrtc.identity());
   h.field(r.arch);
   h.field(r.source);
@@ -302,7 +302,7 @@ KernelCache& KernelCache::shared() {
 }
 
 std::string KernelCache::entry_path(std::string_view key) const {
-  return (fs::path(dir_) / (std::string(key.substr(0, 32)) + ".tfk")).string();
+  return (fs::path(dir_) / (std::string(key) + ".tfk")).string();
 }
 
 KernelCache::Counters KernelCache::counters() const {

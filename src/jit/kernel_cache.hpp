@@ -16,7 +16,7 @@ namespace tileforge::jit {
 
 // A cubin with what is known about it, from a fresh compile or from the cache.
 struct CompiledKernel {
-  std::string key;                                   // 64 hex digits (SHA-256)
+  std::string key;                                   // 32 hex digits (XXH3-128, jit/content_hash.hpp)
   std::string name;
   std::string arch;
   std::string cubin;
@@ -52,7 +52,7 @@ class KernelCache {
   static KernelCache& shared();
 
   const std::string& dir() const { return dir_; }
-  std::string entry_path(std::string_view key) const;  // <dir>/<first 32 hex digits of key>.tfk
+  std::string entry_path(std::string_view key) const;  // <dir>/<key>.tfk
 
   // The kernel from the cache, or compiled now and stored. A source that does not compile gives compile_failed
   // with the log's path and its first errors (naming ptxas when it was the assembler that failed); a cache that

@@ -186,7 +186,14 @@ TEST(DbExchange, MalformedRecordsAreRefusedWithIndexAndField) {
   whole(j.dump(), "field format must be");
   j = J::parse(valid);
   j.erase("records");
-  whole(j.dump(), "records must be an array");
+  whole(j.dump(), "field records is missing");
+  j = J::parse(valid);
+  j["records"] = J::object();
+  whole(j.dump(), "field records must be an array");
+  j = J::parse(valid);
+  j["exported"] = "today";  // a misspelt top-level field is named, with the fields there are
+  whole(j.dump(), "field exported is not a known field (known: exported_at, format, format_version, records, "
+                  "tool_version)");
 }
 
 TEST(DbExchange, RefusedImportWritesNothing) {

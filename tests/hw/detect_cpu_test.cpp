@@ -160,19 +160,20 @@ TEST(HwCpuCaches, HostProfileMatchesSysfs) {
   EXPECT_EQ(p.cache(1)->kind, "data");
 }
 
-TEST(HwCpuCaches, CpuidAgreesWithSysfs) {
+TEST(HwCpuCaches, LibraryAgreesWithSysfs) {
   const auto want = sysfs_cache_sizes("/sys/devices/system/cpu/cpu0");
-  const auto got = cpuid_caches();
+  const auto got = library_caches();
   if (want.empty() || got.empty()) GTEST_SKIP() << "SKIPPED: sysfs or CPUID does not describe the caches";
   ASSERT_EQ(got.size(), want.size());
   for (const CacheLevel& c : got) {
     auto it = want.find({c.level, c.kind});
     ASSERT_NE(it, want.end()) << "L" << c.level << " " << c.kind;
     EXPECT_EQ(c.size_bytes, it->second) << "L" << c.level << " " << c.kind;
+    EXPECT_GT(c.line_bytes, 0);
   }
 }
 
-TEST(HwCpuCaches, ReadsAFakeSysfsTree) {
+TEST(HwCpuCaches, SharingComesFromAFakeSysfsTree) {
   std::random_device rd;
   const auto root = std::filesystem::temp_directory_path() / ("tf-sysfs-" + std::to_string(rd()));
   const auto cpu = root / "cpu0";
@@ -180,36 +181,35 @@ TEST(HwCpuCaches, ReadsAFakeSysfsTree) {
     std::filesystem::create_directories(f.parent_path());
     std::ofstream(f) << text << "\n";
   };
-  auto index = [&](int i, const char* level, const char* type, const char* size, const char* ways,
-                   const char* shared) {
+  auto index = [&](int i, const char* level, const char* type, const char* shared) {
     auto d = cpu / "cache" / ("index" + std::to_string(i));
     put(d / "level", level);
     put(d / "type", type);
-    put(d / "size", size);
-    put(d / "ways_of_associativity", ways);
-    put(d / "coherency_line_size", "64");
     put(d / "shared_cpu_list", shared);
   };
   put(cpu / "topology" / "thread_siblings_list", "0,8");  // two hardware threads per core
-  index(0, "1", "Data", "48K", "12", "0,8");
-  index(1, "1", "Instruction", "32K", "8", "0,8");
-  index(2, "2", "Unified", "2048K", "16", "0,8");
-  index(3, "3", "Unified", "1M", "15", "0-7,8-15");
+  index(0, "1", "Data", "0,8");
+  index(1, "1", "Instruction", "0-15");  // not a data cache: must not be matched to L1 data
+  index(2, "2", "Unified", "0,8");
+  index(3, "3", "Unified", "0-7,8-15");
 
-  const auto caches = read_sysfs_caches(cpu.string());
-  ASSERT_EQ(caches.size(), 3u);
-  EXPECT_EQ(caches[0].level, 1);
-  EXPECT_EQ(caches[0].kind, "data");
-  EXPECT_EQ(caches[0].size_bytes, 48 * 1024);
-  EXPECT_EQ(caches[0].ways, 12);
+  auto level = [](int l, const char* kind) {
+    CacheLevel c;
+    c.level = l;
+    c.kind = kind;
+    c.size_bytes = 1 << 20;
+    c.shared_by = 0;
+    return c;
+  };
+  std::vector<CacheLevel> caches = {level(1, "data"), level(2, "unified"), level(3, "unified")};
+  set_sysfs_sharing(caches, cpu.string());
   EXPECT_EQ(caches[0].shared_by, 1);  // two threads of one core
-  EXPECT_EQ(caches[1].size_bytes, 2048 * 1024);
-  EXPECT_EQ(caches[1].kind, "unified");
-  EXPECT_EQ(caches[2].size_bytes, 1024 * 1024);
+  EXPECT_EQ(caches[1].shared_by, 1);
   EXPECT_EQ(caches[2].shared_by, 8);  // 16 threads, 8 cores
-  EXPECT_EQ(caches[2].line_bytes, 64);
 
-  EXPECT_TRUE(read_sysfs_caches((root / "cpu-missing").string()).empty());
+  std::vector<CacheLevel> silent = {level(3, "unified")};
+  set_sysfs_sharing(silent, (root / "cpu-missing").string());
+  EXPECT_EQ(silent[0].shared_by, 1) << "sysfs says nothing: one core";
   std::filesystem::remove_all(root);
 }
 

@@ -1,4 +1,5 @@
 // Fork-join thread pool and counter waits for the CPU backend (see thread_pool.hpp for why it sleeps, not spins).
+// Hand-written, not a packaged pool: thread_pool.hpp says why.
 #include "backends/cpu/thread_pool.hpp"
 
 #include <pthread.h>

@@ -1,5 +1,6 @@
 // A small fork-join thread pool for the CPU backend: workers sleep between calls (no spinning while another
 // library runs), the caller is thread 0, and a counter wait lets a team wait only for work another thread claimed.
+// Hand-written, not OpenMP or TBB: it sleeps on a futex between calls, never spinning beside OpenBLAS's OpenMP team.
 #pragma once
 
 #include <atomic>

@@ -21,7 +21,7 @@
 
 #include "core/embedded.hpp"
 #include "jit/kernel_cache.hpp"
-#include "jit/sha256.hpp"
+#include "jit/content_hash.hpp"
 
 extern char** environ;
 
@@ -99,7 +99,7 @@ fs::path triton_dir(const std::string& cache_dir) {
 Expected<fs::path> helper_dir(const std::string& cache_dir) {
   const std::string_view gemm = embedded_file("gemm.py"), compile = embedded_file("compile.py");
   if (gemm.empty() || compile.empty()) return Status(Code::internal, "the triton family's Python files are not embedded");
-  jit::Sha256 h;
+  jit::ContentHash h;
   h.field(gemm).field(compile);
   const fs::path dir = triton_dir(cache_dir) / ("helper-" + h.hex().substr(0, 16));
   std::error_code ec;
@@ -197,8 +197,8 @@ std::string request_json(const Request& r, const std::string& out) {
 }
 
 std::string cache_key(const Request& r, const std::string& triton_version) {
-  jit::Sha256 h;
-  h.field("tileforge triton cache key 1");
+  jit::ContentHash h;
+  h.field("tileforge triton cache key 2");
   h.field(triton_version);
   h.field(embedded_file("gemm.py"));
   h.field(embedded_file("compile.py"));
@@ -215,7 +215,7 @@ Expected<Binary> compile(const Request& r, const std::string& cache_dir) {
   }
   const std::string key = cache_key(r, tc->version);
   const fs::path root = triton_dir(cache_dir);
-  const fs::path entry = root / key.substr(0, 32);
+  const fs::path entry = root / key;
   Binary b;
   b.key = key;
   auto load = [&](bool hit) -> Status {

@@ -39,7 +39,7 @@ struct Request {
 
 // What the compiler made and said.
 struct Binary {
-  std::string key;         // 64 hex digits
+  std::string key;         // 32 hex digits (XXH3-128)
   std::string name;        // the kernel's symbol
   std::string kind;        // "cubin" or "hsaco"
   std::string data;
