@@ -393,9 +393,11 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
          fmt::format("GROUP_M == 0 (Hilbert) only when the cluster tiles outnumber the clusters the {} SMs hold", sms),
          [q, resident](const Config& c) {
            if (p(c, "GROUP_M") != 0) return true;
-           const int64_t cm = p(c, "CLUSTER_M"), cn = p(c, "CLUSTER_N");
+           const int64_t cm = p(c, "CLUSTER_M"), cn = p(c, "CLUSTER_N"), cs = cm * cn;
+           // Other sizes (up to 8 x 8 are declared) are the cluster-size constraint's to refuse.
+           if (cs < 1 || cs > 8 || !std::has_single_bit(uint64_t(cs))) return true;
            const int64_t tiles = cdiv(q.m, p(c, "BLOCK_M") * cm) * cdiv(q.n, p(c, "BLOCK_N") * cn) * q.batch;
-           return tiles * p(c, "SPLIT_K") > resident[std::bit_width(uint64_t(cm * cn)) - 1];
+           return tiles * p(c, "SPLIT_K") > resident[std::bit_width(uint64_t(cs)) - 1];
          },
          {"GROUP_M", "BLOCK_M", "BLOCK_N", "CLUSTER_M", "CLUSTER_N", "SPLIT_K"}});
   }
