@@ -111,6 +111,33 @@ std::string render_summary(const Plan& plan) {
                      fmtx::time(c.cost.seconds), fmtx::tflops(plan.roofline.flops, c.cost.seconds), c.cost.bound);
 }
 
+std::string render_brief(const Plan& plan) {
+  std::string out = render_summary(plan) + "\n";
+  const Roofline& r = plan.roofline;
+  const std::string bound = !r.ridge ? fmt::format("no ridge: {}", r.peak.note)
+                                     : fmt::format("against a ridge of {:.4g} FLOP/B: {}", *r.ridge,
+                                                   r.compute_bound ? "compute-bound" : "memory-bound");
+  out += fmt::format("  analysis   {:.4g} GFLOP, {} moved at least: {:.4g} FLOP/B {}; roofline floor {} ({})\n",
+                     r.flops / 1e9, fmtx::bytes(r.min_bytes), r.intensity, bound, fmtx::time(r.floor_s),
+                     fmtx::tflops(r.flops, r.floor_s));
+  if (!plan.served) {
+    if (!plan.needed.empty()) out += fmt::format("  needed: {}\n", plan.needed);
+    return out;
+  }
+  const Candidate& c = *plan.choice();
+  if (plan.ranked.size() > 1) {
+    const Candidate& next = plan.ranked[1];
+    out += fmt::format("  runner-up  {} {} ({}, bound by {}): {}\n", fmtx::delta(next.cost.seconds / c.cost.seconds - 1),
+                       fmtx::time(next.cost.seconds), fmtx::tflops(r.flops, next.cost.seconds), next.cost.bound,
+                       describe_config(plan, next.config));
+  } else {
+    out += fmt::format("  runner-up  none: {}\n", plan.choice_only ? "only the choice was ranked"
+                                                                    : "the choice is the only legal config");
+  }
+  out += fmt::format("  binding    {}\n", plan.binding.empty() ? std::string("-") : plan.binding);
+  return out;
+}
+
 namespace {
 
 // The analysis: work, bytes, intensity against the ridge, the roofline floor, waves and load paths.

@@ -23,6 +23,10 @@ std::string render_explain(const Plan& plan, const ExplainOptions& options = {})
 // One line: "4096x4096x4096 f16 on a100-sxm (prediction): FAMILY BLOCK_M=128 ... predicted 532 us (258 TFLOP/s)".
 std::string render_summary(const Plan& plan);
 
+// `tileforge plan`'s default: the summary line, then the analysis in one line (intensity against the ridge, the
+// roofline floor), the runner-up with its distance from the choice, and the binding limit.
+std::string render_brief(const Plan& plan);
+
 // The config in its family's declaration order: "FAMILY BLOCK_M=128 BLOCK_N=256 ...".
 std::string describe_config(const Plan& plan, const Config& config);
 

@@ -179,8 +179,7 @@ int plan_command(const PlanCommandOptions& o, std::ostream& out, std::ostream& e
         if (i > 0) out << "\n";
         out << render_explain(plan, eo);
       } else {
-        out << render_summary(plan) << "\n";
-        if (!plan.served && !plan.needed.empty()) out << "  needed: " << plan.needed << "\n";
+        out << render_brief(plan);
       }
       if (o.compile && !compile_choice(plan, profile, out)) all_served = false;
     }

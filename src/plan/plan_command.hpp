@@ -32,7 +32,7 @@ struct PlanCommandOptions {
   bool compile = false;
 };
 
-// Plans every shape x layout (and with `compile`, compiles each choice: a failed compile exits 1). Prints a summary line per plan (or the explanation with --explain, or one JSON
+// Plans every shape x layout (and with `compile`, compiles each choice: a failed compile exits 1). Prints per plan the summary line, the analysis, the runner-up and the binding limit (or the explanation with --explain, or one JSON
 // document {"tool", "version", "plans": [...]} with --format json) on `out`; errors as "tileforge plan: error: ..."
 // on `err`. Returns 0 when every plan chose a config, 1 when a chip or precision is not served (the plans still
 // print their analysis) or the device cannot be opened, 2 for bad options (nothing is planned).

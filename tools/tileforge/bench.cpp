@@ -64,7 +64,6 @@ class PartialRows {
 int run_bench(const BenchArgs& a) {
   constexpr std::string_view verb = "bench";
   // Everything the user typed is checked before anything runs or any file is created.
-  if (Status s = check_format(a.output, kFormats); !s) return fail(verb, s);
   auto settings = settings_from(a.run);
   if (!settings) return fail(verb, settings.status());
   settings->config_peers = a.config_peers;
@@ -143,7 +142,7 @@ Command add_bench_command(CLI::App& parent) {
   add_problem_options(*app, args->problem, ProblemFlags::bench);
   add_device_options(*app, args->device);
   add_run_options(*app, args->run, true, true);
-  add_output_options(*app, args->output, kFormats, true);
+  add_output_options(*app, args->output, kFormats);
   app->add_flag("--config-peers", args->config_peers,
                 "also time other tuners' config lists for our kernel as peers, in the same rounds (the triton "
                 "family: Triton's autotune over its tutorial's 17 configs); each list's fastest verified config is "

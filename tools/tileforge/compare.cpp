@@ -19,7 +19,6 @@ const std::vector<std::string> kFormats = {"table", "json", "markdown"};
 
 int run_compare(const CompareArgs& args) {
   constexpr std::string_view verb = "compare";
-  if (Status s = check_format(args.output, kFormats); !s) return fail(verb, s);
   auto a = bench::read_bench_rows(args.a);
   if (!a) return fail(verb, a.status());
   auto b = bench::read_bench_rows(args.b);
@@ -42,9 +41,11 @@ Command add_compare_command(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand(
       "compare", "Compare two bench JSON reports row by row: the change of our time and of the ratio to native, "
                  "flagged as a regression or an improvement where it leaves the runs' noise band");
-  app->add_option("A", args->a, "the earlier bench report (bench --format json)")->required();
-  app->add_option("B", args->b, "the later bench report")->required();
-  add_output_options(*app, args->output, kFormats, true);
+  app->add_option("A", args->a, "the earlier bench report (bench --format json)")
+      ->required()
+      ->check(check::existing_file());
+  app->add_option("B", args->b, "the later bench report")->required()->check(check::existing_file());
+  add_output_options(*app, args->output, kFormats);
   app->add_flag("--fail-on-regression", args->fail_on_regression, "exit 1 when a row regressed (for CI)");
   return {app, [args] { return run_compare(*args); }};
 }

@@ -125,9 +125,16 @@ const bool kRulesInstalled = [] {
 }();
 
 void add_filter_options(CLI::App& app, FilterArgs& f) {
-  app.add_option("--device", f.device, "only records of fingerprints whose hash starts with this")->type_name("HASH");
-  app.add_option("--backend", f.backend, "only records of this backend (cpu, cuda)")->type_name("NAME");
-  app.add_option("--family", f.family, "only records of this kernel family (sm80, cpu-avx2, ...)")->type_name("NAME");
+  // Checked against the DB's names once it is open (a record imported from a newer build may name more).
+  app.add_option("--device", f.device, "only records of fingerprints whose hash starts with this")
+      ->type_name("HASH")
+      ->check(check::non_empty());
+  app.add_option("--backend", f.backend, "only records of this backend (cpu, cuda)")
+      ->type_name("NAME")
+      ->check(check::non_empty());
+  app.add_option("--family", f.family, "only records of this kernel family (sm80, cpu-avx2, ...)")
+      ->type_name("NAME")
+      ->check(check::non_empty());
 }
 
 }  // namespace
@@ -143,26 +150,22 @@ Command add_db_command(CLI::App& parent) {
   CLI::App* list = app->add_subcommand("list", "The records, one line each, and the device fingerprints they hold");
   add_db_options(*list, args->list.db, false);
   add_filter_options(*list, args->list.filter);
-  list->add_option("--format", args->list.format, "table or json (default: table)")->type_name("FORMAT");
+  add_output_options(*list, args->list.output, {"table", "json"}, kOutInsteadOfStdout);
 
   CLI::App* show = app->add_subcommand("show", "One record with every field");
   show->add_option("ID", args->show.id, "the record's id, as db list shows it")->required();
   add_db_options(*show, args->show.db, false);
-  show->add_option("--format", args->show.format, "text or json (default: text)")->type_name("FORMAT");
+  add_output_options(*show, args->show.output, {"text", "json"}, kOutInsteadOfStdout);
 
   CLI::App* exp = app->add_subcommand(
       "export", "The records as JSON (for db import elsewhere) or as Triton triton.Config lists");
   add_db_options(*exp, args->exp.db, false);
   add_filter_options(*exp, args->exp.filter);
-  exp->add_option("--format", args->exp.format, "json or triton (default: json)")->type_name("FORMAT");
-  exp->add_option("--out", args->exp.out,
-                  "write to FILE (atomically: whole or not at all; a device or FIFO in place, - for stdout; "
-                  "docs/RELIABILITY.md); default: stdout")
-      ->type_name("FILE");
+  add_output_options(*exp, args->exp.output, {"json", "triton"}, kOutInsteadOfStdout);
 
   CLI::App* imp = app->add_subcommand(
       "import", "Merge a JSON export into the DB (created when missing): per key the faster record wins");
-  imp->add_option("FILE", args->imp.file, "a file written by db export")->required();
+  imp->add_option("FILE", args->imp.file, "a file written by db export")->required()->check(check::existing_file());
   add_db_options(*imp, args->imp.db, false);
   imp->add_flag("--force", args->imp.force, "the file's records replace stored ones even when slower");
 
@@ -171,9 +174,11 @@ Command add_db_command(CLI::App& parent) {
   add_db_options(*prune, args->prune.db, false);
   prune->add_option("--older-than", args->prune.older_than,
                     "records created before this UTC time (YYYY-MM-DDTHH:MM:SSZ) or longer ago than an age (30d, 12h)")
-      ->type_name("TIME|AGE");
+      ->type_name("TIME|AGE")
+      ->check(check::non_empty());
   prune->add_option("--device", args->prune.device, "records of this fingerprint (its hash, or a unique prefix)")
-      ->type_name("HASH");
+      ->type_name("HASH")
+      ->check(check::non_empty());
   prune->add_flag("--stale-versions", args->prune.stale_versions,
                   "records of a kernel family version older than the one this build runs (never dispatched)");
   prune->add_flag("--invalid", args->prune.invalid,
@@ -183,7 +188,7 @@ Command add_db_command(CLI::App& parent) {
   CLI::App* check = app->add_subcommand(
       "check", "Validate every record; list the invalid ones (exit 1 when there are any)");
   add_db_options(*check, args->check.db, false);
-  check->add_option("--format", args->check.format, "text or json (default: text)")->type_name("FORMAT");
+  add_output_options(*check, args->check.output, {"text", "json"}, kOutInsteadOfStdout);
 
   return {app, [args, list, show, exp, imp, prune, check]() -> int {
             if (list->parsed()) return run_list(args->list);

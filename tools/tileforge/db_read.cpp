@@ -134,22 +134,17 @@ std::string show_text(const db::Location& where, const db::Record& r, const std:
 
 int run_list(const ListArgs& a) {
   constexpr std::string_view verb = "db list";
-  if (a.format != "table" && a.format != "json") {
-    return fail(verb, invalid_argument(fmt::format("--format '{}' is not known (allowed: table, json)", a.format)));
-  }
   auto selected = select_records(a.db, a.filter);
   if (!selected) return fail(verb, selected.status());
   const DeviceCounts devices = count_devices(selected->records);
-  const std::string out = a.format == "json" ? list_json(verb, *selected, devices) : list_table(*selected, devices);
-  std::optional<bench::OutputFile> none;
-  return emit(verb, none, out);
+  const std::string out = a.output.format == "json" ? list_json(verb, *selected, devices) : list_table(*selected, devices);
+  std::optional<bench::OutputFile> file;
+  if (Status s = open_output(a.output.out, file); !s) return fail(verb, s);
+  return emit(verb, file, out);
 }
 
 int run_show(const ShowArgs& a) {
   constexpr std::string_view verb = "db show";
-  if (a.format != "text" && a.format != "json") {
-    return fail(verb, invalid_argument(fmt::format("--format '{}' is not known (allowed: text, json)", a.format)));
-  }
   const int64_t id = record_id(a.id);
   if (id < 1) {
     return fail(verb, invalid_argument(fmt::format(
@@ -168,37 +163,36 @@ int run_show(const ShowArgs& a) {
                                                    where->path)));
   }
   const db::Record& r = **record;
-  const std::string out = a.format == "json" ? show_json(verb, *where, r, invalid) : show_text(*where, r, invalid);
-  std::optional<bench::OutputFile> none;
-  return emit(verb, none, out);
+  const std::string out = a.output.format == "json" ? show_json(verb, *where, r, invalid) : show_text(*where, r, invalid);
+  std::optional<bench::OutputFile> file;
+  if (Status s = open_output(a.output.out, file); !s) return fail(verb, s);
+  return emit(verb, file, out);
 }
 
 int run_export(const ExportArgs& a) {
   constexpr std::string_view verb = "db export";
-  if (a.format != "json" && a.format != "triton") {
-    return fail(verb, invalid_argument(fmt::format("--format '{}' is not known (allowed: json, triton)", a.format)));
-  }
   auto selected = select_records(a.db, a.filter);
   if (!selected) return fail(verb, selected.status());
   const db::Location& where = selected->where;
   if (!selected->opened.store) return fail(verb, not_available(no_db_yet(where) + "; nothing to export"));
   std::optional<bench::OutputFile> out;
-  if (Status s = open_output(a.out, out); !s) return fail(verb, s);
+  if (Status s = open_output(a.output.out, out); !s) return fail(verb, s);
   const std::vector<db::Record>& records = selected->records;
-  const std::string text = a.format == "triton" ? db::export_triton(records) : db::export_json(records);
+  const std::string text = a.output.format == "triton" ? db::export_triton(records) : db::export_json(records);
   if (int code = emit(verb, out, text); code != kExitOk) return code;
-  if (out) std::fprintf(stderr, "exported %zu records from %s to %s\n", records.size(), where.path.c_str(), a.out.c_str());
+  if (out && !a.output.quiet) {
+    std::fprintf(stderr, "exported %zu records from %s to %s\n", records.size(), where.path.c_str(),
+                 a.output.out.c_str());
+  }
   return kExitOk;
 }
 
 int run_check(const CheckArgs& a) {
   constexpr std::string_view verb = "db check";
-  if (a.format != "text" && a.format != "json") {
-    return fail(verb, invalid_argument(fmt::format("--format '{}' is not known (allowed: text, json)", a.format)));
-  }
   auto where = location_from(a.db);
   if (!where) return fail(verb, where.status());
-  std::optional<bench::OutputFile> none;
+  std::optional<bench::OutputFile> file;
+  if (Status s = open_output(a.output.out, file); !s) return fail(verb, s);
   std::vector<db::InvalidRow> bad;
   std::size_t valid = 0;
   const bool exists = file_exists(where->path);
@@ -211,7 +205,7 @@ int run_check(const CheckArgs& a) {
     std::sort(bad.begin(), bad.end(), [](const auto& x, const auto& y) { return x.id < y.id; });
   }
   std::string out;
-  if (a.format == "json") {
+  if (a.output.format == "json") {
     // One row per invalid record; the count of valid ones beside them.
     ojson doc = envelope(verb, *where, exists);
     doc["valid"] = valid;
@@ -229,7 +223,7 @@ int run_check(const CheckArgs& a) {
              "removes them\n";
     }
   }
-  if (int code = emit(verb, none, out); code != kExitOk) return code;
+  if (int code = emit(verb, file, out); code != kExitOk) return code;
   return bad.empty() ? kExitOk : kExitFailure;
 }
 

@@ -25,20 +25,19 @@ struct FilterArgs {
 struct ListArgs {
   DbArgs db;
   FilterArgs filter;
-  std::string format = "table";
+  OutputArgs output;  // table or json
 };
 
 struct ShowArgs {
   DbArgs db;
   std::string id;
-  std::string format = "text";
+  OutputArgs output;  // text or json
 };
 
 struct ExportArgs {
   DbArgs db;
   FilterArgs filter;
-  std::string format = "json";
-  std::string out;
+  OutputArgs output;  // json or triton
 };
 
 struct ImportArgs {
@@ -57,7 +56,7 @@ struct PruneArgs {
 
 struct CheckArgs {
   DbArgs db;
-  std::string format = "text";
+  OutputArgs output;  // text or json
 };
 
 struct Args {

@@ -54,9 +54,10 @@ std::vector<std::string> isa_features(const hw::CpuIsa& isa) {
 
 int run_devices(const DevicesArgs& a) {
   constexpr std::string_view verb = "devices";
-  if (Status s = check_format(a.output, kFormats); !s) return fail(verb, s);
   auto device = open_device_from(a.device);
   if (!device) return fail(verb, device.status());
+  std::optional<bench::OutputFile> file;
+  if (Status s = open_output(a.output.out, file); !s) return fail(verb, s);
   const hw::HwProfile& prof = device->profile;
   const hw::CpuIsa& isa = hw::cpu_isa();
 
@@ -92,8 +93,7 @@ int run_devices(const DevicesArgs& a) {
     doc["builtin_profiles"] = hw::builtin_profile_names();
     doc["builtin_suites"] = bench::builtin_suite_names();
     const std::string text = doc.dump(1) + "\n";
-    write_stdout(text);
-    return kExitOk;
+    return emit(verb, file, text);
   }
 
   std::string out;
@@ -141,8 +141,7 @@ int run_devices(const DevicesArgs& a) {
   }
   line("profiles", fmt::format("{}", fmt::join(hw::builtin_profile_names(), ", ")));
   line("suites", fmt::format("{}", fmt::join(bench::builtin_suite_names(), ", ")));
-  write_stdout(out);
-  return kExitOk;
+  return emit(verb, file, out);
 }
 
 }  // namespace
@@ -152,8 +151,7 @@ Command add_devices_command(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand("devices", "Show the detected device, its ISA, caches, cores and measured "
                                                    "peak, the planning profile and the backends present");
   add_device_options(*app, args->device);
-  args->output.format = "table";  // devices has no --out to infer a format from
-  app->add_option("--format", args->output.format, "output format: table, json (default: table)")->type_name("FORMAT");
+  add_output_options(*app, args->output, kFormats, kOutInsteadOfStdout);
   return {app, [args] { return run_devices(*args); }};
 }
 

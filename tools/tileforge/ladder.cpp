@@ -21,7 +21,6 @@ const std::vector<std::string> kFormats = {"table", "json", "markdown"};
 
 int run_ladder_verb(const LadderArgs& a) {
   constexpr std::string_view verb = "ladder";
-  if (Status s = check_format(a.output, kFormats); !s) return fail(verb, s);
   if (a.problem.shapes.size() != 1 || !a.problem.suite.empty()) {
     return fail(verb, invalid_argument(fmt::format("{} shapes given (allowed: exactly one --shape MxNxK; no --suite)",
                                                    a.problem.shapes.size())));
@@ -62,9 +61,10 @@ Command add_ladder_command(CLI::App& parent) {
   add_problem_options(*app, args->problem, ProblemFlags::bench);
   add_device_options(*app, args->device);
   add_run_options(*app, args->run, true, true);
-  add_output_options(*app, args->output, kFormats, true);
+  add_output_options(*app, args->output, kFormats);
   app->add_option("--candidates", args->candidates, "candidates measured per step besides the current config "
-                                                    "(1 to 32; default 4)");
+                                                    "(1 to 32; default 4)")
+      ->check(check::integer(1, 32, "1 to 32"));
   return {app, [args] { return run_ladder_verb(*args); }};
 }
 

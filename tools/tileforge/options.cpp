@@ -18,149 +18,178 @@
 #include "bench/suite.hpp"
 #include "core/parse.hpp"
 #include "hw/hw.hpp"
+#include "validators.hpp"
 
 namespace tileforge::cli {
 namespace {
 
-Expected<int64_t> int_in_range(const std::string& text, const char* name, int64_t min, int64_t max,
-                               std::string_view allowed) {
-  auto v = parse_int(text, name);
-  if (!v) return invalid_argument(fmt::format("{} (allowed: {})", v.status().message(), allowed));
-  if (*v < min || *v > max) return invalid_argument(fmt::format("{} = {} is out of range (allowed: {})", name, *v, allowed));
-  return *v;
+constexpr int64_t kMaxInt = INT64_MAX;
+
+// A domain parser attached to its option, so that CLI11 refuses what it refuses with the parser's own words.
+template <typename Parse>
+CLI::Validator parsed(const char* option, Parse parse) {
+  return check::parsed_by(option, [option, parse](const std::string& text) -> Status {
+    auto v = parse(text, option);
+    return v ? Status() : v.status();
+  });
 }
 
-Expected<double> seconds(const std::string& text, const char* name, bool zero_ok) {
-  const char* allowed = zero_ok ? "a number of seconds >= 0" : "a number of seconds > 0";
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v)) {
-    return invalid_argument(fmt::format("{} '{}' is not a number (allowed: {})", name, text, allowed));
+// cpu, cuda, cuda:N or auto: the device's spelling is checked here, whether it is present when it is opened.
+Status check_device_spec(const std::string& text) {
+  if (text == "cpu" || text == "cuda" || text == "auto") return {};
+  if (text.starts_with("cuda:")) {
+    auto n = parse_int(std::string_view(text).substr(5), "--device");
+    if (n && *n >= 0) return {};
   }
-  if (v < 0 || (!zero_ok && v == 0)) return invalid_argument(fmt::format("{} = {} (allowed: {})", name, text, allowed));
-  return v;
+  return invalid_argument(fmt::format("--device '{}' is not a device (allowed: cpu, cuda, cuda:N, auto)", text));
 }
 
-Expected<double> scalar(const std::string& text, const char* name) {
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v)) {
-    return invalid_argument(fmt::format("{} '{}' is not a finite number (allowed: a number such as 1 or -0.5)", name, text));
-  }
-  return v;
-}
-
-// An option given an empty value (--dtype "", often an unset shell variable) would read as "not given" and fall back
-// to the default without a word: it is refused, by name, when the command line is parsed.
-void refuse_empty_values(CLI::App& app, std::initializer_list<const char*> names) {
-  static const CLI::Validator non_empty(
-      [](std::string& value) {
-        return value.empty() ? std::string("is empty (allowed: a value; or leave the option out for its default)")
-                             : std::string();
-      },
-      "", "non-empty");
-  for (const char* name : names)
-    if (CLI::Option* o = app.get_option_no_throw(name)) o->check(non_empty);
+void add_layout_and_dtypes(CLI::App& app, ProblemArgs& a, ProblemFlags which) {
+  const bool plan = which == ProblemFlags::plan;
+  auto dtype = parsed("--dtype", [](const std::string& t, const char* n) { return parse_dtype(t, n); });
+  app.add_option("--dtype", a.dtype,
+                 plan ? "input dtype of A and B: f32, f16, bf16 (default: f32)" : "input dtype of A and B: f32, f16, bf16")
+      ->type_name("DTYPE")
+      ->check(dtype);
+  app.add_option("--out-dtype", a.out_dtype, "dtype of C: the input dtype or f32 (default: the input dtype)")
+      ->type_name("DTYPE")
+      ->check(parsed("--out-dtype", [](const std::string& t, const char* n) { return parse_dtype(t, n); }));
+  app.add_option("--accum", a.accum, "accumulator: f32, or f16 with f16 inputs (default: f32)")
+      ->type_name("DTYPE")
+      ->check(parsed("--accum", [](const std::string& t, const char* n) { return parse_dtype(t, n); }));
+  const char* layout_help = which == ProblemFlags::bench ? "RR, RC, CR, CC (A then B; C row-major) or all (default: the suite's)"
+                            : plan                       ? "RR, RC, CR, CC or all (default: RR)"
+                                                         : "RR, RC, CR, CC or all (default: all)";
+  app.add_option("--layout", a.layout, layout_help)
+      ->type_name("LAYOUT")
+      ->check(parsed("--layout", [](const std::string& t, const char* n) { return parse_layouts(t, n); }));
 }
 
 }  // namespace
 
 void add_problem_options(CLI::App& app, ProblemArgs& a, ProblemFlags which) {
-  const bool bench = which == ProblemFlags::bench;
-  auto* shape = app.add_option("--shape", a.shapes, bench ? "MxNxK (repeatable); default: the device's suite"
-                                                          : "MxNxK, the one shape to verify")
+  const bool verify = which == ProblemFlags::verify;
+  auto* shape = app.add_option("--shape", a.shapes, verify ? "MxNxK, the one shape to verify"
+                                                    : which == ProblemFlags::plan ? "MxNxK (repeatable)"
+                                                                                  : "MxNxK (repeatable); default: the device's suite")
                     ->type_name("MxNxK")
-                    ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  if (bench) {
+                    ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+                    ->check(parsed("--shape", [](const std::string& t, const char* n) { return parse_shape(t, n); }));
+  if (which == ProblemFlags::bench) {
     auto* suite = app.add_option("--suite", a.suite, "suite JSON file, or a builtin suite name (cpu, public)")
-                      ->type_name("NAME|FILE");
+                      ->type_name("NAME|FILE")
+                      ->check(check::name_or_file(bench::builtin_suite_names, "suite"));
     shape->excludes(suite);
     suite->excludes(shape);
-  } else {
+  } else if (verify) {
     shape->required();
   }
-  app.add_option("--dtype", a.dtype, "input dtype of A and B: f32, f16, bf16")->type_name("DTYPE");
-  app.add_option("--out-dtype", a.out_dtype, "dtype of C: the input dtype or f32 (default: the input dtype)")
-      ->type_name("DTYPE");
-  app.add_option("--accum", a.accum, "accumulator: f32, or f16 with f16 inputs (default: f32)")->type_name("DTYPE");
-  app.add_option("--layout", a.layout,
-                 bench ? "RR, RC, CR, CC (A then B; C row-major) or all (default: the suite's)"
-                       : "RR, RC, CR, CC or all (default: all)")
-      ->type_name("LAYOUT");
-  app.add_option("--lda", a.lda, "leading dimension of A (default: tight)")->type_name("N");
-  app.add_option("--ldb", a.ldb, "leading dimension of B (default: tight)")->type_name("N");
-  app.add_option("--ldc", a.ldc, "leading dimension of C (default: tight)")->type_name("N");
-  app.add_option("--batch", a.batch, "strided batch count (default: 1)")->type_name("N");
-  if (!bench) {
-    app.add_option("--alpha", a.alpha, "alpha (default: 1)")->type_name("X");
-    app.add_option("--beta", a.beta, "beta (default: 0)")->type_name("X");
+  add_layout_and_dtypes(app, a, which);
+  const auto ld = check::integer(0, kMaxInt, "0 for tight, or at least the row length");
+  app.add_option("--lda", a.lda, "leading dimension of A (default: tight)")->type_name("N")->check(ld);
+  app.add_option("--ldb", a.ldb, "leading dimension of B (default: tight)")->type_name("N")->check(ld);
+  app.add_option("--ldc", a.ldc, "leading dimension of C (default: tight)")->type_name("N")->check(ld);
+  app.add_option("--batch", a.batch, "strided batch count (default: 1)")
+      ->type_name("N")
+      ->check(check::integer(1, kMaxInt, "an integer >= 1"));
+  if (verify) {
+    app.add_option("--alpha", a.alpha, "alpha (default: 1)")->type_name("X")->check(check::finite_number());
+    app.add_option("--beta", a.beta, "beta (default: 0)")->type_name("X")->check(check::finite_number());
   }
-  refuse_empty_values(app, {"--shape", "--suite", "--dtype", "--out-dtype", "--accum", "--layout", "--lda", "--ldb",
-                            "--ldc", "--batch", "--alpha", "--beta"});
 }
 
-void add_device_options(CLI::App& app, DeviceArgs& a) {
-  app.add_option("--device", a.device, "where to run: cpu, cuda, cuda:N or auto (default: auto)")->type_name("DEVICE");
+void add_device_options(CLI::App& app, DeviceArgs& a, ThreadBound bound) {
+  app.add_option("--device", a.device, "where to run: cpu, cuda, cuda:N or auto (default: auto)")
+      ->type_name("DEVICE")
+      ->check(check::parsed_by("--device", check_device_spec));
   app.add_option("--profile", a.profile, "chip record for planning and peaks: a builtin name or a JSON file "
                                          "(default: the running device's)")
-      ->type_name("NAME|FILE");
-  app.add_option("--threads", a.threads, "CPU threads: 1 to the CPUs this process may run on (default: all cores)")
-      ->type_name("N");
-  refuse_empty_values(app, {"--device", "--profile", "--threads"});
+      ->type_name("NAME|FILE")
+      ->check(check::name_or_file(hw::builtin_profile_names, "profile"));
+  // Threads run on this host's CPUs, whichever chip --profile plans for: more than it has only time-slice (and a
+  // count such as 100000000 would try to start them all). A plan for another chip is bounded by any chip's count
+  // (issue 18: --threads 100000000 hung the CPU model).
+  const int64_t most = bound == ThreadBound::host ? std::min(hw::usable_cpu_count(), int(hw::bounds::threads.max))
+                                                  : int64_t(hw::bounds::threads.max);
+  const std::string allowed =
+      bound == ThreadBound::host
+          ? fmt::format("0 for all cores, or 1 to {}, the CPUs this process may run on", most)
+          : fmt::format("0 for all cores, or 1 to {}", most);
+  app.add_option("--threads", a.threads,
+                 bound == ThreadBound::host ? "CPU threads: 1 to the CPUs this process may run on (default: all cores)"
+                                            : "CPU threads the plan is for (default: all cores of the profile)")
+      ->type_name("N")
+      ->check(check::integer(0, most, allowed));
 }
 
-void add_output_options(CLI::App& app, OutputArgs& a, const std::vector<std::string>& formats, bool with_out) {
+void add_output_options(CLI::App& app, OutputArgs& a, const std::vector<std::string>& formats,
+                        std::string_view out_help) {
   app.add_option("--format", a.format,
                  fmt::format("output format: {} (default: what --out's extension says, .json, .csv or .md, where "
-                             "offered; else table)",
-                             fmt::join(formats, ", ")))
-      ->type_name("FORMAT");
+                             "offered; else {})",
+                             fmt::join(formats, ", "), formats.front()))
+      ->type_name("FORMAT")
+      ->check(check::one_of(formats, "format"));
   // `--out report.json` without --format writes JSON, not the table: the extension says what the file is.
   app.parse_complete_callback([&a, formats] {
     if (!a.format.empty()) return;
-    a.format = "table";
+    a.format = formats.front();
     const std::string ext = std::filesystem::path(a.out).extension().string();
     const std::string inferred = ext == ".json" ? "json" : ext == ".csv" ? "csv" : ext == ".md" ? "markdown" : "";
     if (!inferred.empty() && std::find(formats.begin(), formats.end(), inferred) != formats.end()) a.format = inferred;
   });
-  if (with_out) {
-    app.add_option("--out", a.out, "write the report to FILE (atomically: whole or not at all; a device or FIFO "
-                                   "in place, - for stdout; docs/RELIABILITY.md); the table still goes to stdout")
-        ->type_name("FILE");
-  }
+  app.add_option("--out", a.out,
+                 out_help.empty() ? "write the report to FILE (atomically: whole or not at all; a device or FIFO in "
+                                    "place, - for stdout; docs/RELIABILITY.md); the table still goes to stdout"
+                                  : std::string(out_help))
+      ->type_name("FILE")
+      ->check(check::non_empty());
   app.add_flag("--quiet,-q", a.quiet, "no progress on stderr");
-  refuse_empty_values(app, {"--format", "--out"});
+}
+
+void add_set_option(CLI::App& app, std::vector<std::string>& sets, std::string_view help) {
+  app.add_option("--set", sets, std::string(help))
+      ->type_name("NAME=VALUE")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(parsed("--set", [](const std::string& t, const char* n) { return parse_pin(t, n); }));
 }
 
 void add_run_options(CLI::App& app, RunArgs& a, bool with_timing, bool with_memory) {
-  app.add_option("--set", a.sets, "pin a parameter of our kernel, NAME=VALUE (repeatable)")
-      ->type_name("NAME=VALUE")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_option("--seed", a.seed, "seed of the random operands (default: 42)")->type_name("N");
+  add_set_option(app, a.sets, "pin a parameter of our kernel, NAME=VALUE (repeatable)");
+  app.add_option("--seed", a.seed, "seed of the random operands (default: 42)")
+      ->type_name("N")
+      ->check(check::integer(0, kMaxInt, "an integer >= 0"));
   if (with_timing) {
-    app.add_option("--min-reps", a.min_reps, "timed reps per backend, at least (default: 30)")->type_name("N");
-    app.add_option("--min-time", a.min_time, "timed seconds per backend, at least (default: 0.1)")->type_name("S");
-    app.add_option("--max-time", a.max_time, "cap on timed seconds per backend (default: 10)")->type_name("S");
+    app.add_option("--min-reps", a.min_reps, "timed reps per backend, at least (default: 30)")
+        ->type_name("N")
+        ->check(check::integer(1, 1000000, "1 to 1000000"));
+    app.add_option("--min-time", a.min_time, "timed seconds per backend, at least (default: 0.1)")
+        ->type_name("S")
+        ->check(check::seconds(true));
+    app.add_option("--max-time", a.max_time, "cap on timed seconds per backend (default: 10)")
+        ->type_name("S")
+        ->check(check::seconds(false));
   }
   if (with_memory) {
     app.add_option("--max-memory", a.max_memory,
                    "memory a case may take, on the host and on a GPU, e.g. 20G (default: the host's MemAvailable); a "
                    "larger case is refused before anything is allocated")
-        ->type_name("BYTES|NG");
+        ->type_name("BYTES|NG")
+        ->check(parsed("--max-memory", [](const std::string& t, const char* n) {
+          return measure::parse_memory_size(t, n);
+        }));
   }
-  refuse_empty_values(app, {"--set", "--seed", "--min-reps", "--min-time", "--max-time", "--max-memory"});
   add_db_options(app, a.db, true);
 }
 
 void add_db_options(CLI::App& app, DbArgs& a, bool with_no_db) {
-  // A callback rather than a bound std::string: "given but empty" must be told apart from "not given".
+  // A callback rather than a bound std::string: "given" must be told apart from "not given".
   auto* path = app.add_option_function<std::string>(
                       "--db", [&a](const std::string& v) { a.path = v; },
                       "tuning DB file (default: $TILEFORGE_DB, else $XDG_CACHE_HOME/tileforge/tune.db or "
                       "~/.cache/tileforge/tune.db)")
-                   ->type_name("PATH");
+                   ->type_name("PATH")
+                   ->check(check::non_empty());
   if (with_no_db) {
     auto* off = app.add_flag("--no-db", a.disabled, "ignore the tuning DB: the planner chooses our config");
     path->excludes(off);
@@ -168,21 +197,7 @@ void add_db_options(CLI::App& app, DbArgs& a, bool with_no_db) {
   }
 }
 
-Expected<Device> open_device_from(const DeviceArgs& a) {
-  int threads = 0;
-  if (!a.threads.empty()) {
-    // Threads run on this host's CPUs, whichever chip --profile plans for: more than it has only time-slice (and a
-    // count such as 100000000 would try to start them all).
-    const int cpus = std::min(hw::usable_cpu_count(), int(hw::bounds::threads.max));
-    auto t = int_in_range(a.threads, "--threads", 0, cpus,
-                          fmt::format("0 for all cores, or 1 to {}, the CPUs this process may run on", cpus));
-    if (!t) return t.status();
-    threads = int(*t);
-  }
-  static const char* allowed_devices = "cpu, cuda, cuda:N, auto";
-  if (a.device.empty()) return invalid_argument(fmt::format("--device is empty (allowed: {})", allowed_devices));
-  return open_device(a.device, a.profile, threads);
-}
+Expected<Device> open_device_from(const DeviceArgs& a) { return open_device(a.device, a.profile, a.threads); }
 
 Expected<std::vector<Problem>> problems_from(const ProblemArgs& a, const Device& device) {
   // The base precision and layouts: the suite's, or for bare --shape the device's default suite's.
@@ -226,34 +241,6 @@ Expected<std::vector<Problem>> problems_from(const ProblemArgs& a, const Device&
     }
   }
 
-  auto ld = [](const std::string& text, const char* name) -> Expected<int64_t> {
-    if (text.empty()) return int64_t(0);
-    return int_in_range(text, name, INT64_MIN, INT64_MAX, "0 for tight, or at least the row length");
-  };
-  auto lda = ld(a.lda, "--lda");
-  if (!lda) return lda.status();
-  auto ldb = ld(a.ldb, "--ldb");
-  if (!ldb) return ldb.status();
-  auto ldc = ld(a.ldc, "--ldc");
-  if (!ldc) return ldc.status();
-  int64_t batch = 1;
-  if (!a.batch.empty()) {
-    auto b = int_in_range(a.batch, "--batch", 1, INT64_MAX, "an integer >= 1");
-    if (!b) return b.status();
-    batch = *b;
-  }
-  double alpha = 1.0, beta = 0.0;
-  if (!a.alpha.empty()) {
-    auto v = scalar(a.alpha, "--alpha");
-    if (!v) return v.status();
-    alpha = *v;
-  }
-  if (!a.beta.empty()) {
-    auto v = scalar(a.beta, "--beta");
-    if (!v) return v.status();
-    beta = *v;
-  }
-
   std::vector<Problem> problems;
   for (const auto& [origin, dims] : shapes) {
     for (Layout layout : layouts) {
@@ -261,14 +248,14 @@ Expected<std::vector<Problem>> problems_from(const ProblemArgs& a, const Device&
       p.m = dims[0];
       p.n = dims[1];
       p.k = dims[2];
-      p.batch = batch;
+      p.batch = a.batch;
       p.precision = precision;
       p.layout = layout;
-      p.lda = *lda;
-      p.ldb = *ldb;
-      p.ldc = *ldc;
-      p.alpha = alpha;
-      p.beta = beta;
+      p.lda = a.lda;
+      p.ldb = a.ldb;
+      p.ldc = a.ldc;
+      p.alpha = a.alpha;
+      p.beta = a.beta;
       if (Status s = p.validate(); !s) {
         // Name where the problem came from, and the options by their flag names.
         std::string msg = s.message();
@@ -290,26 +277,10 @@ Expected<bench::Settings> settings_from(const RunArgs& a) {
     if (!pin) return pin.status();
     s.pins.push_back(*pin);
   }
-  if (!a.seed.empty()) {
-    auto v = int_in_range(a.seed, "--seed", 0, INT64_MAX, "an integer >= 0");
-    if (!v) return v.status();
-    s.seed = uint64_t(*v);
-  }
-  if (!a.min_reps.empty()) {
-    auto v = int_in_range(a.min_reps, "--min-reps", 1, 1000000, "1 to 1000000");
-    if (!v) return v.status();
-    s.min_reps = int(*v);
-  }
-  if (!a.min_time.empty()) {
-    auto v = seconds(a.min_time, "--min-time", true);
-    if (!v) return v.status();
-    s.min_time_s = *v;
-  }
-  if (!a.max_time.empty()) {
-    auto v = seconds(a.max_time, "--max-time", false);
-    if (!v) return v.status();
-    s.max_time_s = *v;
-  }
+  s.seed = uint64_t(a.seed);
+  s.min_reps = a.min_reps;
+  s.min_time_s = a.min_time;
+  s.max_time_s = a.max_time;
   if (!a.max_memory.empty()) {
     auto v = measure::parse_memory_size(a.max_memory, "--max-memory");
     if (!v) return v.status();
@@ -331,12 +302,6 @@ Expected<db::LocationRequest> db_request_from(const DbArgs& a) {
     r.path = *a.path;
   }
   return r;
-}
-
-Status check_format(const OutputArgs& a, const std::vector<std::string>& formats) {
-  for (const auto& f : formats)
-    if (a.format == f) return {};
-  return invalid_argument(fmt::format("--format '{}' is not known (allowed: {})", a.format, fmt::join(formats, ", ")));
 }
 
 int exit_code_for(const Status& status) {

@@ -14,6 +14,7 @@
 #include "bench/output_file.hpp"
 #include "core/expected.hpp"
 #include "db/location.hpp"
+#include "validators.hpp"
 
 namespace tileforge::cli {
 
@@ -38,21 +39,23 @@ Command add_banks_command(CLI::App& parent);
 Command add_ladder_command(CLI::App& parent);
 Command add_report_command(CLI::App& parent);
 
-// Options kept as text and parsed by tileforge's own parsers, so that every error names the argument and the
-// allowed values in one style.
+// The options every verb shares, as CLI11 binds them: numbers typed, names and shapes checked by validators when the
+// command line is parsed (validators.hpp), so that a bad value is refused by name before anything runs. Names stay
+// text where the library takes text (dtype, layout), empty meaning "not given".
 struct ProblemArgs {
-  std::vector<std::string> shapes;
+  std::vector<std::string> shapes;  // each checked as MxNxK
   std::string suite;
   std::string dtype, out_dtype, accum;
   std::string layout;
-  std::string lda, ldb, ldc, batch;
-  std::string alpha, beta;  // verify only
+  int64_t lda = 0, ldb = 0, ldc = 0;  // 0: tight
+  int64_t batch = 1;
+  double alpha = 1.0, beta = 0.0;  // verify only
 };
 
 struct DeviceArgs {
   std::string device = "auto";
   std::string profile;
-  std::string threads;
+  int threads = 0;  // 0: all cores
 };
 
 struct OutputArgs {
@@ -61,7 +64,7 @@ struct OutputArgs {
   bool quiet = false;
 };
 
-// Which tuning DB: --db PATH (std::nullopt when not given, so that an empty PATH is refused) and --no-db.
+// Which tuning DB: --db PATH (std::nullopt when not given) and --no-db.
 struct DbArgs {
   std::optional<std::string> path;
   bool disabled = false;
@@ -69,15 +72,32 @@ struct DbArgs {
 
 struct RunArgs {
   std::vector<std::string> sets;
-  std::string seed, min_reps, min_time, max_time;
-  std::string max_memory;  // --max-memory BYTES|NG
+  int64_t seed = int64_t(bench::Settings{}.seed);
+  int min_reps = bench::Settings{}.min_reps;
+  double min_time = bench::Settings{}.min_time_s, max_time = bench::Settings{}.max_time_s;
+  std::string max_memory;  // --max-memory BYTES|NG, checked when parsed
   DbArgs db;
 };
 
-enum class ProblemFlags { bench, verify };
+// bench: repeatable --shape or --suite; verify: exactly one --shape, --alpha and --beta; plan: repeatable --shape,
+// the planner's defaults (f32, RR).
+enum class ProblemFlags { bench, verify, plan };
 void add_problem_options(CLI::App& app, ProblemArgs& args, ProblemFlags which);
-void add_device_options(CLI::App& app, DeviceArgs& args);
-void add_output_options(CLI::App& app, OutputArgs& args, const std::vector<std::string>& formats, bool with_out);
+// host: --threads up to the CPUs this process may run on; any_chip: up to the plausible count of any chip (plans
+// for a chip that is not this host).
+enum class ThreadBound { host, any_chip };
+void add_device_options(CLI::App& app, DeviceArgs& args, ThreadBound bound = ThreadBound::host);
+// --format (one of `formats`; without it, what --out's extension says where offered: .json json, .csv csv, .md
+// markdown; else the first of `formats`), --out FILE and --quiet: the one place every verb gets them from.
+// `out_help` says where the report goes with --out.
+void add_output_options(CLI::App& app, OutputArgs& args, const std::vector<std::string>& formats,
+                        std::string_view out_help = {});
+// --out's help for the verbs whose report is not also shown as a table on stdout.
+inline constexpr std::string_view kOutInsteadOfStdout =
+    "write the report to FILE instead of stdout (atomically: whole or not at all; a device or FIFO in place, - for "
+    "stdout; docs/RELIABILITY.md)";
+// --set NAME=VALUE (repeatable), each checked as NAME=VALUE; the family checks the name and value.
+void add_set_option(CLI::App& app, std::vector<std::string>& sets, std::string_view help);
 // with_memory: --max-memory, for the verbs whose cases run through bench::run_case (bench, verify).
 void add_run_options(CLI::App& app, RunArgs& args, bool with_timing, bool with_memory = false);
 // --db PATH, and --no-db where the verb can run without a DB (the two exclude each other).
@@ -93,9 +113,6 @@ Expected<std::vector<Problem>> problems_from(const ProblemArgs& args, const Devi
 Expected<bench::Settings> settings_from(const RunArgs& args);
 // --db / --no-db as the DB library takes them; an empty --db is refused.
 Expected<db::LocationRequest> db_request_from(const DbArgs& args);
-
-// Checks --format against the allowed list.
-Status check_format(const OutputArgs& args, const std::vector<std::string>& formats);
 
 // The exit code for a Status that stops a verb: usage errors (bad arguments, unreadable files) are 2.
 int exit_code_for(const Status& status);

@@ -4,49 +4,87 @@
 #include <sstream>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "options.hpp"
+#include "plan/kernel_family.hpp"
 #include "plan/plan_command.hpp"
 
 namespace tileforge::cli {
+namespace {
+
+// The shared problem, device and output options, and plan's own.
+struct PlanArgs {
+  ProblemArgs problem;
+  DeviceArgs device;
+  OutputArgs output;
+  std::vector<std::string> sets;
+  plan::PlanCommandOptions own;  // --family, --explain, --top, --all-rejected, --compile
+};
+
+// "table" is what the other verbs call plan's text form.
+const std::vector<std::string> kFormats = {"text", "table", "json"};
+
+// The library's options from the parsed ones: values the validators passed, as the library takes them.
+plan::PlanCommandOptions command_options(const PlanArgs& a) {
+  plan::PlanCommandOptions o = a.own;
+  const ProblemArgs& p = a.problem;
+  o.shapes = p.shapes;
+  o.dtype = p.dtype;
+  o.out_dtype = p.out_dtype;
+  o.accum = p.accum;
+  o.layout = p.layout;
+  auto given = [](int64_t v, int64_t fallback) { return v == fallback ? std::string() : fmt::format("{}", v); };
+  o.lda = given(p.lda, 0);
+  o.ldb = given(p.ldb, 0);
+  o.ldc = given(p.ldc, 0);
+  o.batch = given(p.batch, 1);
+  o.device = a.device.device;
+  o.profile = a.device.profile;
+  o.threads = given(a.device.threads, 0);
+  o.sets = a.sets;
+  o.format = a.output.format;
+  return o;
+}
+
+int run_plan(const PlanArgs& a) {
+  // Collected, then written once (to --out or stdout): nothing is written when the options are refused.
+  std::ostringstream text;
+  const int code = plan::plan_command(command_options(a), text, std::cerr);
+  if (code == kExitUsage) return code;
+  std::optional<bench::OutputFile> out;
+  if (Status s = open_output(a.output.out, out); !s) return fail("plan", s);
+  const int written = emit("plan", out, text.str());
+  return written != kExitOk ? written : code;
+}
+
+}  // namespace
 
 Command add_plan_command(CLI::App& parent) {
-  auto o = std::make_shared<plan::PlanCommandOptions>();
+  auto a = std::make_shared<PlanArgs>();
   CLI::App* app = parent.add_subcommand(
-      "plan", "Plan a GEMM for a chip (present or not): roofline analysis, the chosen config with its predicted time "
-              "and binding limit, the top alternatives and every rejected candidate with its reason");
-  app->add_option("--shape", o->shapes, "MxNxK (repeatable)")->type_name("MxNxK")->multi_option_policy(
-      CLI::MultiOptionPolicy::TakeAll);
-  app->add_option("--dtype", o->dtype, "input type of A and B: f32, f16, bf16 (default f32)");
-  app->add_option("--out-dtype", o->out_dtype, "type of C (default: the input type)");
-  app->add_option("--accum", o->accum, "accumulator: f32, f16 (default f32)");
-  app->add_option("--layout", o->layout, "RR, RC, CR, CC or all (default RR)");
-  app->add_option("--lda", o->lda, "leading dimension of A (default: tight)");
-  app->add_option("--ldb", o->ldb, "leading dimension of B (default: tight)");
-  app->add_option("--ldc", o->ldc, "leading dimension of C (default: tight)");
-  app->add_option("--batch", o->batch, "batch count (default 1)");
-  app->add_option("--device", o->device, "cpu, cuda[:N] or auto: the chip to plan for without --profile");
-  app->add_option("--profile", o->profile, "a chip profile name or JSON file: plan for this chip, present or not");
-  app->add_option("--family", o->family,
+      "plan", "Plan a GEMM for a chip (present or not): the analysis, the chosen config with its predicted time, "
+              "the runner-up and the binding limit; --explain adds the decision log, the top alternatives and every "
+              "rejected candidate with its reason");
+  add_problem_options(*app, a->problem, ProblemFlags::plan);
+  // Plans may target another chip: --threads is bounded by any chip's count, not this host's cores.
+  add_device_options(*app, a->device, ThreadBound::any_chip);
+  std::vector<std::string> families = plan::family_names();
+  families.insert(families.begin(), "auto");
+  app->add_option("--family", a->own.family,
                   "auto or a registered family: sm90, sm80, sm80_skinny, triton, cpu-avx512, cpu-avx2, cpu-generic "
-                  "(default auto)");
-  app->add_option("--set", o->sets, "pin a parameter: NAME=VALUE (repeatable)")->multi_option_policy(
-      CLI::MultiOptionPolicy::TakeAll);
-  app->add_option("--threads", o->threads, "CPU threads the plan is for (default: all cores of the profile)");
-  app->add_flag("--explain", o->explain, "print the whole decision log, grouped by the four layers");
-  app->add_option("--format", o->format, "text, table or json (default text)");
-  app->add_option("--top", o->top, "alternatives to show (default 5)");
-  app->add_flag("--all-rejected", o->all_rejected, "list every rejected candidate, not a few per reason");
-  app->add_flag("--compile", o->compile,
+                  "(default auto)")
+      ->check(check::one_of(families, "family"));
+  add_set_option(*app, a->sets, "pin a parameter: NAME=VALUE (repeatable)");
+  app->add_flag("--explain", a->own.explain, "print the whole decision log, grouped by the four layers");
+  add_output_options(*app, a->output, kFormats, kOutInsteadOfStdout);
+  app->add_option("--top", a->own.top, "alternatives to show (default 5)")
+      ->check(check::integer(0, 1000000, "0 to 1000000"));
+  app->add_flag("--all-rejected", a->own.all_rejected, "list every rejected candidate, not a few per reason");
+  app->add_flag("--compile", a->own.compile,
                 "compile each choice for the chip's target into the kernel cache and report it (no GPU needed; "
                 "the triton family builds for gfx942 with --profile mi300x)");
-  return {app, [o] {
-    // Collected, then written once: write_stdout keeps the cause of a failed write for main's check.
-    std::ostringstream out;
-    const int code = plan::plan_command(*o, out, std::cerr);
-    write_stdout(out.str());
-    return code;
-  }};
+  return {app, [a] { return run_plan(*a); }};
 }
 
 }  // namespace tileforge::cli

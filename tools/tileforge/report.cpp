@@ -14,9 +14,12 @@ namespace {
 
 struct ReportArgs {
   std::vector<std::string> inputs;
-  std::string out;
+  OutputArgs output;
   std::string svg_dir;
 };
+
+// One page format: --format is accepted as every verb's is, and says so.
+const std::vector<std::string> kFormats = {"html"};
 
 int run_report(const ReportArgs& a) {
   constexpr std::string_view verb = "report";
@@ -31,7 +34,7 @@ int run_report(const ReportArgs& a) {
   auto page = bench::html_report(inputs);
   if (!page) return fail(verb, page.status());
   std::optional<bench::OutputFile> out;
-  if (Status s = open_output(a.out, out); !s) return fail(verb, s);
+  if (Status s = open_output(a.output.out, out); !s) return fail(verb, s);
   if (!a.svg_dir.empty()) {
     auto charts = bench::svg_charts(inputs);
     if (!charts) return fail(verb, charts.status());
@@ -53,9 +56,12 @@ Command add_report_command(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand(
       "report", "Draw bench, ladder and tune JSON reports as one self-contained HTML page: a roofline with ours and "
                 "native per shape, ratio-by-shape bars, the ladder as bars, tuning convergence");
-  app->add_option("FILE", args->inputs, "bench, ladder or tune reports (--format json)")->required();
-  app->add_option("--out", args->out, "write the page to FILE (atomically); default stdout");
-  app->add_option("--svg-dir", args->svg_dir, "also write each chart as an SVG file into this folder");
+  app->add_option("FILE", args->inputs, "bench, ladder or tune reports (--format json)")
+      ->required()
+      ->check(check::existing_file());
+  add_output_options(*app, args->output, kFormats, "write the page to FILE (atomically); default stdout");
+  app->add_option("--svg-dir", args->svg_dir, "also write each chart as an SVG file into this folder")
+      ->check(check::non_empty());
   return {app, [args] { return run_report(*args); }};
 }
 

@@ -13,6 +13,7 @@
 #include "options.hpp"
 #include "tune/report.hpp"
 #include "tune/tune.hpp"
+#include "validators.hpp"
 
 namespace tileforge::cli {
 namespace {
@@ -24,26 +25,33 @@ struct TuneArgs {
   DeviceArgs device;
   OutputArgs output;
   RunArgs run;
-  std::string top, ties, budget, leaders, screen_reps, family, ranks;
+  // Typed and range-checked when parsed; the defaults are TuneOptions' own.
+  int top = tune::TuneOptions{}.top;
+  int ties = tune::TuneOptions{}.tie_cap;
+  double budget = tune::TuneOptions{}.budget_s;
+  int leaders = tune::TuneOptions{}.leaders;
+  int screen_reps = tune::TuneOptions{}.screen_reps;
+  std::string family, ranks;
   bool exhaustive = false;
   bool store_noisy = false;
 };
 
-Expected<int64_t> count(const std::string& text, const char* name, int64_t max) {
-  auto v = parse_int(text, name);
-  if (!v) return invalid_argument(fmt::format("{} (allowed: 1 to {})", v.status().message(), max));
-  if (*v < 1 || *v > max) return invalid_argument(fmt::format("{} = {} is out of range (allowed: 1 to {})", name, *v, max));
-  return *v;
-}
-
-Expected<double> positive_seconds(const std::string& text, const char* name) {
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v) || v <= 0) {
-    return invalid_argument(fmt::format("{} '{}' is not a number of seconds > 0", name, text));
+// "1,5,17": planner ranks, re-measured side by side (an earlier tune's or exhaustive search's picks).
+Expected<std::vector<int>> parse_ranks(const std::string& text) {
+  std::vector<int> ranks;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    auto v = parse_int(item, "--ranks");
+    if (!v || *v < 1 || *v > 100000000) {
+      return invalid_argument(fmt::format("--ranks '{}' has '{}', not a rank (allowed: a comma-separated list of "
+                                          "planner ranks, each 1 to 100000000)", text, item));
+    }
+    ranks.push_back(int(*v));
+    start = comma + 1;
   }
-  return v;
+  return ranks;
 }
 
 // Everything the user typed, checked before anything runs.
@@ -53,44 +61,15 @@ Expected<tune::TuneOptions> options_from(const TuneArgs& a, const bench::Setting
   o.contract = settings;
   o.pins = settings.pins;
   o.family = a.family;
-  if (!a.top.empty()) {
-    auto v = count(a.top, "--top", 1000000);
-    if (!v) return v.status();
-    o.top = int(*v);
-  }
-  if (!a.ties.empty()) {
-    auto v = parse_int(a.ties, "--ties");
-    if (!v || *v < 0 || *v > 1000000) {
-      return invalid_argument(fmt::format("--ties '{}' (allowed: 0 for no cap, or 1 to 1000000)", a.ties));
-    }
-    o.tie_cap = int(*v);
-  }
+  o.top = a.top;
+  o.tie_cap = a.ties;
+  o.budget_s = a.budget;
+  o.leaders = a.leaders;
+  o.screen_reps = a.screen_reps;
   if (!a.ranks.empty()) {
-    // "1,5,17": planner ranks, re-measured side by side (an earlier tune's or exhaustive search's picks).
-    std::size_t start = 0;
-    while (start <= a.ranks.size()) {
-      const std::size_t comma = std::min(a.ranks.find(',', start), a.ranks.size());
-      auto v = count(a.ranks.substr(start, comma - start), "--ranks", 100000000);
-      if (!v) return invalid_argument(fmt::format("{} in '{}' (a comma-separated list of planner ranks)",
-                                                  v.status().message(), a.ranks));
-      o.ranks.push_back(int(*v));
-      start = comma + 1;
-    }
-  }
-  if (!a.budget.empty()) {
-    auto v = positive_seconds(a.budget, "--budget");
-    if (!v) return v.status();
-    o.budget_s = *v;
-  }
-  if (!a.leaders.empty()) {
-    auto v = count(a.leaders, "--leaders", 1000);
-    if (!v) return v.status();
-    o.leaders = int(*v);
-  }
-  if (!a.screen_reps.empty()) {
-    auto v = count(a.screen_reps, "--screen-reps", 100000);
-    if (!v) return v.status();
-    o.screen_reps = int(*v);
+    auto ranks = parse_ranks(a.ranks);
+    if (!ranks) return ranks.status();
+    o.ranks = std::move(*ranks);
   }
   auto request = db_request_from(a.run.db);
   if (!request) return request.status();
@@ -104,7 +83,6 @@ Expected<tune::TuneOptions> options_from(const TuneArgs& a, const bench::Setting
 
 int run_tune(const TuneArgs& a) {
   constexpr std::string_view verb = "tune";
-  if (Status s = check_format(a.output, kFormats); !s) return fail(verb, s);
   if (a.problem.shapes.empty() && a.problem.suite.empty()) {
     return fail(verb, invalid_argument("--shape MxNxK is required (or --suite NAME|FILE to tune every shape of a suite)"));
   }
@@ -170,20 +148,24 @@ Command add_tune_command(CLI::App& parent) {
               "and record the winner in the tuning DB");
   add_problem_options(*app, a->problem, ProblemFlags::bench);
   add_device_options(*app, a->device);
-  add_output_options(*app, a->output, kFormats, true);
+  add_output_options(*app, a->output, kFormats);
   add_run_options(*app, a->run, true);
-  auto* top = app->add_option("--top", a->top, "candidates from the planner's ranking (default: 16)")->type_name("N");
+  auto* top = app->add_option("--top", a->top, "candidates from the planner's ranking (default: 16)")
+                  ->type_name("N")
+                  ->check(check::integer(1, 1000000, "1 to 1000000"));
   auto* exhaustive = app->add_flag("--exhaustive", a->exhaustive,
                                    "measure every config the planner ranks (the whole sm80 space; the CPU's coarse "
                                    "grid), without early stop");
   auto* ranks = app->add_option("--ranks", a->ranks,
                                  "measure exactly these planner ranks side by side, each confirmed (e.g. the top "
                                  "three of an exhaustive search and tune's pick: 1,4,9,23)")
-                    ->type_name("R,R,...");
+                    ->type_name("R,R,...")
+                    ->check(check::parsed_by("--ranks", [](const std::string& t) { return parse_ranks(t).status(); }));
   auto* ties = app->add_option("--ties", a->ties,
                                 "of configs the cost model prices alike (within 0.1%), at most N count towards --top; "
                                 "the rest wait until the ranking runs out (default: 2; 0: no cap)")
-                   ->type_name("N");
+                   ->type_name("N")
+                   ->check(check::integer(0, 1000000, "0 for no cap, or 1 to 1000000"));
   ties->excludes(exhaustive);
   ties->excludes(ranks);
   top->excludes(exhaustive);
@@ -193,11 +175,17 @@ Command add_tune_command(CLI::App& parent) {
   top->excludes(ranks);
   exhaustive->excludes(ranks);
   app->add_option("--budget", a->budget, "seconds for planning, compiling and screening (default: no limit)")
-      ->type_name("S");
-  app->add_option("--leaders", a->leaders, "screened leaders confirmed under the contract (default: 3)")->type_name("N");
+      ->type_name("S")
+      ->check(check::seconds(false));
+  app->add_option("--leaders", a->leaders, "screened leaders confirmed under the contract (default: 3)")
+      ->type_name("N")
+      ->check(check::integer(1, 1000, "1 to 1000"));
   app->add_option("--screen-reps", a->screen_reps, "timed reps per candidate when screening, at least (default: 3)")
-      ->type_name("N");
-  app->add_option("--family", a->family, "kernel family to tune (default: the profile's)")->type_name("NAME");
+      ->type_name("N")
+      ->check(check::integer(1, 100000, "1 to 100000"));
+  app->add_option("--family", a->family, "kernel family to tune (default: the profile's)")
+      ->type_name("NAME")
+      ->check(check::non_empty());
   app->add_flag("--store-noisy", a->store_noisy,
                 "record the winner even when its measurement still looks disturbed after the second one (a busy "
                 "machine you cannot quieten); the report says it was noisy");

@@ -99,7 +99,6 @@ std::string to_table(const bench::Environment& e, const std::vector<bench::CaseR
 
 int run_verify(const VerifyArgs& a) {
   constexpr std::string_view verb = "verify";
-  if (Status s = check_format(a.output, kFormats); !s) return fail(verb, s);
   if (a.problem.shapes.size() != 1) {
     return fail(verb, invalid_argument(fmt::format("--shape given {} times (allowed: exactly one MxNxK)",
                                                    a.problem.shapes.size())));
@@ -157,7 +156,7 @@ Command add_verify_command(CLI::App& parent) {
   add_problem_options(*app, args->problem, ProblemFlags::verify);
   add_device_options(*app, args->device);
   add_run_options(*app, args->run, false, true);
-  add_output_options(*app, args->output, kFormats, true);
+  add_output_options(*app, args->output, kFormats);
   return {app, [args] { return run_verify(*args); }};
 }
 
