@@ -208,12 +208,8 @@ std::vector<std::size_t> distinct_configs(const std::vector<int64_t>& keys, std:
   return out;
 }
 
-// enumerate_candidates; `consumable`, when given, is family.list itself, whose legal configs may be moved out.
-Expected<Enumeration> enumerate(const FamilySpace& family, std::vector<Config>* consumable, const Pins& pins,
-                                std::string_view profile_name, bool record_rejected = true) {
-  const ParamSpace& space = family.space;
-  std::vector<std::string> names;
-  for (const ParamDecl& d : space.params) names.push_back(d.name);
+// The pins name declared parameters and values they declare; otherwise the refusal, with what is allowed.
+Status check_pins(const ParamSpace& space, const std::vector<std::string>& names, const Pins& pins) {
   for (const auto& [name, value] : pins) {
     const ParamDecl* d = space.find(name);
     if (!d) {
@@ -225,6 +221,61 @@ Expected<Enumeration> enumerate(const FamilySpace& family, std::vector<Config>* 
                                           value, name, space.family, values_text(d->values)));
     }
   }
+  return Status::Ok();
+}
+
+// What a listed config violates first: a listed config may hold a value outside the declaration, so every value is
+// checked against it (in declaration order) before the constraints, as first_violation does. `values` are the
+// config's values of the declared parameters, in declaration order.
+std::optional<Violation> listed_violation(const ParamSpace& space, const std::vector<DeclaredValues>& declared,
+                                          const int64_t* values, const Config& config) {
+  for (std::size_t j = 0; j < space.params.size(); ++j) {
+    const ParamDecl& d = space.params[j];
+    if (!declared[j].has(values[j])) {
+      return Violation{fmt::format("{} = {} is not a declared value of family {}", d.name, values[j], space.family),
+                       layer_named(d.layer)};
+    }
+  }
+  for (const Constraint& c : space.constraints)
+    if (!c.holds(config)) return Violation{c.text, c.layer};
+  return std::nullopt;
+}
+
+// Which constraints rule the pinned combinations out, walked by `for_each` (enumerate's walk of the list or the
+// product): one that every combination violates, or else those the nearest combinations (fewest violations) violate,
+// so that the refusal names what to change.
+template <class ForEach>
+std::string why_pins_rule_out_all(const ParamSpace& space, ForEach&& for_each) {
+  std::map<std::string, std::size_t> every, nearest;
+  std::size_t total = 0, fewest = SIZE_MAX;
+  for_each([&](const Config& c, const int64_t*) {
+    ++total;
+    std::vector<std::size_t> v;
+    for (std::size_t i = 0; i < space.constraints.size(); ++i)
+      if (!space.constraints[i].holds(c)) v.push_back(i);
+    for (std::size_t i : v) ++every[space.constraints[i].text];
+    if (v.size() < fewest) {
+      fewest = v.size();
+      nearest.clear();
+    }
+    if (v.size() == fewest)
+      for (std::size_t i : v) ++nearest[space.constraints[i].text];
+  });
+  for (const auto& [text, n] : every)
+    if (n == total) return fmt::format("every combination violates {}", text);
+  std::vector<std::string> parts;
+  for (const auto& [text, n] : nearest) parts.push_back(fmt::format("{} ({} combination{})", text, n, n == 1 ? "" : "s"));
+  return fmt::format("the nearest combinations each violate {} constraint{}: {}", fewest, fewest == 1 ? "" : "s",
+                     fmt::join(parts, "; "));
+}
+
+// enumerate_candidates; `consumable`, when given, is family.list itself, whose legal configs may be moved out.
+Expected<Enumeration> enumerate(const FamilySpace& family, std::vector<Config>* consumable, const Pins& pins,
+                                std::string_view profile_name, bool record_rejected = true) {
+  const ParamSpace& space = family.space;
+  std::vector<std::string> names;
+  for (const ParamDecl& d : space.params) names.push_back(d.name);
+  if (Status refused = check_pins(space, names, pins); !refused.ok()) return refused;
 
   Enumeration e;
   e.rejected.family = space.family;
@@ -279,18 +330,7 @@ Expected<Enumeration> enumerate(const FamilySpace& family, std::vector<Config>* 
     for (std::size_t i : list) {
       ++e.combinations;
       const int64_t* values = keys.data() + i * names.size();
-      std::optional<Violation> why;
-      for (std::size_t j = 0; j < space.params.size() && !why; ++j) {
-        const ParamDecl& d = space.params[j];
-        if (!declared[j].has(values[j])) {
-          why = Violation{fmt::format("{} = {} is not a declared value of family {}", d.name, values[j], space.family),
-                          layer_named(d.layer)};
-        }
-      }
-      for (std::size_t k = 0; k < space.constraints.size() && !why; ++k) {
-        const Constraint& c = space.constraints[k];
-        if (!c.holds(listed[i])) why = Violation{c.text, c.layer};
-      }
+      const std::optional<Violation> why = listed_violation(space, declared, values, listed[i]);
       if (why) {
         if (record_rejected) e.rejected.add(values, why->text, why->layer);
       } else if (movable) {
@@ -316,38 +356,8 @@ Expected<Enumeration> enumerate(const FamilySpace& family, std::vector<Config>* 
   }
 
   if (e.legal.empty() && !pins.empty()) {
-    // Which constraints rule the pinned combinations out: one that every combination violates, or those the
-    // nearest combinations (fewest violations) violate.
-    std::map<std::string, std::size_t> every, nearest;
-    std::size_t total = 0, fewest = SIZE_MAX;
-    for_each([&](const Config& c, const int64_t*) {
-      ++total;
-      std::vector<std::size_t> v;
-      for (std::size_t i = 0; i < space.constraints.size(); ++i)
-        if (!space.constraints[i].holds(c)) v.push_back(i);
-      for (std::size_t i : v) ++every[space.constraints[i].text];
-      if (v.size() < fewest) {
-        fewest = v.size();
-        nearest.clear();
-      }
-      if (v.size() == fewest)
-        for (std::size_t i : v) ++nearest[space.constraints[i].text];
-    });
-    std::string why;
-    for (const auto& [text, n] : every) {
-      if (n == total) {
-        why = fmt::format("every combination violates {}", text);
-        break;
-      }
-    }
-    if (why.empty()) {
-      std::vector<std::string> parts;
-      for (const auto& [text, n] : nearest) parts.push_back(fmt::format("{} ({} combination{})", text, n, n == 1 ? "" : "s"));
-      why = fmt::format("the nearest combinations each violate {} constraint{}: {}", fewest, fewest == 1 ? "" : "s",
-                        fmt::join(parts, "; "));
-    }
     return invalid_argument(fmt::format("--set {}: no legal {} config on {}: {}", join_pins(pins), space.family,
-                                        profile_name, why));
+                                        profile_name, why_pins_rule_out_all(space, for_each)));
   }
   return e;
 }

@@ -77,6 +77,15 @@ std::string read_file(const std::filesystem::path& path) {
   return s.str();
 }
 
+void keep_ptx(std::string_view name, std::string_view ptx) {
+  const char* dir = std::getenv("TILEFORGE_TEST_PTX_DIR");
+  if (!dir || !*dir || ptx.empty()) return;  // empty: a cache hit, which keeps no PTX
+  std::filesystem::create_directories(dir);
+  std::ofstream out(std::filesystem::path(dir) / (std::string(name) + ".ptx"), std::ios::binary);
+  out.write(ptx.data(), std::streamsize(ptx.size()));
+  if (!out) ADD_FAILURE() << "could not write " << name << ".ptx in " << dir;
+}
+
 hw::HwProfile profile(std::string_view name) {
   auto p = hw::load_profile(name);
   if (!p.ok()) {

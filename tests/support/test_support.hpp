@@ -49,4 +49,9 @@ std::vector<std::string> run_in_threads(int threads, const std::function<std::st
 // The whole file as bytes ("" when it cannot be read).
 std::string read_file(const std::filesystem::path& path);
 
+// With TILEFORGE_TEST_PTX_DIR set, writes `ptx` there as NAME.ptx (nothing otherwise, nor for an empty one, a
+// cache hit's): the NVRTC tests keep their configs' PTX so that a change to the kernels' code that must not change
+// what they compile to can be checked by comparing the files of a run before it with those of a run after it.
+void keep_ptx(std::string_view name, std::string_view ptx);
+
 }  // namespace tileforge::testing

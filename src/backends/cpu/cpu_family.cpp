@@ -18,6 +18,7 @@
 
 #include "backends/cpu/blocking.hpp"
 #include "backends/cpu/cpu_backend.hpp"
+#include "backends/cpu/cpu_cost.hpp"
 #include "backends/cpu/cpu_cost_constants.hpp"
 #include "backends/cpu/gemm_driver.hpp"
 #include "backends/cpu/microkernel.hpp"
@@ -308,129 +309,26 @@ Cost CpuFamily::cost(const Problem& problem, const hw::HwProfile& profile, const
     return c;
   }
 
-  // The driver's work split and its balance.
-  const int64_t m_panels = cdiv(q.m, mr);
-  const int64_t nc_eff = std::min(nc, q.n);
-  const int64_t n_panels = cdiv(nc_eff, nr);
-  const WorkSplit split = work_split(q, mr, nr, mc, nc, pack_b, t);
-  const int tm = split.row_blocks;
-  const double balance_m = split.balance_m, balance_n = split.balance_n;
-  const int64_t kc_eff = std::min(kc, q.k);
-  const int64_t rows_per_thread = split.rows;
-  const int64_t mc_eff = std::min(mc, rows_per_thread);
-  const double mp = double(m_panels * mr);
-  const double np = double((q.n / nc) * cdiv(nc, nr) * nr + cdiv(q.n % nc, nr) * nr);
-  const double k = double(q.k);
-  const double padded_flops = 2.0 * mp * np * k * batch;
-
-  // Register level: FMA issue, load ports (broadcasts of A and vectors of B) and the FMA latency chain.
-  const double fma_k = double(mr * nr / lanes) / double(profile.fma_pipes);
-  const double load_k = double(mr + nr / lanes) / double(profile.load_ports_per_cycle);
-  const double cycles_k = std::max({fma_k, load_k, double(profile.fma_latency_cycles)});
-  const double flops_per_cycle = 2.0 * double(mr * nr) / cycles_k;
-  c.compute_s = padded_flops / (double(t) * flops_per_cycle * clock * balance_m * balance_n);
+  const CostBlocks b = cost_blocks(q, mr, nr, kc, mc, nc, pack_b, t);
+  const int64_t kc_eff = b.kc_eff, mc_eff = b.mc_eff, nc_eff = b.nc_eff;
+  const double padded_flops = 2.0 * b.mp * b.np * b.k * batch;
+  c.compute_s = padded_flops / (double(t) * micro_kernel_flops_per_cycle(profile, mr, nr, lanes) * clock *
+                                b.split.balance_m * b.split.balance_n);
   c.compute_share = q.flops() / c.compute_s / (*peak.tflops * 1e12);
 
-  // Where each block lives: a level holds it when its ways, the other operand's ways and one way for C fit.
   const CacheGeometry &g1 = memo->g1, &g2 = memo->g2, &g3 = memo->g3;
-  auto ways = [](double bytes, const CacheGeometry& g) {
-    const double way = double(std::max<int64_t>(1, g.sets() * g.line_bytes));
-    return std::ceil(bytes / way);
-  };
-  const double f = 4.0;  // packed panels hold f32
-  const bool b_in_l1 = g1.size_bytes > 0 && ways(double(kc_eff * nr) * f, g1) + ways(double(kc_eff * mr) * f, g1) + 1 <= g1.ways;
-  const bool a_in_l2 = g2.size_bytes > 0 && ways(double(mc_eff * kc_eff) * f, g2) + ways(double(kc_eff * nr) * f, g2) + 1 <= g2.ways;
-  const int l3_shared_by = memo->l3_shared_by > 0 ? memo->l3_shared_by : t;
-  const int sharing = std::min(t, l3_shared_by);
-  const bool has_l3 = g3.size_bytes > 0;
-  // A team on fewer cores than share an L3 can count only on its cores' share of it: the other cores (or, in a
-  // virtual machine, other guests on the same socket) fill the rest. (Measured on a 16-core Emerald Rapids guest
-  // with a 300 MB L3, two threads at 4096^3: 6x64 KC 160, with 2.6x the KC passes over C's 64 MB, ran behind
-  // 12x32 KC 432 in both calls that compared them; the whole L3 would have held C and made them equal.)
-  const double l3_share = std::min(1.0, double(t) / double(std::max(1, l3_shared_by)));
-  const bool b_in_l3 =
-      has_l3 && ways(double(kc_eff * nc_eff) * f, g3) + ways(double(sharing * mc_eff * kc_eff) * f, g3) + 1 <= g3.ways;
-
-  // B read in place: which level holds its KC rows at stride ldb (set conflicts included), and the latency of the
-  // rows every micro-kernel call then waits on.
-  int in_place_level = 1;
-  if (!pack_b) {
-    // In 128 bits: a legal ldb can be near INT64_MAX (B of one row, k = 1), and its bytes then exceed int64_t.
-    const unsigned __int128 stride = static_cast<unsigned __int128>(q.ldb) * size_of(q.precision.input);
-    auto rows_fit = [&](const CacheGeometry& g) {
-      if (g.size_bytes <= 0) return false;
-      const int64_t sets = g.sets(), line = g.line_bytes;
-      int64_t distinct = sets;
-      if (stride % line == 0) {
-        const int64_t set_step = int64_t(stride / line % sets);
-        distinct = sets / std::gcd(sets, set_step == 0 ? sets : set_step);
-      }
-      const double lines_per_row = std::ceil(double(nr) * in / double(line));
-      return double(distinct) * double(g.ways - 1) / lines_per_row >= double(kc_eff);
-    };
-    in_place_level = rows_fit(g1) ? 1 : rows_fit(g2) ? 2 : rows_fit(g3) ? 3 : 4;
-    if (notes && in_place_level > 1) {
-      const char* where = in_place_level == 2 ? "L2" : in_place_level == 3 ? "L3" : "DRAM";
-      c.notes.push_back(fmt::format("B read in place: its {} rows at a stride of {} B do not stay in L1 (set conflicts "
-                                    "included); every MR-panel of A re-reads the micro-panel from {}",
-                                    kc_eff, double(stride), where));
-    }
+  const CacheFit fit = cache_fit(b, g1, g2, g3, memo->l3_shared_by);
+  const bool has_l3 = fit.has_l3;
+  const InPlaceRows in_place = in_place_rows(q, b, g1, g2, g3);
+  if (notes && in_place.level > 1) {
+    const char* where = in_place.level == 2 ? "L2" : in_place.level == 3 ? "L3" : "DRAM";
+    c.notes.push_back(fmt::format("B read in place: its {} rows at a stride of {} B do not stay in L1 (set conflicts "
+                                  "included); every MR-panel of A re-reads the micro-panel from {}",
+                                  kc_eff, in_place.stride_bytes, where));
   }
-
-  double l2_bytes = 0, l3_bytes = 0, dram_bytes = 0;
-  // B rows read in place from DRAM: charged at the per-core rate of rows far apart (kInPlaceDramBytesPerCycle).
-  // A micro-panel row of NR floats that does not fill whole lines touches more lines than it uses: 24 floats
-  // (96 B) span two lines, 8 floats (32 B) use half of one. The neighbouring panel finds the rest in cache, so the
-  // extra lines are charged at half weight. (Measured at 16x4096x4096 in place: the fastest NR=16 config 5.70 ms,
-  // NR=24 6.86 (1.20x; charged 1.17x), NR=8 7.26 (1.27x; charged 1.5x).)
-  double in_place_dram_bytes = 0;
-  const double line = double(g1.line_bytes > 0 ? g1.line_bytes : 64);
-  const double row_bytes = double(nr) * in;
-  const double straddle = 1.0 + 0.5 * (std::ceil(row_bytes / line) * line / row_bytes - 1.0);
-  // A micro-panels stream into the micro-kernel once per NR-panel of B: from L2, or L3 when the block spills.
-  const double a_stream = f * mp * k * (np / double(nr)) * batch;
-  (a_in_l2 ? l2_bytes : l3_bytes) += a_stream;
-  // A B micro-panel that does not stay in L1 is reloaded from L2 for every MR-panel of A.
-  if (pack_b && !b_in_l1) l2_bytes += f * k * np * (mp / double(mr)) * batch;
-  // The B panel is first touched once per MC block of every row block: from L3, or DRAM when it spills
-  // (or when B is read in place, unpacked).
-  const double b_touch = f * k * np * double(split.row_units * cdiv(rows_per_thread, mc_eff)) * batch;
-  if (!pack_b && tm > 1 && sharing >= tm) {
-    // B read in place by row-split threads that share the L3: they walk the same rows of B at the same time, so
-    // one of them brings each line from memory and the others find it in L3. (Measured on the project's AVX2
-    // machine at 16x4096x4096: MR=4, two threads on 8 rows each over all of B, 6.1 ms; charged twice from DRAM the
-    // model predicted 7.8 ms and ranked it 151st.)
-    in_place_dram_bytes += b_touch / double(tm) * straddle;
-    l3_bytes += b_touch - b_touch / double(tm);
-  } else if (!pack_b) {
-    in_place_dram_bytes += b_touch * straddle;
-  } else {
-    (b_in_l3 ? l3_bytes : dram_bytes) += b_touch;
-  }
-  // B read in place: the micro-kernel prefetches the next panel's rows a whole panel ahead, so the first touch
-  // (counted above) exposes no latency, but every MR-panel of A re-reads the KC x NR micro-panel from the level
-  // that holds its rows. Few rows of A (skinny problems) make that cheap; many make packing B win. (Measured on
-  // the project's AVX2 machine: in place 75 against packed 54 GFLOP/s at 16x4096x4096, and 2-3x slower at 1024^3.)
-  // The re-reads follow the first read within about a microsecond, so they are charged to L2 even when set
-  // conflicts would evict the rows further (calibrated to the measurements above).
-  if (!pack_b && in_place_level > 1) l2_bytes += f * k * np * (mp / double(mr)) * batch;
-  // C: every KC pass loads and stores each micro-tile (the first pass does not read it when beta == 0).
-  const double passes_k = double(cdiv(q.k, kc_eff));
-  const double c_bytes = f * double(q.m) * double(q.n) * (2.0 * passes_k - 1.0) * batch;
-  const double c_thread = double(rows_per_thread) * double(cdiv(n_panels, split.col_parts) * nr) * f;
-  if (g2.size_bytes > 0 && c_thread + double(mc_eff * kc_eff) * f <= double(g2.size_bytes)) {
-    l2_bytes += c_bytes;
-  } else if (has_l3 && sharing * c_thread + double(kc_eff * nc_eff + sharing * mc_eff * kc_eff) * f <=
-                            double(g3.size_bytes) * l3_share) {
-    l3_bytes += c_bytes;
-  } else {
-    dram_bytes += c_bytes;
-  }
-  // 16-bit C: one pass converts the f32 workspace (and reads C when beta != 0).
-  const double out = double(size_of(q.precision.output));
-  if (q.precision.output != DType::f32) {
-    dram_bytes += double(q.m) * double(q.n) * (f + out + (q.beta != 0.0 ? out : 0.0)) * batch;
-  }
+  const Traffic tr = memory_traffic(q, b, fit, in_place.level, g1, g2, g3);
+  double dram_bytes = tr.dram_bytes;
+  const double l2_bytes = tr.l2_bytes, l3_bytes = tr.l3_bytes, in_place_dram_bytes = tr.in_place_dram_bytes;
 
   const double vec_bytes = double(hw_lanes) * 4.0;
   const double l2_bw = double(t) * profile.l2_bytes_per_core_cycle * clock;
@@ -450,28 +348,17 @@ Cost CpuFamily::cost(const Problem& problem, const hw::HwProfile& profile, const
   c.levels = {{"DRAM", dram_bytes, dram_s > 0 ? dram_bytes / dram_s : dram_bw, dram_s}, {"L3", l3_bytes, l3_bw, l3_s}, {"L2", l2_bytes, l2_bw, l2_s}};
   combine_terms(c, {{"compute", c.compute_s, true}, {"DRAM", dram_s, true}, {"L3", l3_s, true}, {"L2", l2_s, true}});
 
-  // Packing runs between micro-kernel calls: A once per work unit and K block (its rows, the split's a_packs times
-  // in all), B once per (chunk, KC) block by whichever threads reach it first. The source is DRAM unless the
-  // operand fits in the L3s.
-  // The L3s the team's threads sit on (one per shared_by cores; a team smaller than the chip reaches fewer).
-  const int per_l3 = std::max(1, memo->l3_shared_by > 0 ? memo->l3_shared_by : cores);
-  const int team_l3s = std::clamp((t + per_l3 - 1) / per_l3, 1, std::max(1, cores / per_l3));
-  const double l3_total = has_l3 ? double(g3.size_bytes) * team_l3s : 0.0;
-  const double pack_rate = double(t) * kPackVectorsPerCycle * vec_bytes * clock;
-  const double a_read = double(q.m) * k * in * double(split.a_packs) * batch;
-  const double b_read = pack_b ? k * double(q.n) * in * batch : 0.0;
-  const bool a_from_dram = double(q.m) * k * in > l3_total, b_from_dram = k * double(q.n) * in > l3_total;
-  const double pack_dram_bw = std::min(dram_bw, double(t) * kPackDramBytesPerCycle * clock);
-  const double a_src = a_from_dram ? dram_bw : l3_bw, b_src = b_from_dram ? pack_dram_bw : l3_bw;
-  c.fill_s = a_read / std::min(pack_rate, a_src) + b_read / std::min(pack_rate, b_src);
-  c.dram_bytes = dram_bytes + (a_from_dram ? a_read : 0.0) + (b_from_dram ? b_read : 0.0);
+  const Packing pack = packing_cost(q, b, has_l3, g3, memo->l3_shared_by, cores, {clock, vec_bytes, dram_bw, l3_bw});
+  c.fill_s = pack.fill_s;
+  c.dram_bytes = dram_bytes + pack.a_dram_bytes + pack.b_dram_bytes;
 
   // A team waits once per (chunk, K block) for B's packing pieces others hold.
-  if (split.row_blocks > 1 && pack_b) c.overhead_s += double(split.chunks) * passes_k * batch * kTeamWaitSeconds;
+  const double passes_k = double(cdiv(q.k, kc_eff));
+  if (b.split.row_blocks > 1 && pack_b) c.overhead_s += double(b.split.chunks) * passes_k * batch * kTeamWaitSeconds;
   c.seconds = c.body_s + c.fill_s + c.overhead_s + c.latency_s;
-  if (notes && !b_in_l1 && pack_b) c.notes.push_back(fmt::format("the {} x {} B micro-panel ({} KB) does not stay in L1", kc_eff, nr, kc_eff * nr * 4 / 1024));
-  if (notes && !a_in_l2) c.notes.push_back(fmt::format("the {} x {} block of A ({} KB) spills from L2", mc_eff, kc_eff, mc_eff * kc_eff * 4 / 1024));
-  if (notes && has_l3 && !b_in_l3) c.notes.push_back(fmt::format("the {} x {} panel of B ({} KB) spills from L3", kc_eff, nc_eff, kc_eff * nc_eff * 4 / 1024));
+  if (notes && !fit.b_in_l1 && pack_b) c.notes.push_back(fmt::format("the {} x {} B micro-panel ({} KB) does not stay in L1", kc_eff, nr, kc_eff * nr * 4 / 1024));
+  if (notes && !fit.a_in_l2) c.notes.push_back(fmt::format("the {} x {} block of A ({} KB) spills from L2", mc_eff, kc_eff, mc_eff * kc_eff * 4 / 1024));
+  if (notes && has_l3 && !fit.b_in_l3) c.notes.push_back(fmt::format("the {} x {} panel of B ({} KB) spills from L3", kc_eff, nc_eff, kc_eff * nc_eff * 4 / 1024));
   return c;
 }
 

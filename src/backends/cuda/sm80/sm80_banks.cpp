@@ -82,6 +82,79 @@ std::string copy_instruction(int vec) {
   }
 }
 
+// Copies (TileCopy::copy / copy_full) of one operand's tile at shared offset `tile` by every warp: chunk i of thread
+// tid at its first chunk's swizzled address, XORed and offset by the chunk's compile-time offset, exactly as
+// CopyState::chunk forms it.
+Instruction chunk_copies(const char* operand, const ChunkMap& m, const Swizzle& swz, unsigned tile, int vec,
+                         int warps) {
+  Instruction ins{copy_instruction(vec), operand, "main loop, per k-tile", {}};
+  for (int w = 0; w < warps; ++w) {
+    for (int i = 0; i < m.per_thread(); ++i) {
+      Issue issue{w, fmt::format("chunk {}", i), {}};
+      issue.access.bytes_per_thread = vec;
+      for (int lane = 0; lane < kWarpSize; ++lane) {
+        const int tid = w * kWarpSize + lane;
+        const unsigned base = tile + swz.full(m.first_offset(tid));
+        const unsigned off = m.chunk_offset(i);
+        issue.access.address[lane] = int64_t((base ^ swz.x(off)) + swz.add(off));
+      }
+      ins.issues.push_back(std::move(issue));
+    }
+  }
+  return ins;
+}
+
+// How the block's warps split the tile: warp w covers rows (w % warps_m) * wm_rows of A and columns
+// (w / warps_m) * wn_cols of B.
+struct WarpTiling {
+  int warps_m, warps, bk, wm_rows, wn_cols;
+};
+
+// Fragment reads (load_fragments): the lane's first address in stage 0, swizzled once, then per fragment and k-step
+// one XOR and an immediate offset. A is read with .trans when stored [BK][BM], B when stored [BK][BN]. `cols`: the
+// row length of the operand's tile in elements, `tile` its shared offset.
+Instruction a_fragment_reads(const WarpTiling& t, bool a_row, int cols, const Swizzle& swz, unsigned tile) {
+  Instruction ld{a_row ? "ldmatrix.x4" : "ldmatrix.x4.trans", "A", "main loop, per k-tile", {}};
+  for (int w = 0; w < t.warps; ++w) {
+    const int wm = w % t.warps_m;
+    for (int kk = 0; kk < t.bk; kk += 16) {
+      for (int i = 0; i < t.wm_rows / 16; ++i) {
+        Issue issue{w, fmt::format("fragment i={} kk={}", i, kk), {}};
+        issue.access.bytes_per_thread = 16;
+        for (int lane = 0; lane < kWarpSize; ++lane) {
+          const RowCol l = a_frag_lane(a_row, lane, wm * t.wm_rows), s = a_frag_step(a_row, i, kk);
+          const unsigned frag = tile + swz.full(unsigned((l.row * cols + l.col) * 2));
+          const unsigned off = unsigned((s.row * cols + s.col) * 2);
+          issue.access.address[lane] = int64_t((frag ^ swz.x(off)) + swz.add(off));
+        }
+        ld.issues.push_back(std::move(issue));
+      }
+    }
+  }
+  return ld;
+}
+// B's, two 8-column fragments per ldmatrix.x4.
+Instruction b_fragment_reads(const WarpTiling& t, bool b_row, int cols, const Swizzle& swz, unsigned tile) {
+  Instruction ld{b_row ? "ldmatrix.x4.trans" : "ldmatrix.x4", "B", "main loop, per k-tile", {}};
+  for (int w = 0; w < t.warps; ++w) {
+    const int wn = w / t.warps_m;
+    for (int kk = 0; kk < t.bk; kk += 16) {
+      for (int j = 0; j < t.wn_cols / 8; j += 2) {
+        Issue issue{w, fmt::format("fragments j={},{} kk={}", j, j + 1, kk), {}};
+        issue.access.bytes_per_thread = 16;
+        for (int lane = 0; lane < kWarpSize; ++lane) {
+          const RowCol l = b_frag_lane(b_row, lane, wn * t.wn_cols), s = b_frag_step(b_row, j, kk);
+          const unsigned frag = tile + swz.full(unsigned((l.row * cols + l.col) * 2));
+          const unsigned off = unsigned((s.row * cols + s.col) * 2);
+          issue.access.address[lane] = int64_t((frag ^ swz.x(off)) + swz.add(off));
+        }
+        ld.issues.push_back(std::move(issue));
+      }
+    }
+  }
+  return ld;
+}
+
 class Sm80BankModel final : public plan::banks::BankModel {
  public:
   std::string_view family() const override { return "sm80"; }
@@ -119,74 +192,24 @@ class Sm80BankModel final : public plan::banks::BankModel {
 
     FamilyAccesses out;
     const int warps = warps_m * warps_n;
-    // Copies (TileCopy::copy / copy_full): chunk i of thread tid at its first chunk's swizzled address, XORed and
-    // offset by the chunk's compile-time offset, exactly as CopyState::chunk forms it.
-    auto copies = [&](const char* operand, const ChunkMap& m, const Swizzle& swz, unsigned tile) {
-      Instruction ins{copy_instruction(vec), operand, "main loop, per k-tile", {}};
-      for (int w = 0; w < warps; ++w) {
-        for (int i = 0; i < m.per_thread(); ++i) {
-          Issue issue{w, fmt::format("chunk {}", i), {}};
-          issue.access.bytes_per_thread = vec;
-          for (int lane = 0; lane < kWarpSize; ++lane) {
-            const int tid = w * kWarpSize + lane;
-            const unsigned base = tile + swz.full(m.first_offset(tid));
-            const unsigned off = m.chunk_offset(i);
-            issue.access.address[lane] = int64_t((base ^ swz.x(off)) + swz.add(off));
-          }
-          ins.issues.push_back(std::move(issue));
-        }
-      }
-      out.instructions.push_back(std::move(ins));
-    };
-    copies("A", a_map, *a_swz, a_tile);
-    copies("B", b_map, *b_swz, b_tile);
-
-    // Fragment reads (load_fragments): the lane's first address in stage 0, swizzled once, then per fragment and
-    // k-step one XOR and an immediate offset. A is read with .trans when stored [BK][BM], B when stored [BK][BN].
-    Instruction a_ld{a_row ? "ldmatrix.x4" : "ldmatrix.x4.trans", "A", "main loop, per k-tile", {}};
-    Instruction b_ld{b_row ? "ldmatrix.x4.trans" : "ldmatrix.x4", "B", "main loop, per k-tile", {}};
-    for (int w = 0; w < warps; ++w) {
-      const int wm = w % warps_m, wn = w / warps_m;
-      for (int kk = 0; kk < bk; kk += 16) {
-        for (int i = 0; i < wm_rows / 16; ++i) {
-          Issue issue{w, fmt::format("fragment i={} kk={}", i, kk), {}};
-          issue.access.bytes_per_thread = 16;
-          for (int lane = 0; lane < kWarpSize; ++lane) {
-            const RowCol l = a_frag_lane(a_row, lane, wm * wm_rows), s = a_frag_step(a_row, i, kk);
-            const unsigned frag = a_tile + a_swz->full(unsigned((l.row * a_cols + l.col) * 2));
-            const unsigned off = unsigned((s.row * a_cols + s.col) * 2);
-            issue.access.address[lane] = int64_t((frag ^ a_swz->x(off)) + a_swz->add(off));
-          }
-          a_ld.issues.push_back(std::move(issue));
-        }
-        for (int j = 0; j < wn_cols / 8; j += 2) {
-          Issue issue{w, fmt::format("fragments j={},{} kk={}", j, j + 1, kk), {}};
-          issue.access.bytes_per_thread = 16;
-          for (int lane = 0; lane < kWarpSize; ++lane) {
-            const RowCol l = b_frag_lane(b_row, lane, wn * wn_cols), s = b_frag_step(b_row, j, kk);
-            const unsigned frag = b_tile + b_swz->full(unsigned((l.row * b_cols + l.col) * 2));
-            const unsigned off = unsigned((s.row * b_cols + s.col) * 2);
-            issue.access.address[lane] = int64_t((frag ^ b_swz->x(off)) + b_swz->add(off));
-          }
-          b_ld.issues.push_back(std::move(issue));
-        }
-      }
-    }
-    out.instructions.push_back(std::move(a_ld));
-    out.instructions.push_back(std::move(b_ld));
+    out.instructions.push_back(chunk_copies("A", a_map, *a_swz, a_tile, vec, warps));
+    out.instructions.push_back(chunk_copies("B", b_map, *b_swz, b_tile, vec, warps));
+    const WarpTiling tiling{warps_m, warps, bk, wm_rows, wn_cols};
+    out.instructions.push_back(a_fragment_reads(tiling, a_row, a_cols, *a_swz, a_tile));
+    out.instructions.push_back(b_fragment_reads(tiling, b_row, b_cols, *b_swz, b_tile));
 
     const int stage_bytes = (bm * bk + bk * bn) * 2;
     out.notes.push_back(fmt::format(
         "stages lie {} bytes apart (a multiple of 128): each maps onto the banks as stage 0, which is simulated",
         stage_bytes));
-    out.notes.push_back(
+    out.notes.emplace_back(
         "the epilogue stores C from registers straight to global memory: no shared-memory staging to simulate");
     if (c.get("COPY_AB").value_or(0)) {
-      out.notes.push_back("COPY_AB = 1: A and B are first copied into 16-byte-aligned buffers, so the kernel copies "
-                          "16-byte chunks whatever VEC_BYTES says");
+      out.notes.emplace_back("COPY_AB = 1: A and B are first copied into 16-byte-aligned buffers, so the kernel copies "
+                             "16-byte chunks whatever VEC_BYTES says");
     }
-    out.notes.push_back("addresses: kernels/sm80/tile_layout.cuh (ChunkMap, CopyState::chunk, a/b_frag_lane and "
-                        "_step) with common/swizzle.cuh's swizzle_128b, as gemm.cuh combines them");
+    out.notes.emplace_back("addresses: kernels/sm80/tile_layout.cuh (ChunkMap, CopyState::chunk, a/b_frag_lane and "
+                           "_step) with common/swizzle.cuh's swizzle_128b, as gemm.cuh combines them");
     return out;
   }
 };

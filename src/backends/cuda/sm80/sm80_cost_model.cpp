@@ -77,6 +77,141 @@ double sm80_operand_dram_bytes(const Problem& problem, const hw::HwProfile& prof
   return operand_dram_bytes_in_flight(problem, profile, slots, bm, bn, group_m, occupancy, cache);
 }
 
+namespace {
+
+// The operand panels each tile reads, in the kernel's raster: a row panel of A or a column panel of B of one batch
+// entry, keyed ((batch entry x panels + panel) << 1 | is_b) so that A's keys are even and B's odd.
+struct PanelRaster {
+  int64_t grid_m, grid_n, per_batch, group_m;
+
+  // The group-M raster of gemm.cuh: GROUP_M row-blocks walked column by column; batch in grid y. GROUP_M 0 (sm90
+  // only): the generalized Hilbert walk of common/raster.cuh, the kernel's own function.
+  void keys_of(int64_t id, int64_t& a, int64_t& b_key) const {
+    const int64_t b = id / per_batch, pid = id % per_batch;
+    int64_t pid_m = 0, pid_n = 0;
+    if (group_m == 0) {
+      int row = 0, col = 0;
+      tf::hilbert_cell(int(pid), int(grid_m), int(grid_n), row, col);
+      pid_m = row;
+      pid_n = col;
+    } else {
+      const int64_t width = group_m * grid_n;
+      const int64_t group = pid / width, first_m = group * group_m;
+      const int64_t size = std::min(grid_m - first_m, group_m);
+      pid_m = first_m + (pid % width) % size;
+      pid_n = (pid % width) / size;
+    }
+    a = ((b * grid_m + pid_m) << 1) | 0;
+    b_key = ((b * grid_n + pid_n) << 1) | 1;
+  }
+};
+
+// A least-recently-used list of panels, with the bytes each holds. The simulated tiles touch keys below a bound found
+// first, so the list lives in arrays indexed by key: no node or hash allocation per panel.
+class PanelLru {
+ public:
+  explicit PanelLru(int64_t key_end)
+      : prev_(std::size_t(key_end), kNone), next_(std::size_t(key_end), kNone), held_(std::size_t(key_end), 0.0),
+        resident_(std::size_t(key_end), 0) {}
+
+  bool resident(int64_t k) const { return resident_[k] != 0; }
+  // A resident panel touched again: the most recently used.
+  void refresh(int64_t k) {
+    unlink(k);
+    push_front(k);
+  }
+  void insert(int64_t k, double bytes) {
+    push_front(k);
+    resident_[k] = 1;
+    held_[k] = bytes;
+    used_ += bytes;
+  }
+  // Evicts the least recently used panels until the rest fit `capacity` bytes.
+  void evict_beyond(double capacity) {
+    while (used_ > capacity && tail_ != kNone) {
+      const int64_t victim = tail_;
+      used_ -= held_[victim];
+      resident_[victim] = 0;
+      unlink(victim);
+    }
+  }
+
+ private:
+  static constexpr int64_t kNone = -1;
+  void unlink(int64_t k) {
+    (prev_[k] == kNone ? head_ : next_[prev_[k]]) = next_[k];
+    (next_[k] == kNone ? tail_ : prev_[next_[k]]) = prev_[k];
+  }
+  void push_front(int64_t k) {
+    prev_[k] = kNone;
+    next_[k] = head_;
+    (head_ == kNone ? tail_ : prev_[head_]) = k;
+    head_ = k;
+  }
+
+  std::vector<int64_t> prev_, next_;
+  std::vector<double> held_;
+  std::vector<char> resident_;
+  int64_t head_ = kNone, tail_ = kNone;  // most and least recently used
+  double used_ = 0;
+};
+
+// The operand bytes `total` tiles (of a problem with no empty dimension) read from DRAM, `slots` at a time: the first
+// kSimulatedWaves waves walked through an LRU of panels over the usable L2, the rest extrapolated from them.
+double simulate_panel_reads(const Problem& q, const hw::HwProfile& profile, int64_t slots, int64_t bm, int64_t bn,
+                            const PanelRaster& raster, int64_t total) {
+  const double in = double(size_of(q.precision.input));
+  const int64_t grid_m = raster.grid_m, grid_n = raster.grid_n, per_batch = raster.per_batch;
+  const hw::CacheLevel* l2 = profile.cache(2);
+  const double capacity = l2 ? double(l2->size_bytes) * kL2UsableShare : 0.0;
+  auto panel_bytes = [&](int64_t key) {
+    const bool is_b = key & 1;
+    const int64_t idx = (key >> 1) % (is_b ? grid_n : grid_m);
+    const int64_t rows = is_b ? std::min(bn, q.n - idx * bn) : std::min(bm, q.m - idx * bm);
+    return double(rows) * double(q.k) * in;
+  };
+  const int64_t waves = cdiv(total, slots);
+  const int64_t simulated = std::min<int64_t>(waves, kSimulatedWaves);
+  const int64_t seen_end = std::min(total, simulated * slots);
+  // Keys stay below 2 x (batch entries touched) x the longer grid side (A's are even, B's odd).
+  const int64_t key_end = 2 * ((seen_end - 1) / per_batch + 1) * std::max(grid_m, grid_n);
+  PanelLru lru(key_end);
+  std::vector<int64_t> wave_of(std::size_t(key_end), -1);  // the last wave that touched the panel
+  double bytes = 0;
+  int64_t tiles_seen = 0;
+  std::vector<int64_t> keys;
+  for (int64_t w = 0; w < simulated; ++w) {
+    keys.clear();
+    const int64_t first = w * slots, last = std::min(total, first + slots);
+    for (int64_t id = first; id < last; ++id) {
+      int64_t a = 0, b = 0;
+      raster.keys_of(id, a, b);
+      for (const int64_t k : {a, b}) {
+        if (wave_of[k] == w) continue;  // a panel the wave already holds: listed once
+        wave_of[k] = w;
+        keys.push_back(k);
+      }
+    }
+    tiles_seen += last - first;
+    std::sort(keys.begin(), keys.end());
+    // Blocks of one wave run side by side at similar k: a panel they share is read from DRAM once.
+    for (int64_t k : keys) {
+      if (lru.resident(k)) {
+        lru.refresh(k);
+        continue;
+      }
+      const double pb = panel_bytes(k);
+      bytes += pb;
+      lru.insert(k, pb);
+    }
+    lru.evict_beyond(capacity);
+  }
+  if (tiles_seen > 0 && tiles_seen < total) bytes *= double(total) / double(tiles_seen);
+  return bytes;
+}
+
+}  // namespace
+
 double operand_dram_bytes_in_flight(const Problem& problem, const hw::HwProfile& profile, int64_t slots, int64_t bm,
                                     int64_t bn, int64_t group_m, int cache_tag, DramCache* cache) {
   const auto key = std::make_tuple(bm, bn, group_m, cache_tag);
@@ -84,103 +219,12 @@ double operand_dram_bytes_in_flight(const Problem& problem, const hw::HwProfile&
     if (auto it = cache->find(key); it != cache->end()) return it->second;
   }
   const Problem q = problem.normalized();
-  const double in = double(size_of(q.precision.input));
   const int64_t grid_m = cdiv(q.m, bm), grid_n = cdiv(q.n, bn);
   const int64_t per_batch = grid_m * grid_n, total = per_batch * q.batch;
   double bytes = 0;
   if (total > 0 && q.k > 0) {
-    slots = std::max<int64_t>(1, slots);
-    const hw::CacheLevel* l2 = profile.cache(2);
-    const double capacity = l2 ? double(l2->size_bytes) * kL2UsableShare : 0.0;
-    // LRU of operand panels (a row panel of A or a column panel of B of one batch entry) over the usable L2, keyed
-    // by ((batch entry x panels + panel) << 1 | is_b). The simulated tiles touch keys below a bound found first,
-    // so the list lives in arrays indexed by key (no node or hash allocation per panel).
-    auto panel_bytes = [&](int64_t key) {
-      const bool is_b = key & 1;
-      const int64_t idx = (key >> 1) % (is_b ? grid_n : grid_m);
-      const int64_t rows = is_b ? std::min(bn, q.n - idx * bn) : std::min(bm, q.m - idx * bm);
-      return double(rows) * double(q.k) * in;
-    };
-    const int64_t waves = cdiv(total, slots);
-    const int64_t simulated = std::min<int64_t>(waves, kSimulatedWaves);
-    const int64_t seen_end = std::min(total, simulated * slots);
-    // The kernel's group-M raster (gemm.cuh): GROUP_M row-blocks walked column by column; batch in grid y. GROUP_M
-    // 0 (sm90 only): the generalized Hilbert walk of common/raster.cuh, the kernel's own function.
-    auto keys_of = [&](int64_t id, int64_t& a, int64_t& b_key) {
-      const int64_t b = id / per_batch, pid = id % per_batch;
-      int64_t pid_m = 0, pid_n = 0;
-      if (group_m == 0) {
-        int row = 0, col = 0;
-        tf::hilbert_cell(int(pid), int(grid_m), int(grid_n), row, col);
-        pid_m = row;
-        pid_n = col;
-      } else {
-        const int64_t width = group_m * grid_n;
-        const int64_t group = pid / width, first_m = group * group_m;
-        const int64_t size = std::min(grid_m - first_m, group_m);
-        pid_m = first_m + (pid % width) % size;
-        pid_n = (pid % width) / size;
-      }
-      a = ((b * grid_m + pid_m) << 1) | 0;
-      b_key = ((b * grid_n + pid_n) << 1) | 1;
-    };
-    // Keys stay below 2 x (batch entries touched) x the longer grid side (A's are even, B's odd).
-    const int64_t key_end = 2 * ((seen_end - 1) / per_batch + 1) * std::max(grid_m, grid_n);
-    constexpr int64_t kNone = -1;
-    std::vector<int64_t> prev(std::size_t(key_end), kNone), next(std::size_t(key_end), kNone);
-    std::vector<int64_t> wave_of(std::size_t(key_end), kNone);  // the last wave that touched the panel
-    std::vector<double> held(std::size_t(key_end), 0.0);
-    std::vector<char> resident(std::size_t(key_end), 0);
-    int64_t head = kNone, tail = kNone;  // most and least recently used
-    auto unlink = [&](int64_t k) {
-      (prev[k] == kNone ? head : next[prev[k]]) = next[k];
-      (next[k] == kNone ? tail : prev[next[k]]) = prev[k];
-    };
-    auto push_front = [&](int64_t k) {
-      prev[k] = kNone;
-      next[k] = head;
-      (head == kNone ? tail : prev[head]) = k;
-      head = k;
-    };
-    double used = 0;
-    int64_t tiles_seen = 0;
-    std::vector<int64_t> keys;
-    for (int64_t w = 0; w < simulated; ++w) {
-      keys.clear();
-      const int64_t first = w * slots, last = std::min(total, first + slots);
-      for (int64_t id = first; id < last; ++id) {
-        int64_t a = 0, b = 0;
-        keys_of(id, a, b);
-        for (const int64_t k : {a, b}) {
-          if (wave_of[k] == w) continue;  // a panel the wave already holds: listed once
-          wave_of[k] = w;
-          keys.push_back(k);
-        }
-      }
-      tiles_seen += last - first;
-      std::sort(keys.begin(), keys.end());
-      // Blocks of one wave run side by side at similar k: a panel they share is read from DRAM once.
-      for (int64_t k : keys) {
-        if (resident[k]) {
-          unlink(k);
-          push_front(k);
-          continue;
-        }
-        const double pb = panel_bytes(k);
-        bytes += pb;
-        push_front(k);
-        resident[k] = 1;
-        held[k] = pb;
-        used += pb;
-      }
-      while (used > capacity && tail != kNone) {
-        const int64_t victim = tail;
-        used -= held[victim];
-        resident[victim] = 0;
-        unlink(victim);
-      }
-    }
-    if (tiles_seen > 0 && tiles_seen < total) bytes *= double(total) / double(tiles_seen);
+    bytes = simulate_panel_reads(q, profile, std::max<int64_t>(1, slots), bm, bn,
+                                 PanelRaster{grid_m, grid_n, per_batch, group_m}, total);
   }
   if (cache) (*cache)[key] = bytes;
   return bytes;
@@ -193,6 +237,40 @@ double sm80_operand_dram_floor(const Problem& problem, int64_t slots, int64_t bm
   if (cdiv(total, std::max<int64_t>(1, slots)) > kSimulatedWaves) return 0;
   return (double(q.m) + double(q.n)) * double(q.k) * double(size_of(q.precision.input)) * double(q.batch);
 }
+
+namespace {
+
+// The DRAM bytes of COPY_AB's two extra kernels, which copy A and B into 16-byte-aligned buffers: a read and a
+// write of each.
+double copy_ab_bytes(const Problem& q, double in) {
+  return 2.0 * (double(q.m) * q.k + double(q.k) * q.n) * in * double(q.batch);
+}
+
+// Tiles that stick out of M or N (and, with copies narrower than 8 bytes, every tile) fetch their k-tiles through
+// the bounds-checked path: latency-bound integer work per thread, which other resident blocks hide. The SM that
+// gets the most of them waits for it on top of its tensor work.
+struct CheckedCopy {
+  int64_t edge_tiles = 0;        // tiles through the bounds-checked path (none: the rest is 0)
+  double chunks_per_thread = 0;  // copy chunks per thread per k-tile
+  double seconds = 0;            // the busiest SM's wait
+};
+CheckedCopy checked_copy(const Problem& q, const plan::WaveAnalysis& waves, int64_t bm, int64_t bn, int64_t bk,
+                         int64_t warps, int64_t stages, int64_t vec, int64_t sms, int64_t active, double in,
+                         double clock) {
+  CheckedCopy r;
+  const int64_t tiles_m = q.m / bm, tiles_n = q.n / bn;
+  const int64_t interior = vec >= 8 ? tiles_m * tiles_n * q.batch : 0;
+  r.edge_tiles = waves.tiles - interior;
+  if (r.edge_tiles <= 0) return r;
+  const int64_t edge_per_sm = std::min<int64_t>(waves.max_tiles_per_core, cdiv(r.edge_tiles, sms));
+  r.chunks_per_thread = double((bm + bn) * bk) * in / double(std::max<int64_t>(vec, 2)) / double(32 * warps);
+  const double checked_fetches = double(std::max<int64_t>(0, waves.k_steps - (stages - 1)));
+  r.seconds = double(edge_per_sm) * checked_fetches * r.chunks_per_thread * kCheckedCopyCyclesPerChunk / clock /
+              double(active);
+  return r;
+}
+
+}  // namespace
 
 // Each term of sm80_cost() as it computes it, with the parameters `partial` lacks at the value that makes the term
 // least. The occupancy needs every parameter but GROUP_M: until then the resident blocks are at most the chip's
@@ -210,10 +288,7 @@ double sm80_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   const double dram_bw = profile.mem_bandwidth_gbps * 1e9 * kDramEfficiency;
   double overhead_s = kGpuLaunchSeconds;
   const bool copy = known("COPY_AB") && param(partial, "COPY_AB") != 0;
-  if (copy) {
-    const double bytes = 2.0 * (double(q.m) * q.k + double(q.k) * q.n) * in * double(q.batch);
-    overhead_s += bytes / dram_bw + 2 * kGpuLaunchSeconds;
-  }
+  if (copy) overhead_s += copy_ab_bytes(q, in) / dram_bw + 2 * kGpuLaunchSeconds;
   if (!known("BLOCK_M") || !known("BLOCK_N") || !known("BLOCK_K")) return overhead_s;
   const int64_t bm = param(partial, "BLOCK_M"), bn = param(partial, "BLOCK_N"), bk = param(partial, "BLOCK_K");
   const bool warps = known("WARPS_M") && known("WARPS_N");
@@ -243,17 +318,8 @@ double sm80_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   const double pipe_slowdown = pipe_known && param(partial, "FRAG_PIPE") == 0 ? kFragPipeOffSlowdown : 1.0;
   double compute_s = double(per_sm) * (flops_tile / (rate_sm * warp_factor) + sync_s) * pipe_slowdown;
   if (resident) {
-    const int64_t tiles_m = q.m / bm, tiles_n = q.n / bn;
-    const int64_t interior = vec >= 8 ? tiles_m * tiles_n * q.batch : 0;
-    const int64_t edge = waves.tiles - interior;
-    if (edge > 0) {
-      const int64_t edge_per_sm = std::min<int64_t>(per_sm, cdiv(edge, sms));
-      const double chunks_per_thread = double((bm + bn) * bk) * in / double(std::max<int64_t>(vec, 2)) /
-                                       double(32 * wm * wn);
-      const double checked_fetches = double(std::max<int64_t>(0, waves.k_steps - (stages - 1)));
-      compute_s += double(edge_per_sm) * checked_fetches * chunks_per_thread * kCheckedCopyCyclesPerChunk / clock /
-                   double(active);
-    }
+    const CheckedCopy checked = checked_copy(q, waves, bm, bn, bk, wm * wn, stages, vec, sms, active, in, clock);
+    if (checked.edge_tiles > 0) compute_s += checked.seconds;
   }
   const double smem_tile =
       double(waves.k_steps) * (double(wn * bm * bk + wm * bk * bn) * in + double((bm + bn) * bk) * in);
@@ -308,8 +374,7 @@ Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   c.overhead_s = kGpuLaunchSeconds;
   const double dram_bw = profile.mem_bandwidth_gbps * 1e9 * kDramEfficiency;
   if (copy) {
-    // Two extra kernels copy A and B into 16-byte-aligned buffers: a read and a write of each.
-    const double bytes = 2.0 * (double(q.m) * q.k + double(q.k) * q.n) * in * double(q.batch);
+    const double bytes = copy_ab_bytes(q, in);
     c.overhead_s += bytes / dram_bw + 2 * kGpuLaunchSeconds;
     c.dram_bytes += bytes;
   }
@@ -331,26 +396,14 @@ Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   // Without fragment double-buffering the warp waits for every k-step's ldmatrix and every barrier.
   const double pipe_slowdown = param(cfg, "FRAG_PIPE") != 0 ? 1.0 : kFragPipeOffSlowdown;
   c.compute_s = double(per_sm) * (flops_tile / (rate_sm * warp_factor) + sync_s) * pipe_slowdown;
-  // Tiles that stick out of M or N (and, with copies narrower than 8 bytes, every tile) fetch their k-tiles through
-  // the bounds-checked path: latency-bound integer work per thread, which other resident blocks hide. The SM that
-  // gets the most of them waits for it on top of its tensor work.
-  {
-    const int64_t tiles_m = q.m / bm, tiles_n = q.n / bn;
-    const int64_t interior = vec >= 8 ? tiles_m * tiles_n * q.batch : 0;
-    const int64_t edge = c.waves.tiles - interior;
-    if (edge > 0) {
-      const int64_t edge_per_sm = std::min<int64_t>(per_sm, cdiv(edge, sms));
-      const double chunks_per_thread = double((bm + bn) * bk) * in / double(std::max<int64_t>(vec, 2)) /
-                                       double(32 * wm * wn);
-      const double checked_fetches = double(std::max<int64_t>(0, c.waves.k_steps - (stages - 1)));
-      const double checked_s = double(edge_per_sm) * checked_fetches * chunks_per_thread *
-                               kCheckedCopyCyclesPerChunk / clock / double(active);
-      c.compute_s += checked_s;
-      if (checked_s > 0.05 * c.compute_s) {
-        c.notes.push_back(fmt::format("{} of {} tiles stick out of the matrix and copy through the bounds-checked path: "
-                                      "{:.3g} us on the busiest SM ({:.0f} chunks per thread per k-tile)",
-                                      edge, c.waves.tiles, checked_s * 1e6, chunks_per_thread));
-      }
+  const CheckedCopy checked = checked_copy(q, c.waves, bm, bn, bk, wm * wn, stages, vec, sms, active, in, clock);
+  if (checked.edge_tiles > 0) {
+    c.compute_s += checked.seconds;
+    if (checked.seconds > 0.05 * c.compute_s) {
+      c.notes.push_back(fmt::format("{} of {} tiles stick out of the matrix and copy through the bounds-checked path: "
+                                    "{:.3g} us on the busiest SM ({:.0f} chunks per thread per k-tile)",
+                                    checked.edge_tiles, c.waves.tiles, checked.seconds * 1e6,
+                                    checked.chunks_per_thread));
     }
   }
   c.compute_share = q.flops() / c.compute_s / (*peak.tflops * 1e12);

@@ -18,6 +18,64 @@ using plan::banks::Instruction;
 using plan::banks::Issue;
 using plan::banks::kWarpSize;
 
+// The staging tile of the TMA-store epilogue: at shared offset `base`, one region of wg_m x group_cols per consumer
+// warpgroup, written in epi_split rounds of group_cols columns, m_iters 64-row blocks each.
+struct StagingTile {
+  unsigned base;
+  int consumers, wg_m, m_iters, group_cols, epi_split;
+};
+
+// The consumer warpgroups' writes of the staging tile (epilogue.cuh's store_packed), 128-byte rows swizzled in
+// 16-byte units. Consumer warpgroup cw is the block's warpgroup 1 + cw (warpgroup 0 is the producer); warp `warp`
+// inside it.
+Instruction staging_stores(const StagingTile& t, bool stmatrix, int epilogue) {
+  const int jg = t.group_cols / 8;
+  Instruction ins{stmatrix ? "stmatrix.x4" : "st.shared.b32", "C",
+                  epilogue == kSm90EpilogueDeferred ? "deferred epilogue, per output tile" : "epilogue, per output tile",
+                  {}};
+  for (int cw = 0; cw < t.consumers; ++cw) {
+    const unsigned region = t.base + unsigned(cw * (t.wg_m * t.group_cols * 2));
+    for (int warp = 0; warp < 4; ++warp) {
+      const int block_warp = 4 * (1 + cw) + warp;
+      for (int g = 0; g < t.epi_split; ++g) {
+        for (int mi = 0; mi < t.m_iters; ++mi) {
+          if (stmatrix) {
+            // Lane L addresses row L%8 of 8x8 block L/8 (store_packed's stmatrix branch).
+            for (int jj = 0; jj < jg; jj += 2) {
+              Issue issue{block_warp, fmt::format("round {} mi={} jj={}", g, mi, jj), {}};
+              issue.access.bytes_per_thread = 16;
+              for (int lane = 0; lane < kWarpSize; ++lane) {
+                const int m = lane / 8;
+                const int r = mi * 64 + warp * 16 + (m % 2) * 8 + lane % 8;
+                const int js = jj + m / 2;
+                issue.access.address[lane] =
+                    int64_t(region + unsigned((js / 8) * (t.wg_m * 128) + r * 128) + unsigned(((js % 8) ^ (lane % 8)) << 4));
+              }
+              ins.issues.push_back(std::move(issue));
+            }
+          } else {
+            // One 32-bit pair per thread, rows r0 and r0 + 8 (store_packed's st.shared.b32 branch).
+            for (int jj = 0; jj < jg; ++jj) {
+              for (int half = 0; half < 2; ++half) {
+                Issue issue{block_warp, fmt::format("round {} mi={} jj={} rows +{}", g, mi, jj, 8 * half), {}};
+                issue.access.bytes_per_thread = 4;
+                for (int lane = 0; lane < kWarpSize; ++lane) {
+                  const int r0 = mi * 64 + warp * 16 + lane / 4 + 8 * half;
+                  const unsigned chunk = region + unsigned((jj / 8) * (t.wg_m * 128) + (lane % 4) * 4);
+                  const unsigned sw = unsigned(((jj % 8) ^ ((lane / 4) % 8)) << 4);
+                  issue.access.address[lane] = int64_t(chunk + unsigned(r0 * 128) + sw);
+                }
+                ins.issues.push_back(std::move(issue));
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return ins;
+}
+
 class Sm90BankModel final : public plan::banks::BankModel {
  public:
   std::string_view family() const override { return "sm90"; }
@@ -45,63 +103,19 @@ class Sm90BankModel final : public plan::banks::BankModel {
     const unsigned flag = c_tile + c_bytes + 2u * unsigned(stages) * 8u;
 
     FamilyAccesses out;
-    out.notes.push_back("TMA loads (cp.async.bulk.tensor) write the A and B tiles and wgmma reads them through matrix "
-                        "descriptors: no per-thread shared-memory addresses, so the main loop has nothing to simulate "
-                        "(the 128-byte swizzle there is the hardware's)");
-    out.notes.push_back("mbarrier operations are issued by one lane per warp (or one per CTA of the cluster): not "
-                        "simulated");
+    out.notes.emplace_back("TMA loads (cp.async.bulk.tensor) write the A and B tiles and wgmma reads them through "
+                           "matrix descriptors: no per-thread shared-memory addresses, so the main loop has nothing to "
+                           "simulate (the 128-byte swizzle there is the hardware's)");
+    out.notes.emplace_back("mbarrier operations are issued by one lane per warp (or one per CTA of the cluster): not "
+                           "simulated");
 
-    // Consumer warpgroup cw is the block's warpgroup 1 + cw (warpgroup 0 is the producer); warp `warp` inside it.
     if (epilogue == kSm90EpilogueDirect) {
-      out.notes.push_back("EPILOGUE = 0: C is stored from registers straight to global memory, nothing is staged");
+      out.notes.emplace_back("EPILOGUE = 0: C is stored from registers straight to global memory, nothing is staged");
     } else {
-      const int group_cols = bn / epi_split, jg = group_cols / 8;
-      Instruction ins{stmatrix ? "stmatrix.x4" : "st.shared.b32", "C",
-                      epilogue == kSm90EpilogueDeferred ? "deferred epilogue, per output tile" : "epilogue, per output tile",
-                      {}};
-      for (int cw = 0; cw < consumers; ++cw) {
-        const unsigned region = c_tile + unsigned(cw * (wg_m * group_cols * 2));
-        for (int warp = 0; warp < 4; ++warp) {
-          const int block_warp = 4 * (1 + cw) + warp;
-          for (int g = 0; g < epi_split; ++g) {
-            for (int mi = 0; mi < m_iters; ++mi) {
-              if (stmatrix) {
-                // Lane L addresses row L%8 of 8x8 block L/8 (store_packed's stmatrix branch).
-                for (int jj = 0; jj < jg; jj += 2) {
-                  Issue issue{block_warp, fmt::format("round {} mi={} jj={}", g, mi, jj), {}};
-                  issue.access.bytes_per_thread = 16;
-                  for (int lane = 0; lane < kWarpSize; ++lane) {
-                    const int m = lane / 8;
-                    const int r = mi * 64 + warp * 16 + (m % 2) * 8 + lane % 8;
-                    const int js = jj + m / 2;
-                    issue.access.address[lane] =
-                        int64_t(region + unsigned((js / 8) * (wg_m * 128) + r * 128) + unsigned(((js % 8) ^ (lane % 8)) << 4));
-                  }
-                  ins.issues.push_back(std::move(issue));
-                }
-              } else {
-                // One 32-bit pair per thread, rows r0 and r0 + 8 (store_packed's st.shared.b32 branch).
-                for (int jj = 0; jj < jg; ++jj) {
-                  for (int half = 0; half < 2; ++half) {
-                    Issue issue{block_warp, fmt::format("round {} mi={} jj={} rows +{}", g, mi, jj, 8 * half), {}};
-                    issue.access.bytes_per_thread = 4;
-                    for (int lane = 0; lane < kWarpSize; ++lane) {
-                      const int r0 = mi * 64 + warp * 16 + lane / 4 + 8 * half;
-                      const unsigned chunk = region + unsigned((jj / 8) * (wg_m * 128) + (lane % 4) * 4);
-                      const unsigned sw = unsigned(((jj % 8) ^ ((lane / 4) % 8)) << 4);
-                      issue.access.address[lane] = int64_t(chunk + unsigned(r0 * 128) + sw);
-                    }
-                    ins.issues.push_back(std::move(issue));
-                  }
-                }
-              }
-            }
-          }
-        }
-      }
-      out.instructions.push_back(std::move(ins));
-      out.notes.push_back("the TMA store reads the staging tile without per-thread addresses; with beta != 0 the "
-                          "kernel falls back to direct stores at run time (nothing staged)");
+      const StagingTile staging{c_tile, consumers, wg_m, m_iters, bn / epi_split, epi_split};
+      out.instructions.push_back(staging_stores(staging, stmatrix, epilogue));
+      out.notes.emplace_back("the TMA store reads the staging tile without per-thread addresses; with beta != 0 the "
+                             "kernel falls back to direct stores at run time (nothing staged)");
     }
 
     if (fixup) {
@@ -124,7 +138,7 @@ class Sm90BankModel final : public plan::banks::BankModel {
       out.instructions.push_back(std::move(ld));
     }
     out.notes.emplace_back("addresses: kernels/sm90/epilogue.cuh's store_packed and fixup.cuh's flag, as written there "
-                        "(no host-side header holds them)");
+                           "(no host-side header holds them)");
     return out;
   }
 };

@@ -104,6 +104,22 @@ Fixup fixup_seconds(const Problem& q, int64_t bm, int64_t bn, const Sm90Schedule
   return f;
 }
 
+// The note on the busiest CTA's fix-up (split-K with or without the shared sum, or stream-K).
+void add_fixup_note(Cost& c, const Sm90Schedule& sched, const Sm90Share& share, const Fixup& fix) {
+  if (sched.shared_sum) {
+    c.notes.push_back(fmt::format("split-K {} with a shared sum: each CTA stores its partial tile of {}, then sums "
+                                  "its 1/{} of the tile from all {} and writes it: {}",
+                                  sched.split_k, fmtx::bytes(fix.part), sched.split_k, sched.split_k,
+                                  fmtx::time(fix.seconds)));
+  } else {
+    c.notes.push_back(fmt::format("{}: the busiest CTA stores {} partial tile(s) of {} and reads {} back: {}",
+                                  sched.split_k > 1 ? fmt::format("split-K {}", sched.split_k)
+                                                    : fmt::format("stream-K over the last {} tiles", sched.sk_tiles),
+                                  share.partials_written, fmtx::bytes(fix.part), share.partials_read,
+                                  fmtx::time(fix.seconds)));
+  }
+}
+
 // A parameter of a partial config as cost() reads it (`fallback` for a value below 1), or nothing when not set.
 std::optional<int64_t> set_param(std::optional<int64_t> v, int64_t fallback) {
   if (!v) return std::nullopt;
@@ -127,6 +143,135 @@ double walk_slowdown(std::optional<int64_t> group_m, int64_t clusters, int64_t t
   if (!group_m) return 1.0;
   if (*group_m == 0) return kHilbertWalkSlowdown;
   return *group_m == 1 && clusters > tiles_n ? kRowMajorWalkSlowdown : 1.0;
+}
+
+// The main loop's terms, shared by sm90_cost and sm90_cost_bound so that the bound prices each term as the cost does.
+
+// The chip record's numbers the main loop's terms read.
+struct ChipRates {
+  double peak_tflops = 0;  // the dense MMA peak for the problem's precision
+  int sms = 1;
+  double clock = 0;                    // the SM clock, Hz
+  double smem_rate = 0, l2_rate = 0;   // shared-memory and L2 bytes per SM per cycle
+};
+
+// The CTA's tile and the cluster's shape.
+struct TileShape {
+  int64_t bm = 128, bn = 128, bk = 64, cm = 1, cn = 1;
+};
+
+// COPY_AB copies the operands it names (1 both, 2 A, 3 B) whose rows are not on 32-byte sectors (assuming aligned
+// bases), with one extra kernel each that reads and writes it; the others, and all with COPY_AB 0, are read in
+// place.
+struct OperandCopies {
+  bool a = false, b = false;
+  double bytes = 0, seconds = 0;  // moved by the copies, and their time with their launches
+};
+OperandCopies operand_copies(const Problem& q, const hw::HwProfile& profile, bool a_off, bool b_off, int64_t copy_ab,
+                             double in) {
+  OperandCopies c;
+  c.a = a_off && (copy_ab == 1 || copy_ab == 2);
+  c.b = b_off && (copy_ab == 1 || copy_ab == 3);
+  if (!c.a && !c.b) return c;
+  c.bytes = 2.0 * ((c.a ? double(q.m) * double(q.k) : 0.0) + (c.b ? double(q.k) * double(q.n) : 0.0)) * in;
+  c.seconds = c.bytes / (profile.mem_bandwidth_gbps * 1e9 * kCopyBandwidthShare) +
+              double(int(c.a) + int(c.b)) * kGpuLaunchSeconds;
+  return c;
+}
+
+// The main loop's slowdown from operands read in place with rows off the sectors (`a_slow`, `b_slow`): TMA fetches
+// the extra sectors, more for an operand whose rows run along M or N. In RR and RC, A is K-major (its rows run along
+// K); in RC and CC so is B. A cluster loads a shared operand once for its CTAs (A along CLUSTER_N, B along
+// CLUSTER_M): each CTA issues that share of the slow reads.
+double misaligned_slowdown(const Problem& q, bool a_slow, bool b_slow, int64_t cm, int64_t cn) {
+  const bool a_k_major = a_row_major(q.layout), b_k_major = !b_row_major(q.layout);
+  const double a_share = 1.0 / double(cn), b_share = 1.0 / double(cm);
+  return 1.0 + (a_slow ? (a_k_major ? kMisalignedKMajorSlowdown : kMisalignedMnMajorSlowdown) * a_share : 0) +
+         (b_slow ? (b_k_major ? kMisalignedKMajorSlowdown : kMisalignedMnMajorSlowdown) * b_share : 0) +
+         (a_slow && b_slow ? kMisalignedBothExtra * a_share * b_share : 0);
+}
+
+// Main loop of one k-step on one SM: the wgmma work at the family's share of the dense peak, or the shared-memory
+// reads of its operands if they take longer (each m64 row block reads 64 x BLOCK_K of A and BLOCK_K x BLOCK_N of
+// B), plus the fixed issue and barrier cycles; a CTA of a cluster also waits for its partner. `walk` and
+// `misaligned` are the slowdowns of the walk's order (walk_slowdown) and of rows off the sectors.
+struct KStep {
+  double tensor_s = 0;                 // the wgmma work
+  double smem_bytes = 0, smem_s = 0;   // the shared-memory reads of the operands, and their time
+  double seconds = 0;                  // the k-step
+};
+KStep k_step(const ChipRates& chip, const TileShape& t, bool one_consumer, double in, double walk, double misaligned) {
+  KStep s;
+  const double rate_sm =
+      chip.peak_tflops * 1e12 / double(chip.sms) * kWgmmaShare * (one_consumer ? kOneConsumerShare : 1.0);
+  s.tensor_s = 2.0 * double(t.bm * t.bn * t.bk) / rate_sm;
+  s.smem_bytes = double(t.bm / 64) * double((64 + t.bn) * t.bk) * in;
+  s.smem_s = s.smem_bytes / (chip.smem_rate * chip.clock);
+  const int64_t cs = t.cm * t.cn;
+  s.seconds = (std::max({s.tensor_s, s.smem_s, kKStepFloorCycles / chip.clock}) *
+                   (cs > 1 ? 1.0 + kClusterStepShare : 1.0) +
+               kKStepCycles / chip.clock) *
+              walk * misaligned;
+  return s;
+}
+
+// L2 -> SM: each CTA loads its A rows and B columns for every k-step; in a cluster the shared operand is loaded
+// once (each CTA loads its part and multicasts it). Rows off the sectors slow every read of the operands (TMA
+// fetches the extra sectors), not only the k-steps' tensor work: the L2 stream and the loads' latency pay it too.
+// `steps`: the busiest CTA's k-steps.
+struct L2Stream {
+  double stage_bytes = 0;  // one k-step's A and B
+  double total = 0;        // every CTA's bytes
+  double seconds = 0;
+};
+L2Stream l2_stream(const ChipRates& chip, const TileShape& t, double in, int64_t k_steps, int64_t cluster_tiles,
+                   double steps, double misaligned) {
+  const double a_k = double(t.bm * t.bk) * in, b_k = double(t.bn * t.bk) * in;
+  const double l2_tile = double(k_steps) * (a_k / double(t.cn) + b_k / double(t.cm));
+  const double l2_bw_sm = chip.l2_rate * chip.clock;
+  L2Stream l2;
+  l2.stage_bytes = a_k + b_k;
+  l2.total = double(cluster_tiles * (t.cm * t.cn)) * l2_tile;
+  const double l2_cta = steps * (a_k / double(t.cn) + b_k / double(t.cm));
+  l2.seconds = std::max(l2.total / (l2_bw_sm * double(chip.sms)), l2_cta / l2_bw_sm) * misaligned;
+  return l2;
+}
+
+// Little's law: STAGES - 1 stages in flight per SM over the loaded latency. A stage waits for its slowest piece:
+// when its operands stream from DRAM (each panel read about once, as in skinny and long-K shapes) that is HBM's
+// latency under load, when they are reused from the L2 the L2's. The share of stages that wait on DRAM is taken as
+// twice the share of the L2 -> SM bytes that come from DRAM (a stage holds a piece of each operand), at most 1.
+double latency_seconds(int64_t stages, const L2Stream& l2, double operand_bytes, double steps, double misaligned) {
+  const double in_flight = double(std::max<int64_t>(1, stages - 1)) * l2.stage_bytes;
+  const double dram_stages = l2.total > 0 ? std::min(1.0, 2.0 * operand_bytes / l2.total) : 1.0;
+  const double latency = kLoadedLatencySeconds + dram_stages * (kDramLoadedLatencySeconds - kLoadedLatencySeconds);
+  return steps * l2.stage_bytes / (in_flight / latency) * misaligned;
+}
+
+// One pipeline fill per CTA (persistent: later tiles' first stages load under the previous tile's epilogue).
+double fill_seconds(const L2Stream& l2, double l2_bw_sm) { return kLoadedLatencySeconds + l2.stage_bytes / l2_bw_sm; }
+
+// The price's COPY_AB step: the copies' time joins the overhead, and the operands read in place with rows off the
+// sectors slow the main loop by the factor returned; with notes, both are said.
+double price_copies(Cost& c, const Problem& q, const hw::HwProfile& profile, int64_t copy_ab, int64_t cm, int64_t cn,
+                    double in, bool notes) {
+  const bool a_off = sm90_rows_off_sectors(q, q.lda), b_off = sm90_rows_off_sectors(q, q.ldb);
+  const OperandCopies copies = operand_copies(q, profile, a_off, b_off, copy_ab, in);
+  if (copies.a || copies.b) {
+    c.overhead_s += copies.seconds;
+    if (notes) {
+      c.notes.push_back(fmt::format("COPY_AB: {} copied to 128-byte aligned rows first: {} moved, {}",
+                                    copies.a && copies.b ? "A and B" : copies.a ? "A" : "B", fmtx::bytes(copies.bytes),
+                                    fmtx::time(copies.seconds)));
+    }
+  }
+  const bool a_slow = a_off && !copies.a, b_slow = b_off && !copies.b;
+  const double misaligned = misaligned_slowdown(q, a_slow, b_slow, cm, cn);
+  if (notes && misaligned > 1.0) {
+    c.notes.push_back(fmt::format("rows of {} not on 32-byte sectors: TMA's reads slow the main loop by {:.0f}%",
+                                  a_slow && b_slow ? "A and B" : a_slow ? "A" : "B", (misaligned - 1) * 100));
+  }
+  return misaligned;
 }
 
 }  // namespace
@@ -205,35 +350,23 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
 
   double overhead_s = kGpuLaunchSeconds;
   const std::optional<int64_t> copy_ab = partial.copy_ab;
-  const bool copy_a = copy_ab && memo.a_off && (*copy_ab == 1 || *copy_ab == 2);
-  const bool copy_b = copy_ab && memo.b_off && (*copy_ab == 1 || *copy_ab == 3);
-  if (copy_a || copy_b) {
-    const double bytes =
-        2.0 * ((copy_a ? double(q.m) * double(q.k) : 0.0) + (copy_b ? double(q.k) * double(q.n) : 0.0)) * in;
-    overhead_s += bytes / (profile.mem_bandwidth_gbps * 1e9 * kCopyBandwidthShare) +
-                  double(int(copy_a) + int(copy_b)) * kGpuLaunchSeconds;
-  }
+  const OperandCopies copies = operand_copies(q, profile, memo.a_off, memo.b_off, copy_ab.value_or(0), in);
+  if (copies.a || copies.b) overhead_s += copies.seconds;
   if (q.m == 0 || q.n == 0 || q.k == 0) return overhead_s;
   const auto bm_v = set_param(partial.block_m, 128), bn_v = set_param(partial.block_n, 128);
   const auto bk_v = set_param(partial.block_k, 64);
   const auto cm_v = set_param(partial.cluster_m, 1), cn_v = set_param(partial.cluster_n, 1);
   if (!bm_v || !bn_v || !bk_v || !cm_v || !cn_v) return overhead_s + kLoadedLatencySeconds;
-  const int64_t bm = *bm_v, bn = *bn_v, bk = *bk_v, cm = *cm_v, cn = *cn_v, cs = cm * cn;
+  const TileShape tile{*bm_v, *bn_v, *bk_v, *cm_v, *cn_v};
+  const int64_t bm = tile.bm, bn = tile.bn, bk = tile.bk, cm = tile.cm, cn = tile.cn, cs = cm * cn;
   if (cs > 1) overhead_s += kClusterLaunchSeconds;
-  const int sms = std::max(1, profile.cores);
-  const double clock = profile.boost_clock_ghz * 1e9;
-  const double smem_rate = profile.smem_bytes_per_core_cycle, l2_rate = profile.l2_bytes_per_core_cycle;
+  const ChipRates chip{memo.peak_tflops, std::max(1, profile.cores), profile.boost_clock_ghz * 1e9,
+                       profile.smem_bytes_per_core_cycle, profile.l2_bytes_per_core_cycle};
   const Sm90Grid grid = grid_of(q, partial, profile);
 
-  double misaligned = 1.0;
-  if (copy_ab) {
-    const bool a_k_major = a_row_major(q.layout), b_k_major = !b_row_major(q.layout);
-    const bool a_slow = memo.a_off && !copy_a, b_slow = memo.b_off && !copy_b;
-    const double a_share = 1.0 / double(cn), b_share = 1.0 / double(cm);
-    misaligned = 1.0 + (a_slow ? (a_k_major ? kMisalignedKMajorSlowdown : kMisalignedMnMajorSlowdown) * a_share : 0) +
-                 (b_slow ? (b_k_major ? kMisalignedKMajorSlowdown : kMisalignedMnMajorSlowdown) * b_share : 0) +
-                 (a_slow && b_slow ? kMisalignedBothExtra * a_share * b_share : 0);
-  }
+  // Without COPY_AB, which operands are read in place is not known: no slowdown.
+  const double misaligned =
+      copy_ab ? misaligned_slowdown(q, memo.a_off && !copies.a, memo.b_off && !copies.b, cm, cn) : 1.0;
   const int64_t k_steps = cdiv(q.k, bk);
   const int64_t max_clusters = sm90_resident_clusters(profile, cs);
   const bool scheduled = partial.split_k && partial.stream_k;
@@ -247,44 +380,25 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   }
 
   const std::optional<int64_t> consumers_v = set_param(partial.consumers, 1);
-  const double rate_sm = memo.peak_tflops * 1e12 / double(sms) * kWgmmaShare *
-                         (consumers_v && *consumers_v == 1 ? kOneConsumerShare : 1.0);
-  const double tensor_k = 2.0 * double(bm * bn * bk) / rate_sm;
-  const double smem_k_bytes = double(bm / 64) * double((64 + bn) * bk) * in;
-  const double smem_k = smem_k_bytes / (smem_rate * clock);
   // GROUP_M read as set: 0 is the Hilbert walk, not a value to replace.
   const std::optional<int64_t> group_m = partial.group_m;
-  const double step_k = (std::max({tensor_k, smem_k, kKStepFloorCycles / clock}) *
-                            (cs > 1 ? 1.0 + kClusterStepShare : 1.0) +
-                        kKStepCycles / clock) *
-                        walk_slowdown(group_m, grid.clusters, cdiv(q.n, bn * cn)) * misaligned;
-  const double compute_s = steps * step_k;
+  const KStep step = k_step(chip, tile, consumers_v && *consumers_v == 1, in,
+                            walk_slowdown(group_m, grid.clusters, cdiv(q.n, bn * cn)), misaligned);
+  const double compute_s = steps * step.seconds;
+  const L2Stream l2 = l2_stream(chip, tile, in, k_steps, grid.cluster_tiles, steps, misaligned);
+  const double l2_s = l2.seconds;
+  const double l2_bw_sm = chip.l2_rate * chip.clock;
 
-  const double a_k = double(bm * bk) * in, b_k = double(bn * bk) * in;
-  const double l2_tile = double(k_steps) * (a_k / double(cn) + b_k / double(cm));
-  const double l2_bw_sm = l2_rate * clock;
-  const double l2_total = double(grid.cluster_tiles * cs) * l2_tile;
-  const double l2_cta = steps * (a_k / double(cn) + b_k / double(cm));
-  const double l2_s = std::max(l2_total / (l2_bw_sm * double(sms)), l2_cta / l2_bw_sm) * misaligned;
-
-  const double stage_bytes = a_k + b_k;
   const std::optional<int64_t> stages = set_param(partial.stages, 2);
   const bool reads_c = q.beta != 0.0;
   const double c_bytes = double(q.m) * double(q.n) * out * (reads_c ? 2.0 : 1.0);
   const double dram_bw = profile.mem_bandwidth_gbps * 1e9 * kDramEfficiency;
-  const double smem_s = steps * smem_k * misaligned;
+  const double smem_s = steps * step.smem_s * misaligned;
   // combine_terms() of the cost model, without its vector; the latency's DRAM share from the operands' DRAM bytes
   // (the price's, or its floor: fewer bytes, less latency).
   auto body_of = [&](double operand_bytes) {
     const double dram_s = (operand_bytes + c_bytes) / dram_bw;
-    double latency_s = 0;
-    if (stages) {
-      const double in_flight = double(std::max<int64_t>(1, *stages - 1)) * stage_bytes;
-      const double dram_stages = l2_total > 0 ? std::min(1.0, 2.0 * operand_bytes / l2_total) : 1.0;
-      const double latency =
-          kLoadedLatencySeconds + dram_stages * (kDramLoadedLatencySeconds - kLoadedLatencySeconds);
-      latency_s = steps * stage_bytes / (in_flight / latency) * misaligned;
-    }
+    const double latency_s = stages ? latency_seconds(*stages, l2, operand_bytes, steps, misaligned) : 0.0;
     const double top_stream = std::max({compute_s, dram_s, l2_s, smem_s});
     const double streams = compute_s + dram_s + l2_s + smem_s;
     return std::max(0.0, std::max(top_stream, latency_s)) + plan::constants::kOverlapLeak * (streams - top_stream);
@@ -292,11 +406,11 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
 
   double epi_s = 0, fix_s = 0;
   if (scheduled) {
-    epi_s = epilogue_seconds(q, out, clock, bm, bn, sched, share.finished, partial.epilogue, partial.stmatrix,
+    epi_s = epilogue_seconds(q, out, chip.clock, bm, bn, sched, share.finished, partial.epilogue, partial.stmatrix,
                              set_param(partial.epi_split, 1));
     fix_s = fixup_seconds(q, bm, bn, sched, share, consumers_v, l2_bw_sm).seconds;
   }
-  const double fill_s = kLoadedLatencySeconds + stage_bytes / l2_bw_sm;
+  const double fill_s = fill_seconds(l2, l2_bw_sm);
   // The operands' DRAM bytes cost an L2 simulation the first time: its floor (every panel once) while the rest
   // already exceeds `enough`.
   const double floor = sm80_operand_dram_floor(q, max_clusters, bm * cm, bn * cn);
@@ -316,15 +430,17 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   if (auto missing = sm90_missing_field(profile)) return plan::invalid_cost(*missing);
   Cost c;
   const double in = double(size_of(q.precision.input)), out = double(size_of(q.precision.output));
-  const int64_t bm = param(cfg.block_m, 128), bn = param(cfg.block_n, 128), bk = param(cfg.block_k, 64);
+  const TileShape tile{param(cfg.block_m, 128), param(cfg.block_n, 128), param(cfg.block_k, 64),
+                       param(cfg.cluster_m, 1), param(cfg.cluster_n, 1)};
+  const int64_t bm = tile.bm, bn = tile.bn, bk = tile.bk, cm = tile.cm, cn = tile.cn, cs = cm * cn;
   const int64_t stages = param(cfg.stages, 2), consumers = param(cfg.consumers, 1);
-  const int64_t cm = param(cfg.cluster_m, 1), cn = param(cfg.cluster_n, 1), cs = cm * cn;
   const int64_t group_m = cfg.group_m.value_or(1);  // 0: the Hilbert walk
   const int64_t epilogue = cfg.epilogue.value_or(0);
   const int64_t split = param(cfg.epi_split, 1);
-  const int sms = std::max(1, profile.cores);
-  const double clock = profile.boost_clock_ghz * 1e9;
-  const double smem_rate = profile.smem_bytes_per_core_cycle, l2_rate = profile.l2_bytes_per_core_cycle;
+  const ChipRates chip{*peak.tflops, std::max(1, profile.cores), profile.boost_clock_ghz * 1e9,
+                       profile.smem_bytes_per_core_cycle, profile.l2_bytes_per_core_cycle};
+  const int sms = chip.sms;
+  const double clock = chip.clock;
 
   const Sm90Grid grid = grid_of(q, cfg, profile);
   c.occupancy = 1;
@@ -332,36 +448,7 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   c.waves = plan::analyze_waves(q, sm90_resident_clusters(profile, cs) * cs, 1, bm, bn, bk);
   c.waves.max_tiles_per_core = grid.tiles_per_cta;
   c.overhead_s = kGpuLaunchSeconds;
-  // COPY_AB copies the operands it names (1 both, 2 A, 3 B) whose rows are not on 32-byte sectors (assuming aligned
-  // bases); the others, and all with COPY_AB 0, are read in place, slower when their rows are off the sectors.
-  const int64_t copy_ab = cfg.copy_ab.value_or(0);
-  const bool a_off = sm90_rows_off_sectors(q, q.lda), b_off = sm90_rows_off_sectors(q, q.ldb);
-  const bool copy_a = a_off && (copy_ab == 1 || copy_ab == 2), copy_b = b_off && (copy_ab == 1 || copy_ab == 3);
-  if (copy_a || copy_b) {
-    const double bytes = 2.0 * ((copy_a ? double(q.m) * double(q.k) : 0.0) + (copy_b ? double(q.k) * double(q.n) : 0.0)) * in;
-    const double copy_s = bytes / (profile.mem_bandwidth_gbps * 1e9 * kCopyBandwidthShare) +
-                          double(int(copy_a) + int(copy_b)) * kGpuLaunchSeconds;
-    c.overhead_s += copy_s;
-    if (notes) {
-      c.notes.push_back(fmt::format("COPY_AB: {} copied to 128-byte aligned rows first: {} moved, {}",
-                                    copy_a && copy_b ? "A and B" : copy_a ? "A" : "B", fmtx::bytes(bytes),
-                                    fmtx::time(copy_s)));
-    }
-  }
-  // In RR and RC, A is K-major (its rows run along K); in RC and CC so is B.
-  const bool a_k_major = a_row_major(q.layout), b_k_major = !b_row_major(q.layout);
-  const bool a_slow = a_off && !copy_a, b_slow = b_off && !copy_b;
-  // A cluster loads a shared operand once for its CTAs (A along CLUSTER_N, B along CLUSTER_M): each CTA issues that
-  // share of the slow reads.
-  const double a_share = 1.0 / double(cn), b_share = 1.0 / double(cm);
-  const double misaligned =
-      1.0 + (a_slow ? (a_k_major ? kMisalignedKMajorSlowdown : kMisalignedMnMajorSlowdown) * a_share : 0) +
-      (b_slow ? (b_k_major ? kMisalignedKMajorSlowdown : kMisalignedMnMajorSlowdown) * b_share : 0) +
-      (a_slow && b_slow ? kMisalignedBothExtra * a_share * b_share : 0);
-  if (notes && misaligned > 1.0) {
-    c.notes.push_back(fmt::format("rows of {} not on 32-byte sectors: TMA's reads slow the main loop by {:.0f}%",
-                                  a_slow && b_slow ? "A and B" : a_slow ? "A" : "B", (misaligned - 1) * 100));
-  }
+  const double misaligned = price_copies(c, q, profile, cfg.copy_ab.value_or(0), cm, cn, in, notes);
   if (grid.cluster_tiles == 0 || q.k == 0) {
     c.seconds = c.overhead_s;
     c.bound = "launch";
@@ -373,56 +460,30 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   const Sm90Schedule sched = sm90_schedule(q, cfg, sm90_resident_clusters(profile, cs));
   const Sm90Share share = sm90_share(sched);
   const int64_t per_cta = share.finished;
+  const double steps = double(share.k_steps);
   c.waves.max_tiles_per_core = share.units;
 
-  // Main loop of one k-step on one SM: the wgmma work at the family's share of the dense peak, or the shared-memory
-  // reads of its operands if they take longer (each m64 row block reads 64 x BLOCK_K of A and BLOCK_K x BLOCK_N of
-  // B), plus the fixed issue and barrier cycles; a CTA of a cluster also waits for its partner.
-  const double rate_sm = *peak.tflops * 1e12 / double(sms) * kWgmmaShare * (consumers == 1 ? kOneConsumerShare : 1.0);
-  const double tensor_k = 2.0 * double(bm * bn * bk) / rate_sm;
-  const double smem_k_bytes = double(bm / 64) * double((64 + bn) * bk) * in;
-  const double smem_k = smem_k_bytes / (smem_rate * clock);
   // Row-major walk with more than one tile row in flight: the CTAs in flight spread over more A and B panels.
-  const double step_k = (std::max({tensor_k, smem_k, kKStepFloorCycles / clock}) *
-                            (cs > 1 ? 1.0 + kClusterStepShare : 1.0) +
-                        kKStepCycles / clock) *
-                        walk_slowdown(group_m, grid.clusters, cdiv(q.n, bn * cn)) * misaligned;
-  c.compute_s = double(share.k_steps) * step_k;
+  const KStep step =
+      k_step(chip, tile, consumers == 1, in, walk_slowdown(group_m, grid.clusters, cdiv(q.n, bn * cn)), misaligned);
+  c.compute_s = steps * step.seconds;
   c.compute_share = q.flops() / c.compute_s / (*peak.tflops * 1e12);
   // A cluster launch places its CTAs together (the GPCs are filled in cluster-sized groups) and ends on a cluster
   // barrier: a fixed cost that small shapes notice.
   if (cs > 1) c.overhead_s += kClusterLaunchSeconds;
-  if (notes && smem_k > tensor_k) {
+  if (notes && step.smem_s > step.tensor_s) {
     c.notes.push_back(fmt::format("wgmma is bound by its shared-memory reads with BLOCK_N {}: {:.0f} B per k-step "
                                   "at {:g} B/cycle take {} against {} of tensor work",
-                                  bn, smem_k_bytes, smem_rate, fmtx::time(smem_k), fmtx::time(tensor_k)));
+                                  bn, step.smem_bytes, chip.smem_rate, fmtx::time(step.smem_s),
+                                  fmtx::time(step.tensor_s)));
   }
 
-  // L2 -> SM: each CTA loads its A rows and B columns for every k-step; in a cluster the shared operand is loaded
-  // once (each CTA loads its part and multicasts it).
-  const double a_k = double(bm * bk) * in, b_k = double(bn * bk) * in;
-  const double l2_tile = double(k_steps) * (a_k / double(cn) + b_k / double(cm));
-  const double l2_bw_sm = l2_rate * clock;
-  const double l2_total = double(grid.cluster_tiles * cs) * l2_tile;
-  const double l2_cta = double(share.k_steps) * (a_k / double(cn) + b_k / double(cm));
-  // Rows off the sectors slow every read of the operands (TMA fetches the extra sectors), not only the k-steps'
-  // tensor work: the L2 stream and the loads' latency pay it too.
-  const double l2_s = std::max(l2_total / (l2_bw_sm * double(sms)), l2_cta / l2_bw_sm) * misaligned;
-
+  const L2Stream l2 = l2_stream(chip, tile, in, k_steps, grid.cluster_tiles, steps, misaligned);
+  const double l2_bw_sm = chip.l2_rate * clock;
   // DRAM: A and B panels as the persistent walk (consecutive tiles in flight at once, the grouped order) and the L2
   // let them through; C written (and read when beta != 0).
   const double operand_bytes = operand_dram_bytes(q, profile, bm, bn, cm, cn, group_m, cache);
-
-  // Little's law: STAGES - 1 stages in flight per SM over the loaded latency. A stage waits for its slowest piece:
-  // when its operands stream from DRAM (each panel read about once, as in skinny and long-K shapes) that is HBM's
-  // latency under load, when they are reused from the L2 the L2's. The share of stages that wait on DRAM is taken as
-  // twice the share of the L2 -> SM bytes that come from DRAM (a stage holds a piece of each operand), at most 1.
-  const double stage_bytes = a_k + b_k;
-  const double in_flight = double(std::max<int64_t>(1, stages - 1)) * stage_bytes;
-  const double dram_stages = l2_total > 0 ? std::min(1.0, 2.0 * operand_bytes / l2_total) : 1.0;
-  const double latency =
-      kLoadedLatencySeconds + dram_stages * (kDramLoadedLatencySeconds - kLoadedLatencySeconds);
-  c.latency_s = double(share.k_steps) * stage_bytes / (in_flight / latency) * misaligned;
+  c.latency_s = latency_seconds(stages, l2, operand_bytes, steps, misaligned);
   const bool reads_c = q.beta != 0.0;
   const double c_bytes = double(q.m) * double(q.n) * out * (reads_c ? 2.0 : 1.0);
   const double dram = operand_bytes + c_bytes;
@@ -431,15 +492,15 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   const double dram_s = dram / dram_bw;
 
   c.levels = {{"HBM", dram, dram_bw, dram_s},
-              {"L2", l2_total, l2_bw_sm * double(sms), l2_s},
-              {"shared memory", smem_k_bytes * double(k_steps * grid.cluster_tiles * cs),
-               smem_rate * clock * double(sms), double(share.k_steps) * smem_k}};
+              {"L2", l2.total, l2_bw_sm * double(sms), l2.seconds},
+              {"shared memory", step.smem_bytes * double(k_steps * grid.cluster_tiles * cs),
+               chip.smem_rate * clock * double(sms), steps * step.smem_s}};
   // Shared memory: the wgmma operand reads bound each k-step above (in the compute term); as a stream they also
   // compete with the TMA writes of the next stages and the epilogue's staging, so they leak like the others.
-  const double smem_s = double(share.k_steps) * smem_k * misaligned;
+  const double smem_s = steps * step.smem_s * misaligned;
   plan::combine_terms(c, {{"compute", c.compute_s, true},
                           {"HBM", dram_s, true},
-                          {"L2", l2_s, true},
+                          {"L2", l2.seconds, true},
                           {"shared memory", smem_s, true},
                           {"latency", c.latency_s, false}});
 
@@ -450,26 +511,12 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
     c.notes.push_back(fmt::format("epilogue {} on the busiest SM ({} tiles of {} each)", fmtx::time(epi_s), per_cta,
                                   fmtx::bytes(double(bm * bn) * out)));
   }
-
   if (share.partials_written > 0) {
     const Fixup fix = fixup_seconds(q, bm, bn, sched, share, consumers, l2_bw_sm);
     c.body_s += fix.seconds;
-    if (notes && sched.shared_sum) {
-      c.notes.push_back(fmt::format("split-K {} with a shared sum: each CTA stores its partial tile of {}, then sums "
-                                    "its 1/{} of the tile from all {} and writes it: {}",
-                                    sched.split_k, fmtx::bytes(fix.part), sched.split_k, sched.split_k,
-                                    fmtx::time(fix.seconds)));
-    } else if (notes) {
-      c.notes.push_back(fmt::format("{}: the busiest CTA stores {} partial tile(s) of {} and reads {} back: {}",
-                                    sched.split_k > 1 ? fmt::format("split-K {}", sched.split_k)
-                                                      : fmt::format("stream-K over the last {} tiles", sched.sk_tiles),
-                                    share.partials_written, fmtx::bytes(fix.part), share.partials_read,
-                                    fmtx::time(fix.seconds)));
-    }
+    if (notes) add_fixup_note(c, sched, share, fix);
   }
-
-  // One pipeline fill per CTA (persistent: later tiles' first stages load under the previous tile's epilogue).
-  c.fill_s = kLoadedLatencySeconds + stage_bytes / l2_bw_sm;
+  c.fill_s = fill_seconds(l2, l2_bw_sm);
   c.seconds = c.body_s + c.fill_s + c.overhead_s;
   return c;
 }

@@ -268,6 +268,68 @@ std::vector<Config> triton_tutorial_configs() {
   return out;
 }
 
+namespace {
+
+// Programs of config `c` resident per SM, at least one, and what limits them; the record's limits where it has
+// them, else those of the NVIDIA chips Triton targets.
+struct TritonOccupancy {
+  int64_t programs = 1;
+  const char* limit = "blocks";
+};
+TritonOccupancy triton_occupancy(const hw::HwProfile& profile, const TritonResources& r, int64_t threads) {
+  const int64_t smem_sm = profile.smem_per_core_bytes > 0 ? profile.smem_per_core_bytes : r.smem_bytes;
+  const int64_t threads_sm = profile.max_threads_per_core > 0 ? profile.max_threads_per_core : 2048;
+  const int64_t regs_sm = profile.registers_per_core > 0 ? profile.registers_per_core : 65536;
+  const int64_t by_smem = smem_sm / std::max<int64_t>(1, r.smem_bytes);
+  const int64_t by_regs = regs_sm / std::max<int64_t>(1, r.registers * threads);
+  const int64_t by_threads = threads_sm / threads;
+  const int64_t occ = std::min({by_smem, by_regs, by_threads, int64_t(profile.max_blocks_per_core)});
+  TritonOccupancy o;
+  o.limit = occ == by_smem ? "shared memory" : occ == by_regs ? "registers" : occ == by_threads ? "threads" : "blocks";
+  o.programs = std::max<int64_t>(1, occ);
+  return o;
+}
+
+// The share of the chip's dense peak the program's MMA loop reaches: by instruction (MFMA, warpgroup MMA at the
+// tile's width, mma.sync), less for two-stage and 64-row-wide warpgroup tiles.
+double mma_share(const TritonTarget& t, const TritonResources& r, int64_t bm, int64_t bn, int64_t stages) {
+  double share = t.backend == "hip" ? kMfmaShare : r.wgmma ? kWgmmaShare * wgmma_width_share(bn)
+                                                           : (t.sm >= 90 ? kMmaSyncShareHopper : kMmaSyncShare);
+  if (r.wgmma && stages == 2) share *= kTwoStageShare;
+  if (r.wgmma && bm == 64 && bn >= 256) share *= kWide64RowShare;
+  return share;
+}
+
+// Shared-memory bytes of one tile over the whole (padded) K: each k-step's A tile is read by the warps along N and
+// B's by the warps along M (the wgmma path splits M over warpgroups, each reading all of B).
+double smem_tile_bytes(const TritonResources& r, int64_t bm, int64_t bn, int64_t bk, int64_t warps, double in,
+                       double k_pad) {
+  int64_t warps_m = 1, warps_n = 1;
+  if (r.wgmma) {
+    warps_m = std::min<int64_t>(warps / 4, std::max<int64_t>(1, bm / 64));
+    warps_n = 1;
+  } else {
+    warps_m = std::min<int64_t>(warps, std::max<int64_t>(1, bm / 16));
+    warps_n = std::max<int64_t>(1, warps / warps_m);
+  }
+  return 2.0 * double(bk) * in * 0.5 * double(bm * warps_n + bn * warps_m) * (k_pad / double(bk));
+}
+
+// Rows off 16 bytes: two-byte loads, which no async copy or vector load can take; the seconds of the busiest SM's
+// `tiles` tiles, each operand weighted by whether its rows run along K.
+// A program alone on its SM waits for its loads, then computes: two or more overlap one's loads with another's
+// dot (128x128x32 with 8 warps, one per SM: 2.31 ms on 4095x4097x4093; 128x64x32 with 4, two per SM: 1.80 ms).
+double narrow_load_seconds(const Problem& q, int64_t bm, int64_t bn, double k_pad, double in, double tiles,
+                           int64_t occ, double clock) {
+  const double narrow_rate = kNarrowLoadBytesPerCycle * clock * std::min(1.0, double(occ) / 2.0);
+  const double a_weight = a_row_major(q.layout) ? kNarrowKMajorWeight : kNarrowMnMajorWeight;
+  const double b_weight = b_row_major(q.layout) ? kNarrowMnMajorWeight : kNarrowKMajorWeight;
+  const double narrow_tile = (double(bm) * a_weight + double(bn) * b_weight) * k_pad * in;
+  return tiles * narrow_tile / narrow_rate;
+}
+
+}  // namespace
+
 plan::Cost triton_cost(const Problem& problem, const hw::HwProfile& profile, const Config& c) {
   const Problem q = problem.normalized();
   const TritonTarget t = triton_target(profile);
@@ -287,17 +349,9 @@ plan::Cost triton_cost(const Problem& problem, const hw::HwProfile& profile, con
   const int64_t bm = v(c, "BLOCK_M"), bn = v(c, "BLOCK_N"), bk = v(c, "BLOCK_K"), w = v(c, "WARPS"),
                 st = v(c, "STAGES"), gm = v(c, "GROUP_M");
   const int64_t sms = profile.cores;
-  const int64_t threads = w * t.warp_size;
-  const int64_t smem_sm = profile.smem_per_core_bytes > 0 ? profile.smem_per_core_bytes : r.smem_bytes;
-  const int64_t threads_sm = profile.max_threads_per_core > 0 ? profile.max_threads_per_core : 2048;
-  const int64_t regs_sm = profile.registers_per_core > 0 ? profile.registers_per_core : 65536;
-  const int64_t by_smem = smem_sm / std::max<int64_t>(1, r.smem_bytes);
-  const int64_t by_regs = regs_sm / std::max<int64_t>(1, r.registers * threads);
-  const int64_t by_threads = threads_sm / threads;
-  int64_t occ = std::min({by_smem, by_regs, by_threads, int64_t(profile.max_blocks_per_core)});
-  cost.occupancy_limit = occ == by_smem ? "shared memory" : occ == by_regs ? "registers" : occ == by_threads ? "threads"
-                                                                                                            : "blocks";
-  occ = std::max<int64_t>(1, occ);
+  const TritonOccupancy occupancy = triton_occupancy(profile, r, w * t.warp_size);
+  const int64_t occ = occupancy.programs;
+  cost.occupancy_limit = occupancy.limit;
   cost.occupancy = int(occ);
   cost.waves = plan::analyze_waves(q, sms, int(occ), bm, bn, bk);
   const plan::WaveAnalysis& wv = cost.waves;
@@ -306,26 +360,13 @@ plan::Cost triton_cost(const Problem& problem, const hw::HwProfile& profile, con
   const double clock = profile.boost_clock_ghz * 1e9;
   const double k_pad = double(round_up(q.k, bk));
   const double tile_flops = 2.0 * double(bm) * double(bn) * k_pad;
-  double share = t.backend == "hip" ? kMfmaShare : r.wgmma ? kWgmmaShare * wgmma_width_share(bn)
-                                                           : (t.sm >= 90 ? kMmaSyncShareHopper : kMmaSyncShare);
-  if (r.wgmma && st == 2) share *= kTwoStageShare;
-  if (r.wgmma && bm == 64 && bn >= 256) share *= kWide64RowShare;
+  const double share = mma_share(t, r, bm, bn, st);
   const double sm_rate = *peak * 1e12 / double(sms) * share;
   const double per_sm_tiles = double(wv.max_tiles_per_core);
   cost.compute_s = per_sm_tiles * tile_flops / sm_rate;
   cost.compute_share = share;
 
-  // Shared memory: each k-step's A tile is read by the warps along N and B's by the warps along M (the wgmma path
-  // splits M over warpgroups, each reading all of B).
-  int64_t warps_m = 1, warps_n = 1;
-  if (r.wgmma) {
-    warps_m = std::min<int64_t>(w / 4, std::max<int64_t>(1, bm / 64));
-    warps_n = 1;
-  } else {
-    warps_m = std::min<int64_t>(w, std::max<int64_t>(1, bm / 16));
-    warps_n = std::max<int64_t>(1, w / warps_m);
-  }
-  const double smem_tile = 2.0 * double(bk) * in * 0.5 * double(bm * warps_n + bn * warps_m) * (k_pad / double(bk));
+  const double smem_tile = smem_tile_bytes(r, bm, bn, bk, w, in, k_pad);
   const double smem_s = per_sm_tiles * smem_tile / (profile.smem_bytes_per_core_cycle * clock);
   // L2 into each SM: every tile reads its A panel and B panel once.
   const double l2_tile = double(bm + bn) * k_pad * in;
@@ -343,14 +384,8 @@ plan::Cost triton_cost(const Problem& problem, const hw::HwProfile& profile, con
   const double ahead = r.pipelined ? double(std::max<int64_t>(1, st - 1)) : 0.5;
   const double in_flight = double(std::min<int64_t>(occ, cdiv(wv.tiles, sms))) * ahead * double(bm + bn) * double(bk) * in;
   cost.latency_s = per_sm_tiles * l2_tile / (in_flight / kLoadLatencySeconds);
-  // Rows off 16 bytes: two-byte loads, which no async copy or vector load can take.
-  // A program alone on its SM waits for its loads, then computes: two or more overlap one's loads with another's
-  // dot (128x128x32 with 8 warps, one per SM: 2.31 ms on 4095x4097x4093; 128x64x32 with 4, two per SM: 1.80 ms).
-  const double narrow_rate = kNarrowLoadBytesPerCycle * clock * std::min(1.0, double(occ) / 2.0);
-  const double a_weight = a_row_major(q.layout) ? kNarrowKMajorWeight : kNarrowMnMajorWeight;
-  const double b_weight = b_row_major(q.layout) ? kNarrowMnMajorWeight : kNarrowKMajorWeight;
-  const double narrow_tile = (double(bm) * a_weight + double(bn) * b_weight) * k_pad * in;
-  const double narrow_s = r.pipelined ? 0.0 : per_sm_tiles * narrow_tile / narrow_rate;
+  // Rows off 16 bytes (no async copies): two-byte loads.
+  const double narrow_s = r.pipelined ? 0.0 : narrow_load_seconds(q, bm, bn, k_pad, in, per_sm_tiles, occ, clock);
   cost.levels = {{"HBM", cost.dram_bytes, bw, dram_s},
                  {"L2", l2_tile * double(wv.tiles), l2_rate * double(sms), l2_s},
                  {"shared memory", smem_tile * double(wv.tiles), profile.smem_bytes_per_core_cycle * clock * double(sms),

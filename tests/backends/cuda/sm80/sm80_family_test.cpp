@@ -159,7 +159,8 @@ TEST(Sm80Family, NvrtcBuildsStayWithinTheirEstimates) {
     cases.push_back({arch, prof_name, big, largest});
   }
   jit::KernelCache cache(::testing::TempDir() + "/tf-sm80-ci-cache");
-  for (const Case& k : cases) {
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Case& k = cases[i];
     const int vec = k.config.at("COPY_AB") ? 16 : int(k.config.at("VEC_BYTES"));
     GeneratedKernel g = sm80_source(k.problem, k.config, vec, epilogue_vec(k.problem));
     jit::CompileRequest req;
@@ -169,6 +170,7 @@ TEST(Sm80Family, NvrtcBuildsStayWithinTheirEstimates) {
     req.arch = k.arch;
     auto compiled = cache.get(req);
     ASSERT_TRUE(compiled.ok()) << k.config.describe() << ": " << compiled.status().to_string();
+    testing::keep_ptx(fmt::format("sm80-estimates-{:02}", i), compiled->ptx);  // fresh compiles only
     const jit::FunctionResources* r = compiled->resources(g.entry);
     ASSERT_NE(r, nullptr) << compiled->log;
     EXPECT_FALSE(r->spills()) << k.arch << " " << k.config.describe() << ": " << r->spill_store_bytes << " bytes spilled";
@@ -221,7 +223,8 @@ TEST(Sm80Family, NvrtcBuildsBlockK64PipelinedTilesWithoutSpills) {
   }
   jit::KernelCache cache(::testing::TempDir() + "/tf-sm80-ci-cache");
   const std::vector<jit::Header> headers = kernel_headers();
-  for (const Case& k : cases) {
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Case& k = cases[i];
     const std::string what = fmt::format("{} {} {}", to_string(k.problem.layout), to_string(k.problem.precision.input),
                                          k.config.describe());
     ASSERT_TRUE(sm80_space(k.problem, h200).check(k.config).ok()) << what;
@@ -233,6 +236,7 @@ TEST(Sm80Family, NvrtcBuildsBlockK64PipelinedTilesWithoutSpills) {
     req.arch = "sm_90a";
     auto compiled = cache.get(req);
     ASSERT_TRUE(compiled.ok()) << what << ": " << compiled.status().to_string();
+    testing::keep_ptx(fmt::format("sm80-block-k64-{:02}", i), compiled->ptx);  // fresh compiles only
     const jit::FunctionResources* r = compiled->resources(g.entry);
     ASSERT_NE(r, nullptr) << compiled->log;
     EXPECT_FALSE(r->spills()) << what << ": " << r->spill_store_bytes << " bytes spilled";

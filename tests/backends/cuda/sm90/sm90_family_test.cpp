@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include "backends/cuda/sm90/sm90_test_config.hpp"
 #include "backends/cuda/sm90/sm90_family.hpp"
 #include "core/embedded.hpp"
@@ -131,7 +133,8 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
       {acc16(problem(512, 512, 8192)), sm90_config(128, 256, 4, 2, 1, 1, 8, 1, 2, 1, 4, 0)},
       {acc16(problem(1000, 1000, 1000, Layout::CR)), sm90_config(128, 128, 6, 2, 2, 1, 8, 1, 1, 1, 1, 1)},
   };
-  for (const Case& k : cases) {
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Case& k = cases[i];
     ASSERT_TRUE(sm90_space(k.problem, *h200).check(k.config).ok())
         << k.config.describe() << ": " << sm90_space(k.problem, *h200).check(k.config).to_string();
     const Sm90Source g = sm90_source(k.problem, k.config);
@@ -143,6 +146,7 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
     auto out = (*nvrtc)->compile(req);
     ASSERT_TRUE(out.ok()) << out.status().to_string();
     ASSERT_TRUE(out->ok) << k.config.describe() << "\n" << out->log;
+    testing::keep_ptx(fmt::format("sm90-{:02}", i), out->ptx);
     EXPECT_NE(out->ptx.find("wgmma.mma_async"), std::string::npos) << k.config.describe();
     // The accumulator type of the policy, and no other.
     const bool f16_acc = k.problem.precision.accum == DType::f16;

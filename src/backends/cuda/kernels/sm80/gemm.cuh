@@ -94,48 +94,28 @@ struct TileCopy : CopyState<ROWS, COLS, VEC, THREADS, K_ROWS> {
   }
 };
 
-// ---- the kernel body ---------------------------------------------------------------------------------------
+// ---- the kernel's steps ----------------------------------------------------------------------------------
 
+// Steps of the kernel body, each forced inline: the generated code is what the body compiled to with them written
+// in place. The k-step copies, the fragment loads and the pipelined k-tile stay lambdas of the body: taken out as
+// functions (forced inline or not, or made by a function that returns the lambda) they were simplified in another
+// order and the kernels came out with other machine code.
+
+// The two operands' copies of a config: tiles keep the global orientation, [BM][BK] or [BK][BM] for A, [BK][BN] or
+// [BN][BK] for B.
 template <class Cfg>
-__device__ __forceinline__ void gemm(const Params& p) {
-  extern __shared__ __align__(1024) unsigned char smem[];
-  using In = Elem<Cfg::IN>;
-  using Out = Elem<Cfg::OUT>;
-  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, THREADS = Cfg::THREADS, STAGES = Cfg::STAGES;
-  constexpr int MI = Cfg::MI, NI = Cfg::NI;
-  constexpr int KSTEPS = BK / 16;
+using CopyA = TileCopy<Cfg::A_ROW ? Cfg::BM : Cfg::BK, Cfg::A_ROW ? Cfg::BK : Cfg::BM, Cfg::VEC, Cfg::THREADS,
+                       !Cfg::A_ROW>;
+template <class Cfg>
+using CopyB = TileCopy<Cfg::B_ROW ? Cfg::BK : Cfg::BN, Cfg::B_ROW ? Cfg::BN : Cfg::BK, Cfg::VEC, Cfg::THREADS,
+                       Cfg::B_ROW>;
 
-  const int tid = threadIdx.x;
-  const int lane = tid & 31, warp = tid >> 5;
-  const int wm = warp % Cfg::WARPS_M, wn = warp / Cfg::WARPS_M;
-
-  // Group-M rasterization: GROUP_M row-blocks of C are walked column by column, so that the blocks resident
-  // at one time share their A rows and B columns in L2.
-  const int grid_m = (p.m + BM - 1) / BM, grid_n = (p.n + BN - 1) / BN;
-  const int pid = blockIdx.x;
-  const int width = Cfg::GROUP_M * grid_n;
-  const int group = pid / width;
-  const int first_m = group * Cfg::GROUP_M;
-  const int group_size = min(grid_m - first_m, Cfg::GROUP_M);
-  const int pid_m = first_m + (pid % width) % group_size;
-  const int pid_n = (pid % width) / group_size;
-  const int m0 = pid_m * BM, n0 = pid_n * BN;
-
-  const long long batch = blockIdx.y;
-  const auto* A = static_cast<const unsigned short*>(p.a) + batch * p.stride_a;
-  const auto* B = static_cast<const unsigned short*>(p.b) + batch * p.stride_b;
-  auto* C = static_cast<typename Out::T*>(p.c) + batch * p.stride_c;
-
-  // Shared memory: STAGES stages of [A tile][B tile]. Tiles keep the global orientation: [BM][BK] or [BK][BM]
-  // for A, [BK][BN] or [BN][BK] for B; ldmatrix (.trans where needed) turns either into the mma fragments.
-  // `rd` and `wr` are the byte offsets of the stage read (tile kt) and written (tile kt + STAGES - 1).
-  constexpr unsigned STAGE = Cfg::STAGE_BYTES, RING = STAGES * Cfg::STAGE_BYTES;
-  const unsigned a_tile = smem_u32(smem), b_tile = a_tile + Cfg::A_TILE_BYTES;
-  auto next_stage = [](unsigned off) { return off + STAGE == RING ? 0u : off + STAGE; };
-
-  constexpr int A_COLS = Cfg::A_ROW ? BK : BM, B_COLS = Cfg::B_ROW ? BN : BK;
-  TileCopy<Cfg::A_ROW ? BM : BK, A_COLS, Cfg::VEC, THREADS, !Cfg::A_ROW> copy_a;
-  TileCopy<Cfg::B_ROW ? BK : BN, B_COLS, Cfg::VEC, THREADS, Cfg::B_ROW> copy_b;
+// The copies' first chunks: A's tile from row m0 (column m0 when A is stored column-major), B's from column n0
+// (row n0), each with the matrix's extent that bounds its copies.
+template <class Cfg>
+__device__ __forceinline__ void init_copies(CopyA<Cfg>& copy_a, CopyB<Cfg>& copy_b, const Params& p,
+                                            const unsigned short* A, const unsigned short* B, int m0, int n0,
+                                            unsigned a_tile, unsigned b_tile, int tid) {
   if constexpr (Cfg::A_ROW) {
     copy_a.init(A, p.lda, m0, 0, p.m, p.k, a_tile, tid);
   } else {
@@ -146,6 +126,130 @@ __device__ __forceinline__ void gemm(const Params& p) {
   } else {
     copy_b.init(B, p.ldb, n0, 0, p.n, p.k, b_tile, tid);
   }
+}
+
+// Every accumulator set to zero.
+template <class Cfg>
+__device__ __forceinline__ void zero_accumulators(float (&acc)[Cfg::MI][Cfg::NI][4]) {
+#pragma unroll
+  for (int i = 0; i < Cfg::MI; ++i)
+#pragma unroll
+    for (int j = 0; j < Cfg::NI; ++j)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;
+}
+
+// The mma of one k-step's fragments into the warp's accumulators.
+template <class Cfg>
+__device__ __forceinline__ void mma_all(float (&acc)[Cfg::MI][Cfg::NI][4], const unsigned (&af)[Cfg::MI][4],
+                                        const unsigned (&bf)[Cfg::NI][2]) {
+#pragma unroll
+  for (int i = 0; i < Cfg::MI; ++i)
+#pragma unroll
+    for (int j = 0; j < Cfg::NI; ++j) mma_16816<Cfg::IN>(acc[i][j], af[i], bf[j][0], bf[j][1]);
+}
+
+// The stage after the one `off` bytes from stage 0, in the ring of STAGES.
+template <class Cfg>
+__device__ __forceinline__ unsigned next_stage(unsigned off) {
+  constexpr unsigned STAGE = Cfg::STAGE_BYTES, RING = Cfg::STAGES * Cfg::STAGE_BYTES;
+  return off + STAGE == RING ? 0u : off + STAGE;
+}
+
+// Group-M rasterization: GROUP_M row-blocks of C are walked column by column, so that the blocks resident
+// at one time share their A rows and B columns in L2. The first row and column of this block's tile.
+template <class Cfg>
+__device__ __forceinline__ void block_origin(const Params& p, int& m0, int& n0) {
+  const int grid_m = (p.m + Cfg::BM - 1) / Cfg::BM, grid_n = (p.n + Cfg::BN - 1) / Cfg::BN;
+  const int pid = blockIdx.x;
+  const int width = Cfg::GROUP_M * grid_n;
+  const int group = pid / width;
+  const int first_m = group * Cfg::GROUP_M;
+  const int group_size = min(grid_m - first_m, Cfg::GROUP_M);
+  const int pid_m = first_m + (pid % width) % group_size;
+  const int pid_n = (pid % width) / group_size;
+  m0 = pid_m * Cfg::BM;
+  n0 = pid_n * Cfg::BN;
+}
+
+// One thread's two elements of C, in rows `row` (skipped when outside C) at columns col and col + 1: a pair store
+// with EPI_VEC 2 where both columns lie inside C, otherwise one element at a time.
+template <class Cfg>
+__device__ __forceinline__ void store_pair(const Params& p, typename Elem<Cfg::OUT>::T* C, int row, int col, float v0,
+                                           float v1, float alpha, float beta) {
+  using Out = Elem<Cfg::OUT>;
+  if (row >= p.m) return;
+  typename Out::T* dst = C + row * p.ldc + col;
+  if (Cfg::EPI_VEC == 2 && col + 1 < p.n) {
+    float o0 = alpha * v0, o1 = alpha * v1;
+    if (beta != 0.0f) {
+      o0 += beta * Out::to_float(dst[0]);
+      o1 += beta * Out::to_float(dst[1]);
+    }
+    if constexpr (Cfg::OUT == 0) {
+      *reinterpret_cast<float2*>(dst) = make_float2(o0, o1);
+    } else if constexpr (Cfg::OUT == 1) {
+      *reinterpret_cast<__half2*>(dst) = __floats2half2_rn(o0, o1);
+    } else {
+      *reinterpret_cast<__nv_bfloat162*>(dst) = __floats2bfloat162_rn(o0, o1);
+    }
+    return;
+  }
+  if (col < p.n) dst[0] = Out::from_float(alpha * v0 + (beta != 0.0f ? beta * Out::to_float(dst[0]) : 0.0f));
+  if (col + 1 < p.n) dst[1] = Out::from_float(alpha * v1 + (beta != 0.0f ? beta * Out::to_float(dst[1]) : 0.0f));
+}
+
+// Epilogue: thread (g = lane/4, t = lane%4) holds rows g and g+8, columns 2t and 2t+1 of each 16x8 tile.
+template <class Cfg>
+__device__ __forceinline__ void store_tile(const Params& p, typename Elem<Cfg::OUT>::T* C,
+                                           const float (&acc)[Cfg::MI][Cfg::NI][4], int lane, int wm, int wn, int m0,
+                                           int n0) {
+  const int g = lane >> 2, t = lane & 3;
+  const float alpha = p.alpha, beta = p.beta;
+#pragma unroll
+  for (int i = 0; i < Cfg::MI; ++i) {
+#pragma unroll
+    for (int j = 0; j < Cfg::NI; ++j) {
+      const int row = m0 + wm * Cfg::WM + i * 16 + g;
+      const int col = n0 + wn * Cfg::WN + j * 8 + 2 * t;
+      store_pair<Cfg>(p, C, row, col, acc[i][j][0], acc[i][j][1], alpha, beta);
+      store_pair<Cfg>(p, C, row + 8, col, acc[i][j][2], acc[i][j][3], alpha, beta);
+    }
+  }
+}
+
+// ---- the kernel body ---------------------------------------------------------------------------------------
+
+template <class Cfg>
+__device__ __forceinline__ void gemm(const Params& p) {
+  extern __shared__ __align__(1024) unsigned char smem[];
+  using Out = Elem<Cfg::OUT>;
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, STAGES = Cfg::STAGES;
+  constexpr int MI = Cfg::MI, NI = Cfg::NI;
+  constexpr int KSTEPS = BK / 16;
+
+  const int tid = threadIdx.x;
+  const int lane = tid & 31, warp = tid >> 5;
+  const int wm = warp % Cfg::WARPS_M, wn = warp / Cfg::WARPS_M;
+
+  int m0, n0;
+  block_origin<Cfg>(p, m0, n0);
+
+  const long long batch = blockIdx.y;
+  const auto* A = static_cast<const unsigned short*>(p.a) + batch * p.stride_a;
+  const auto* B = static_cast<const unsigned short*>(p.b) + batch * p.stride_b;
+  auto* C = static_cast<typename Out::T*>(p.c) + batch * p.stride_c;
+
+  // Shared memory: STAGES stages of [A tile][B tile]. Tiles keep the global orientation: [BM][BK] or [BK][BM]
+  // for A, [BK][BN] or [BN][BK] for B; ldmatrix (.trans where needed) turns either into the mma fragments.
+  // `rd` and `wr` are the byte offsets of the stage read (tile kt) and written (tile kt + STAGES - 1).
+  constexpr unsigned STAGE = Cfg::STAGE_BYTES;
+  const unsigned a_tile = smem_u32(smem), b_tile = a_tile + Cfg::A_TILE_BYTES;
+
+  constexpr int A_COLS = Cfg::A_ROW ? BK : BM, B_COLS = Cfg::B_ROW ? BN : BK;
+  CopyA<Cfg> copy_a;
+  CopyB<Cfg> copy_b;
+  init_copies<Cfg>(copy_a, copy_b, p, A, B, m0, n0, a_tile, b_tile, tid);
   auto advance = [&]() {
     copy_a.advance(p.lda);
     copy_b.advance(p.ldb);
@@ -180,12 +284,7 @@ __device__ __forceinline__ void gemm(const Params& p) {
   };
 
   float acc[MI][NI][4];
-#pragma unroll
-  for (int i = 0; i < MI; ++i)
-#pragma unroll
-    for (int j = 0; j < NI; ++j)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;
+  zero_accumulators<Cfg>(acc);
 
   const int k_tiles = (p.k + BK - 1) / BK;
 #pragma unroll
@@ -226,13 +325,6 @@ __device__ __forceinline__ void gemm(const Params& p) {
       bf[j + 1][1] = t[3];
     }
   };
-  auto mma_all = [&](const unsigned (&af)[MI][4], const unsigned (&bf)[NI][2]) {
-#pragma unroll
-    for (int i = 0; i < MI; ++i)
-#pragma unroll
-      for (int j = 0; j < NI; ++j) mma_16816<Cfg::IN>(acc[i][j], af[i], bf[j][0], bf[j][1]);
-  };
-
   unsigned rd = 0, wr = (STAGES - 1) * STAGE;
   if constexpr (Cfg::FRAG_PIPE) {
     // Fragments double-buffered across k-steps and across the barrier: the next step's ldmatrix (the next
@@ -254,7 +346,7 @@ __device__ __forceinline__ void gemm(const Params& p) {
       for (int s = 0; s < KSTEPS; ++s) {
         if (s < KSTEPS - 1) {
           load_fragments(af[(s + 1) & 1], bf[(s + 1) & 1], rd, (s + 1) * 16);
-          mma_all(af[s & 1], bf[s & 1]);
+          mma_all<Cfg>(acc, af[s & 1], bf[s & 1]);
           if (fetch) copy_group(s, wr, whole);
         } else {
           if (fetch) {
@@ -264,10 +356,10 @@ __device__ __forceinline__ void gemm(const Params& p) {
           cp_async_commit();
           cp_async_wait<STAGES - 2>();
           __syncthreads();  // tile kt+1 is visible to all
-          rd = next_stage(rd);
-          wr = next_stage(wr);
+          rd = next_stage<Cfg>(rd);
+          wr = next_stage<Cfg>(wr);
           if (whole || kt + 1 < k_tiles) load_fragments(af[0], bf[0], rd, 0);
-          mma_all(af[s & 1], bf[s & 1]);
+          mma_all<Cfg>(acc, af[s & 1], bf[s & 1]);
         }
       }
     };
@@ -290,51 +382,18 @@ __device__ __forceinline__ void gemm(const Params& p) {
         unsigned af[MI][4];
         unsigned bf[NI][2];
         load_fragments(af, bf, rd, s * 16);
-        mma_all(af, bf);
+        mma_all<Cfg>(acc, af, bf);
         if (fetch) copy_group(s, wr, false);
       }
       if (fetch) advance();
       cp_async_commit();
-      rd = next_stage(rd);
-      wr = next_stage(wr);
+      rd = next_stage<Cfg>(rd);
+      wr = next_stage<Cfg>(wr);
     }
   }
   cp_async_wait<0>();
 
-  // Epilogue: thread (g = lane/4, t = lane%4) holds rows g and g+8, columns 2t and 2t+1 of each 16x8 tile.
-  const int g = lane >> 2, t = lane & 3;
-  const float alpha = p.alpha, beta = p.beta;
-  auto store = [&](int row, int col, float v0, float v1) {
-    if (row >= p.m) return;
-    typename Out::T* dst = C + row * p.ldc + col;
-    if (Cfg::EPI_VEC == 2 && col + 1 < p.n) {
-      float o0 = alpha * v0, o1 = alpha * v1;
-      if (beta != 0.0f) {
-        o0 += beta * Out::to_float(dst[0]);
-        o1 += beta * Out::to_float(dst[1]);
-      }
-      if constexpr (Cfg::OUT == 0) {
-        *reinterpret_cast<float2*>(dst) = make_float2(o0, o1);
-      } else if constexpr (Cfg::OUT == 1) {
-        *reinterpret_cast<__half2*>(dst) = __floats2half2_rn(o0, o1);
-      } else {
-        *reinterpret_cast<__nv_bfloat162*>(dst) = __floats2bfloat162_rn(o0, o1);
-      }
-      return;
-    }
-    if (col < p.n) dst[0] = Out::from_float(alpha * v0 + (beta != 0.0f ? beta * Out::to_float(dst[0]) : 0.0f));
-    if (col + 1 < p.n) dst[1] = Out::from_float(alpha * v1 + (beta != 0.0f ? beta * Out::to_float(dst[1]) : 0.0f));
-  };
-#pragma unroll
-  for (int i = 0; i < MI; ++i) {
-#pragma unroll
-    for (int j = 0; j < NI; ++j) {
-      const int row = m0 + wm * Cfg::WM + i * 16 + g;
-      const int col = n0 + wn * Cfg::WN + j * 8 + 2 * t;
-      store(row, col, acc[i][j][0], acc[i][j][1]);
-      store(row + 8, col, acc[i][j][2], acc[i][j][3]);
-    }
-  }
+  store_tile<Cfg>(p, C, acc, lane, wm, wn, m0, n0);
 }
 
 }  // namespace tf::sm80

@@ -68,6 +68,56 @@ __device__ __forceinline__ float4* partial_at(float4* ws, int rank, int cw, int 
          ((static_cast<long long>(cw) * Cfg::M_ITERS + mi) * (Cfg::BN / 8) + v) * 128 + tid;
 }
 
+// Every slice's first step: its partial tile into workspace slot `own`, in the accumulators' fragment order
+// (partial_at); warps whose 16 rows lie outside C store nothing.
+template <class Cfg>
+__device__ __forceinline__ void store_partial(const Params& p, typename Cfg::AccTile& acc, float4* ws, int rank, int cw,
+                                              int tid, int warp, long long own, int m0) {
+  constexpr int BN = Cfg::BN, M_ITERS = Cfg::M_ITERS;
+#pragma unroll
+  for (int mi = 0; mi < M_ITERS; ++mi) {
+    if (!warp_rows_in<Cfg>(p, m0, cw, warp, mi)) continue;
+#pragma unroll
+    for (int v = 0; v < BN / 8; ++v) {
+      const float2 lo = acc_pair<Cfg>(acc, mi, 4 * v), hi = acc_pair<Cfg>(acc, mi, 4 * v + 2);
+      __stcg(partial_at<Cfg>(ws, rank, cw, tid, own, mi, v), make_float4(lo.x, lo.y, hi.x, hi.y));
+    }
+  }
+}
+
+// A slice of a shared-sum tile once its partial is stored: it waits on the tile's counter for every slice (all are
+// resident: one unit per cluster, a cooperative launch), sums and writes its share of C (shared_sum), and the last
+// slice to leave resets the counter and the departures counter after it for the next launch.
+template <class Cfg>
+__device__ __forceinline__ void shared_sum_slice(const Params& p, typename Elem<Cfg::OUT>::T* C, bool pairs, int rank,
+                                                 int cw, int tid, int* const counter, int num_tiles, const Work& w,
+                                                 const typename Cfg::Sched& sched, int m0, int n0) {
+  int* departed = counter + static_cast<long long>(num_tiles) * Cfg::CS;
+  if (cw == 0 && tid == 0) {
+    int arrived;
+    asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;\n" : "=r"(arrived) : "l"(counter) : "memory");
+    ++arrived;  // with this slice
+    // Every slice of the tile is resident (one unit per cluster, a cooperative launch): wait for them all.
+    while (arrived < w.nseg) {
+      __nanosleep(64);
+      asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(arrived) : "l"(counter) : "memory");
+    }
+  }
+  named_barrier(3, 128 * Cfg::CONSUMERS);
+  shared_sum<Cfg>(p, C, pairs, rank, cw, tid, w, sched, m0, n0);
+  // Every load of the share has been used (stored to C) before this barrier; the last slice to leave
+  // resets both counters for the next launch, after every slice has seen the arrivals complete.
+  named_barrier(3, 128 * Cfg::CONSUMERS);
+  if (cw == 0 && tid == 0) {
+    int old;
+    asm volatile("atom.relaxed.gpu.global.add.s32 %0, [%1], 1;\n" : "=r"(old) : "l"(departed) : "memory");
+    if (old == w.nseg - 1) {
+      asm volatile("st.relaxed.gpu.global.s32 [%0], 0;\n" ::"l"(counter) : "memory");
+      asm volatile("st.relaxed.gpu.global.s32 [%0], 0;\n" ::"l"(departed) : "memory");
+    }
+  }
+}
+
 // Split-K / stream-K fix-up of a slice of a shared tile. The partial tile is stored in the accumulators' own
 // fragment order (partial_at); warps whose 16 rows lie outside C skip theirs (the columns are not checked: the slot
 // holds the whole tile, and what lies outside C is never written to it). Every slice stores its partial, then counts
@@ -83,15 +133,7 @@ __device__ __forceinline__ bool fixup(const Params& p, typename Cfg::AccTile& ac
 #if TF_SM90_FIXUP_PROBE == 1
   return true;  // diagnostic: no fix-up at all, every slice stores its own partial as C
 #endif
-#pragma unroll
-  for (int mi = 0; mi < M_ITERS; ++mi) {
-    if (!warp_rows_in<Cfg>(p, m0, cw, warp, mi)) continue;
-#pragma unroll
-    for (int v = 0; v < BN / 8; ++v) {
-      const float2 lo = acc_pair<Cfg>(acc, mi, 4 * v), hi = acc_pair<Cfg>(acc, mi, 4 * v + 2);
-      __stcg(partial_at<Cfg>(ws, rank, cw, tid, own, mi, v), make_float4(lo.x, lo.y, hi.x, hi.y));
-    }
-  }
+  store_partial<Cfg>(p, acc, ws, rank, cw, tid, warp, own, m0);
 #if TF_SM90_FIXUP_PROBE == 2
   return w.seg == w.nseg - 1;  // diagnostic: the partial stores only
 #endif
@@ -101,30 +143,7 @@ __device__ __forceinline__ bool fixup(const Params& p, typename Cfg::AccTile& ac
   int* const counter = p.counters + static_cast<long long>(w.tile) * CS + rank;
   if constexpr (Cfg::SPLIT_K > 1) {
     if (p.shared_sum) {
-      int* departed = counter + static_cast<long long>(num_tiles) * CS;
-      if (cw == 0 && tid == 0) {
-        int arrived;
-        asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;\n" : "=r"(arrived) : "l"(counter) : "memory");
-        ++arrived;  // with this slice
-        // Every slice of the tile is resident (one unit per cluster, a cooperative launch): wait for them all.
-        while (arrived < w.nseg) {
-          __nanosleep(64);
-          asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(arrived) : "l"(counter) : "memory");
-        }
-      }
-      named_barrier(3, 128 * Cfg::CONSUMERS);
-      shared_sum<Cfg>(p, C, pairs, rank, cw, tid, w, sched, m0, n0);
-      // Every load of the share has been used (stored to C) before this barrier; the last slice to leave
-      // resets both counters for the next launch, after every slice has seen the arrivals complete.
-      named_barrier(3, 128 * Cfg::CONSUMERS);
-      if (cw == 0 && tid == 0) {
-        int old;
-        asm volatile("atom.relaxed.gpu.global.add.s32 %0, [%1], 1;\n" : "=r"(old) : "l"(departed) : "memory");
-        if (old == w.nseg - 1) {
-          asm volatile("st.relaxed.gpu.global.s32 [%0], 0;\n" ::"l"(counter) : "memory");
-          asm volatile("st.relaxed.gpu.global.s32 [%0], 0;\n" ::"l"(departed) : "memory");
-        }
-      }
+      shared_sum_slice<Cfg>(p, C, pairs, rank, cw, tid, counter, num_tiles, w, sched, m0, n0);
       return false;
     }
   }

@@ -37,6 +37,15 @@
 
 namespace tf::sm90 {
 
+// Every accumulator register set to zero.
+template <class Cfg>
+__device__ __forceinline__ void zero_accumulators(typename Cfg::AccTile& acc) {
+#pragma unroll
+  for (int mi = 0; mi < Cfg::M_ITERS; ++mi)
+#pragma unroll
+    for (int i = 0; i < Cfg::ACC_REGS; ++i) acc[mi][i] = 0;
+}
+
 // The consumer warpgroups (cw 0 or 1 among them, tid the thread in the warpgroup): for every work unit of the
 // cluster, the main loop into the accumulators; for a slice of a shared tile the fix-up, after which only the CTA
 // holding the finished tile goes on; then the epilogue. `w` is the unit being worked on.
@@ -50,10 +59,7 @@ __device__ __forceinline__ void consume(const Params& p, const Grid& g, unsigned
 
   const unsigned long long desc_a = desc_a0<Cfg>(base), desc_b = desc_b0<Cfg>(base);
   typename Cfg::AccTile acc;
-#pragma unroll
-  for (int mi = 0; mi < M_ITERS; ++mi)
-#pragma unroll
-    for (int i = 0; i < Cfg::ACC_REGS; ++i) acc[mi][i] = 0;  // once per CTA: every tile's first wgmma overwrites
+  zero_accumulators<Cfg>(acc);  // once per CTA: every tile's first wgmma overwrites
 
   // The deferred TMA-store epilogue keeps a tile's 16-bit pairs here until the next tile's main loop.
   typename Cfg::Packed packed;
