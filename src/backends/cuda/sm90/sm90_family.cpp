@@ -208,6 +208,13 @@ bool sm90_rows_off_sectors(const Problem& q, int64_t ld) {
 
 namespace {
 
+// Work units of a config's persistent walk: its cluster tiles (of every batch entry) times SPLIT_K slices. The
+// Hilbert rule and the cluster-size rule compare it with the clusters resident at once.
+int64_t cluster_units(const Problem& q, const Config& c) {
+  return cdiv(q.m, p(c, "BLOCK_M") * p(c, "CLUSTER_M")) * cdiv(q.n, p(c, "BLOCK_N") * p(c, "CLUSTER_N")) * q.batch *
+         p(c, "SPLIT_K");
+}
+
 // The family's parameters, their values and what each one decides. Clusters of 4 and 8 are declared only where
 // `large_clusters` (sm90_space says where they can pay): declared everywhere they would triple the product the
 // planner walks.
@@ -393,11 +400,10 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
          fmt::format("GROUP_M == 0 (Hilbert) only when the cluster tiles outnumber the clusters the {} SMs hold", sms),
          [q, resident](const Config& c) {
            if (p(c, "GROUP_M") != 0) return true;
-           const int64_t cm = p(c, "CLUSTER_M"), cn = p(c, "CLUSTER_N"), cs = cm * cn;
+           const int64_t cs = sm90_cluster_size(c);
            // Other sizes (up to 8 x 8 are declared) are the cluster-size constraint's to refuse.
            if (cs < 1 || cs > 8 || !std::has_single_bit(uint64_t(cs))) return true;
-           const int64_t tiles = cdiv(q.m, p(c, "BLOCK_M") * cm) * cdiv(q.n, p(c, "BLOCK_N") * cn) * q.batch;
-           return tiles * p(c, "SPLIT_K") > resident[std::bit_width(uint64_t(cs)) - 1];
+           return cluster_units(q, c) > resident[std::bit_width(uint64_t(cs)) - 1];
          },
          {"GROUP_M", "BLOCK_M", "BLOCK_N", "CLUSTER_M", "CLUSTER_N", "SPLIT_K"}});
   }
@@ -422,9 +428,7 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
            const int64_t cs = sm90_cluster_size(c);
            if (cs <= 2) return true;
            if ((cs != 4 && cs != 8) || p(c, "STREAM_K") != 0) return false;
-           const int64_t units = cdiv(q.m, p(c, "BLOCK_M") * p(c, "CLUSTER_M")) *
-                                 cdiv(q.n, p(c, "BLOCK_N") * p(c, "CLUSTER_N")) * q.batch * p(c, "SPLIT_K");
-           return units <= (cs == 4 ? r4 : r8);
+           return cluster_units(q, c) <= (cs == 4 ? r4 : r8);
          },
          {"CLUSTER_M", "CLUSTER_N", "BLOCK_M", "BLOCK_N", "SPLIT_K", "STREAM_K"}});
   } else {
