@@ -126,17 +126,6 @@ class PrunedWalk {
   std::size_t* combinations_ = nullptr;
 };
 
-// A rejected config's reason, its text stored once.
-void add_reason(RejectedSet& r, const std::string& why, Layer layer) {
-  auto it = std::find(r.reasons.begin(), r.reasons.end(), why);
-  if (it == r.reasons.end()) {
-    r.reasons.push_back(why);
-    r.reason_layers.push_back(layer);
-    it = r.reasons.end() - 1;
-  }
-  r.reason.push_back(uint32_t(it - r.reasons.begin()));
-}
-
 // How to tell whether a value is declared: in O(1) when the declaration is an arithmetic progression (the CPU
 // families declare thousands of multiples for KC, MC and NC, and enumeration checks every listed config), by a
 // binary search when it ascends, else by a scan.
@@ -271,7 +260,7 @@ std::string why_pins_rule_out_all(const ParamSpace& space, ForEach&& for_each) {
 
 // enumerate_candidates; `consumable`, when given, is family.list itself, whose legal configs may be moved out.
 Expected<Enumeration> enumerate(const FamilySpace& family, std::vector<Config>* consumable, const Pins& pins,
-                                std::string_view profile_name, bool record_rejected = true) {
+                                std::string_view profile_name, bool record_rejected, std::size_t keep_per_reason) {
   const ParamSpace& space = family.space;
   std::vector<std::string> names;
   for (const ParamDecl& d : space.params) names.push_back(d.name);
@@ -280,6 +269,7 @@ Expected<Enumeration> enumerate(const FamilySpace& family, std::vector<Config>* 
   Enumeration e;
   e.rejected.family = space.family;
   e.rejected.names = names;
+  e.rejected.keep = keep_per_reason;
   const bool list_mode = !family.list.empty();
 
   // The combinations the pins leave, either as a product or as a list.
@@ -340,14 +330,19 @@ Expected<Enumeration> enumerate(const FamilySpace& family, std::vector<Config>* 
       }
     }
     // Nothing legal and nothing listed: again with the rejections, which name what rules the configs out.
-    if (!record_rejected && e.legal.empty()) return enumerate(family, consumable, pins, profile_name, true);
+    if (!record_rejected && e.legal.empty())
+      return enumerate(family, consumable, pins, profile_name, true, keep_per_reason);
   } else {
+    // Each constraint's reason index, found once (SIZE_MAX: not yet).
+    std::vector<std::size_t> reason_of(space.constraints.size(), SIZE_MAX);
     for_each([&](const Config& c, const int64_t* values) {
       ++e.combinations;
       // Product values come from the declarations: only the constraints can fail.
-      for (const Constraint& k : space.constraints) {
-        if (!k.holds(c)) {
-          e.rejected.add(values, k.text, k.layer);
+      for (std::size_t k = 0; k < space.constraints.size(); ++k) {
+        const Constraint& rule = space.constraints[k];
+        if (!rule.holds(c)) {
+          if (reason_of[k] == SIZE_MAX) reason_of[k] = e.rejected.reason_index(rule.text, rule.layer);
+          e.rejected.add(values, reason_of[k]);
           return;
         }
       }
@@ -387,14 +382,33 @@ Config RejectedSet::config(std::size_t i) const {
   return c;
 }
 
+std::size_t RejectedSet::reason_index(const std::string& why, Layer layer) {
+  // The reason's text is stored once.
+  auto it = std::find(reasons.begin(), reasons.end(), why);
+  if (it != reasons.end()) return std::size_t(it - reasons.begin());
+  reasons.push_back(why);
+  reason_layers.push_back(layer);
+  counts.push_back(0);
+  return reasons.size() - 1;
+}
+
+void RejectedSet::add(const int64_t* config_values, std::size_t index) {
+  // Every config is counted; it is stored while its reason has fewer than `keep`.
+  ++total;
+  if (counts[index]++ >= keep) return;
+  reason.push_back(uint32_t(index));
+  values.insert(values.end(), config_values, config_values + names.size());
+}
+
 void RejectedSet::add(const Config& config, const std::string& why, Layer layer) {
-  for (const std::string& n : names) values.push_back(config.params.at(n));
-  add_reason(*this, why, layer);
+  std::vector<int64_t> v;
+  v.reserve(names.size());
+  for (const std::string& n : names) v.push_back(config.params.at(n));
+  add(v.data(), reason_index(why, layer));
 }
 
 void RejectedSet::add(const int64_t* config_values, const std::string& why, Layer layer) {
-  values.insert(values.end(), config_values, config_values + names.size());
-  add_reason(*this, why, layer);
+  add(config_values, reason_index(why, layer));
 }
 
 Layer layer_named(std::string_view name) {
@@ -474,13 +488,14 @@ std::size_t for_each_legal_listed(FamilySpace& family, const Pins& pins,
 }
 
 Expected<Enumeration> enumerate_candidates(const FamilySpace& family, const Pins& pins,
-                                           std::string_view profile_name) {
-  return enumerate(family, nullptr, pins, profile_name);
+                                           std::string_view profile_name, std::size_t keep_per_reason) {
+  return enumerate(family, nullptr, pins, profile_name, true, keep_per_reason);
 }
 
 Expected<Enumeration> enumerate_candidates_moving(FamilySpace& family, const Pins& pins,
-                                                  std::string_view profile_name, bool record_rejected) {
-  return enumerate(family, &family.list, pins, profile_name, record_rejected);
+                                                  std::string_view profile_name, bool record_rejected,
+                                                  std::size_t keep_per_reason) {
+  return enumerate(family, &family.list, pins, profile_name, record_rejected, keep_per_reason);
 }
 
 }  // namespace tileforge::plan

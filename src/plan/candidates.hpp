@@ -57,20 +57,31 @@ struct FamilySpace {
 FamilySpace full_product(ParamSpace space, std::optional<Config> reference, std::string reference_name,
                          std::string reference_reason);
 
-// The rejected configs of one enumeration, stored compactly (a full GPU family space can have ~200k combinations).
+// The rejected configs of one enumeration: every one counted under its reason, the first `keep` of each reason
+// stored compactly (the full sm90 space has ~10M combinations: storing them all takes over a gigabyte).
 struct RejectedSet {
   std::string family;
-  std::vector<std::string> names;   // parameter names, in declaration order
-  std::vector<int64_t> values;      // names.size() values per rejected config
-  std::vector<uint32_t> reason;     // index into `reasons`, per rejected config
-  std::vector<std::string> reasons; // constraint texts (or "NAME = V is not legal ...")
-  std::vector<Layer> reason_layers; // the layer of each reason: its constraint's, or the parameter's
+  std::vector<std::string> names;    // parameter names, in declaration order
+  std::size_t keep = SIZE_MAX;       // configs stored per reason; the rest are only counted
+  std::vector<int64_t> values;       // names.size() values per stored config
+  std::vector<uint32_t> reason;      // index into `reasons`, per stored config
+  std::vector<std::string> reasons;  // constraint texts (or "NAME = V is not legal ...")
+  std::vector<Layer> reason_layers;  // the layer of each reason: its constraint's, or the parameter's
+  std::vector<std::size_t> counts;   // per reason: the configs it rejected, stored or not
 
-  std::size_t size() const { return reason.size(); }
-  Config config(std::size_t i) const;
+  std::size_t size() const { return total; }           // every rejected config
+  std::size_t stored() const { return reason.size(); } // those kept, in enumeration order
+  Config config(std::size_t i) const;                  // the i-th stored config
   void add(const Config& config, const std::string& why, Layer layer);
   // The same for a config given by its values of `names`, in that order.
   void add(const int64_t* config_values, const std::string& why, Layer layer);
+  // The index of a reason in `reasons` (added when new), and a config added under that index: for an enumeration
+  // that rejects millions of configs under a few dozen reasons and would otherwise compare their texts each time.
+  std::size_t reason_index(const std::string& why, Layer layer);
+  void add(const int64_t* config_values, std::size_t reason_index);
+
+ private:
+  std::size_t total = 0;
 };
 
 struct Enumeration {
@@ -82,8 +93,9 @@ struct Enumeration {
 // Applies the pins to the space (an unknown name or a value outside the declared ones is refused with the allowed
 // ones), then checks every combination: legal ones are kept, every other one is kept with the first constraint it
 // violates. When pins leave no legal config, the result is an error naming the constraint that rules them out.
+// At most `keep_per_reason` rejected configs of each reason are stored; all are counted.
 Expected<Enumeration> enumerate_candidates(const FamilySpace& family, const Pins& pins,
-                                           std::string_view profile_name);
+                                           std::string_view profile_name, std::size_t keep_per_reason = SIZE_MAX);
 // The same, but the legal configs of a listed space are moved out of `family.list` rather than copied (those entries
 // are left empty, the rest of `family` untouched): for a caller that does not look at the list again. With
 // `record_rejected` false, the rejected configs are counted but not listed (`rejected` stays empty), and a product
@@ -91,7 +103,8 @@ Expected<Enumeration> enumerate_candidates(const FamilySpace& family, const Pins
 // soon as those are set: the same legal configs in the same order, far fewer checks. When nothing is legal, the
 // full enumeration runs, so that the error or the plan names the constraints.
 Expected<Enumeration> enumerate_candidates_moving(FamilySpace& family, const Pins& pins,
-                                                  std::string_view profile_name, bool record_rejected = true);
+                                                  std::string_view profile_name, bool record_rejected = true,
+                                                  std::size_t keep_per_reason = SIZE_MAX);
 
 // Calls `legal` with each config of a listed space (`family.list`, the pins set in it in place) that is legal, in
 // the list's order, repeats included: for a caller that keeps only the best one, which a repeat never changes, and

@@ -36,10 +36,12 @@ struct Group {
 
 std::vector<Group> group_rejected(const RejectedSet& r, std::size_t keep) {
   std::vector<Group> groups(r.reasons.size());
-  for (std::size_t i = 0; i < groups.size(); ++i) groups[i].reason = i;
-  for (std::size_t i = 0; i < r.size(); ++i) {
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    groups[i].reason = i;
+    groups[i].count = r.counts[i];
+  }
+  for (std::size_t i = 0; i < r.stored(); ++i) {
     Group& g = groups[r.reason[i]];
-    ++g.count;
     if (g.rows.size() < keep) g.rows.push_back(i);
   }
   std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) { return a.count > b.count; });

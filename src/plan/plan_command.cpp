@@ -126,6 +126,8 @@ int plan_command(const PlanCommandOptions& o, std::ostream& out, std::ostream& e
                                                   *threads, int64_t(hw::bounds::threads.max))));
   }
   po.threads = int(*threads);
+  // The explanation shows ExplainOptions::examples per reason unless --all-rejected: store no more than that.
+  po.rejected_examples = o.all_rejected ? SIZE_MAX : std::size_t(ExplainOptions().examples);
 
   // The chip to plan for: --profile (present or not), else the device's own. Devices that are present make their
   // profiles "running"; everything else is a prediction.

@@ -515,8 +515,9 @@ Expected<Plan> make_plan(const Problem& problem, const hw::HwProfile& profile, c
   }
   // Only the neighbour search looks at the list again: without it, the legal configs are moved out, not copied.
   auto en = options.pick_only
-                ? enumerate_candidates_moving(space, options.pins, profile.name, !options.legal_only)
-                : enumerate_candidates(space, options.pins, profile.name);
+                ? enumerate_candidates_moving(space, options.pins, profile.name, !options.legal_only,
+                                              options.rejected_examples)
+                : enumerate_candidates(space, options.pins, profile.name, options.rejected_examples);
   if (!en) return en.status();
   plan.coverage = std::move(space.coverage);
   plan.combinations = en->combinations;

@@ -43,6 +43,9 @@ struct PlanOptions {
   // otherwise (its rank is not known), `combinations` counts the list or the product, and `priced` says how many
   // configs were priced.
   bool best_only = false;
+  // Rejected configs stored per reason (`Plan::rejected`); every one is counted. The explanation shows a few
+  // examples of each reason, --all-rejected lists them all (SIZE_MAX): the full sm90 space rejects ~10M.
+  std::size_t rejected_examples = 3;
 };
 
 struct Candidate {

@@ -53,7 +53,9 @@ TEST(PlanExplain, SeedScenarioText) {
 }
 
 TEST(PlanExplain, AllRejectedListsEveryOne) {
-  const Plan plan = plan_of(testing::make_problem(512, 512, 512), "generic-avx2");
+  PlanOptions kept;
+  kept.rejected_examples = SIZE_MAX;  // as `plan --all-rejected` asks
+  const Plan plan = plan_of(testing::make_problem(512, 512, 512), "generic-avx2", kept);
   ExplainOptions all;
   all.all_rejected = true;
   const std::string text = render_explain(plan, all);
@@ -124,7 +126,9 @@ TEST(PlanExplain, JsonOfAnUnservedPlan) {
 }
 
 TEST(PlanExplain, JsonWithAllRejectedListsConfigs) {
-  const Plan plan = plan_of(testing::make_problem(512, 512, 512), "generic-avx2");
+  PlanOptions kept;
+  kept.rejected_examples = SIZE_MAX;  // as `plan --all-rejected` asks
+  const Plan plan = plan_of(testing::make_problem(512, 512, 512), "generic-avx2", kept);
   ExplainOptions all;
   all.all_rejected = true;
   const nlohmann::json j = to_json(plan, all);

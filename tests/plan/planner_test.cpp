@@ -50,9 +50,12 @@ TEST(Planner, Sm80SpaceOnH200HasOverAHundredLegalConfigs) {
 }
 
 TEST(Planner, EveryRejectedConfigViolatesItsReason) {
-  const Plan plan = plan_of(f16(1024, 1024, 1024), "a100-sxm");
+  PlanOptions all;
+  all.rejected_examples = SIZE_MAX;
+  const Plan plan = plan_of(f16(1024, 1024, 1024), "a100-sxm", all);
   const ParamSpace space = cuda::sm80_space(plan.problem, plan.profile);
   ASSERT_GT(plan.rejected.size(), 0u);
+  ASSERT_EQ(plan.rejected.stored(), plan.rejected.size());
   for (std::size_t i = 0; i < plan.rejected.size(); i += 997) {
     const Config c = plan.rejected.config(i);
     const std::string& why = plan.rejected.reasons[plan.rejected.reason[i]];
@@ -62,6 +65,38 @@ TEST(Planner, EveryRejectedConfigViolatesItsReason) {
     EXPECT_EQ(first->layer, plan.rejected.reason_layers[plan.rejected.reason[i]]);
   }
   for (const Candidate& c : plan.ranked) ASSERT_TRUE(space.check(c.config).ok()) << c.config.describe();
+}
+
+TEST(Planner, RejectedConfigsAreAllCountedAndAFewOfEachReasonStored) {
+  // The full sm90 space has ~10M combinations: a plan stores a few rejected configs per reason (the explanation's
+  // examples), not all of them (storing all took 1.9 GB for a 100x72x48 plan), and counts every one.
+  PlanOptions all;
+  all.rejected_examples = SIZE_MAX;
+  PlanOptions few;
+  few.rejected_examples = 2;
+  const Plan full = plan_of(f16(1000, 520, 264), "a100-sxm", all);
+  const Plan some = plan_of(f16(1000, 520, 264), "a100-sxm", few);
+  ASSERT_GT(full.rejected.reasons.size(), 1u);
+  EXPECT_EQ(some.rejected.size(), full.rejected.size());
+  EXPECT_EQ(some.rejected.reasons, full.rejected.reasons);
+  EXPECT_EQ(some.rejected.counts, full.rejected.counts);
+  EXPECT_EQ(some.combinations, full.combinations);
+  std::size_t counted = 0;
+  for (std::size_t n : full.rejected.counts) counted += n;
+  EXPECT_EQ(counted, full.rejected.size());
+  // The stored ones are the first two of each reason, in enumeration order.
+  std::vector<std::size_t> seen(full.rejected.reasons.size(), 0);
+  std::size_t j = 0;
+  for (std::size_t i = 0; i < full.rejected.stored(); ++i) {
+    const uint32_t r = full.rejected.reason[i];
+    if (seen[r]++ >= 2) continue;
+    ASSERT_LT(j, some.rejected.stored());
+    EXPECT_EQ(some.rejected.reason[j], r);
+    EXPECT_EQ(some.rejected.config(j).describe(), full.rejected.config(i).describe());
+    ++j;
+  }
+  EXPECT_EQ(j, some.rejected.stored());
+  EXPECT_LE(some.rejected.stored(), 2 * some.rejected.reasons.size());
 }
 
 TEST(Planner, SeedScenarioA100FitsItsSharedMemoryAndNamesTheLimit) {
@@ -187,7 +222,8 @@ TEST(Planner, LegalPinKeepsOnlyThatValue) {
     EXPECT_EQ(c.config.at("STAGES"), 4);
     EXPECT_EQ(c.config.at("GROUP_M"), 1);
   }
-  for (std::size_t i = 0; i < plan.rejected.size(); ++i) EXPECT_EQ(plan.rejected.config(i).at("STAGES"), 4);
+  ASSERT_GT(plan.rejected.stored(), 0u);
+  for (std::size_t i = 0; i < plan.rejected.stored(); ++i) EXPECT_EQ(plan.rejected.config(i).at("STAGES"), 4);
   for (const Neighbour& n : plan.neighbours) EXPECT_NE(n.param, "STAGES");
 
   PlanOptions cpu;
