@@ -218,13 +218,123 @@ __device__ __forceinline__ void store_tile(const Params& p, typename Elem<Cfg::O
   }
 }
 
+// ldmatrix addresses: the lane's first address in stage 0 (lane and warp offsets, swizzled once); per fragment and
+// k-step the body adds one XOR and an immediate offset (swizzle_xor / swizzle_add, see tile_layout.cuh).
+template <class Cfg>
+__device__ __forceinline__ void fragment_bases(unsigned a_tile, unsigned b_tile, int lane, int wm, int wn,
+                                               unsigned& a_frag, unsigned& b_frag) {
+  constexpr int A_COLS = Cfg::A_ROW ? Cfg::BK : Cfg::BM, B_COLS = Cfg::B_ROW ? Cfg::BN : Cfg::BK;
+  const RowCol al = a_frag_lane(Cfg::A_ROW, lane, wm * Cfg::WM);
+  const RowCol bl = b_frag_lane(Cfg::B_ROW, lane, wn * Cfg::WN);
+  a_frag = a_tile + swizzle_128b<A_COLS * 2>(static_cast<unsigned>((al.row * A_COLS + al.col) * 2));
+  b_frag = b_tile + swizzle_128b<B_COLS * 2>(static_cast<unsigned>((bl.row * B_COLS + bl.col) * 2));
+}
+
+// The copies of the first STAGES - 1 k-tiles, one commit group each (empty groups keep the wait counts uniform).
+template <class Cfg>
+__device__ __forceinline__ void fill_pipeline(CopyA<Cfg>& copy_a, CopyB<Cfg>& copy_b, const Params& p, int k_tiles) {
+  constexpr unsigned STAGE = Cfg::STAGE_BYTES;
+#pragma unroll
+  for (int s = 0; s < Cfg::STAGES - 1; ++s) {
+    if (s < k_tiles) {
+      copy_a.copy_all(s * STAGE, p.lda, p.a);
+      copy_b.copy_all(s * STAGE, p.ldb, p.b);
+      copy_a.advance(p.lda);
+      copy_b.advance(p.ldb);
+    }
+    cp_async_commit();
+  }
+}
+
+// The main loop of the plain pipeline: per k-tile, wait for it, then each k-step's fragments, its mma and a group
+// of the copies of tile kt + STAGES - 1. The body's lambdas come in as arguments (they must stay the body's
+// lambdas: see "the kernel's steps"); `rd` and `wr` are the byte offsets of the stage read (tile kt) and written.
+template <class Cfg, class LoadFragments, class CopyGroup, class Advance>
+__device__ __forceinline__ void main_loop(float (&acc)[Cfg::MI][Cfg::NI][4], const LoadFragments& load_fragments,
+                                          const CopyGroup& copy_group, const Advance& advance, int k_tiles) {
+  constexpr int STAGES = Cfg::STAGES, MI = Cfg::MI, NI = Cfg::NI, KSTEPS = Cfg::BK / 16;
+  unsigned rd = 0, wr = (STAGES - 1) * Cfg::STAGE_BYTES;
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    cp_async_wait<STAGES - 2>();
+    __syncthreads();  // tile kt is visible to all, and stage `wr` (tile kt-1's) is no longer read by anyone
+    const bool fetch = kt + STAGES - 1 < k_tiles;
+#pragma unroll
+    for (int s = 0; s < KSTEPS; ++s) {
+      unsigned af[MI][4];
+      unsigned bf[NI][2];
+      load_fragments(af, bf, rd, s * 16);
+      mma_all<Cfg>(acc, af, bf);
+      if (fetch) copy_group(s, wr, false);
+    }
+    if (fetch) advance();
+    cp_async_commit();
+    rd = next_stage<Cfg>(rd);
+    wr = next_stage<Cfg>(wr);
+  }
+}
+
+// The main loop with FRAG_PIPE: fragments double-buffered across k-steps and across the barrier, the next step's
+// ldmatrix (the next tile's first, after the barrier) issued before this step's mma, so that shared-memory latency
+// and the barrier overlap tensor-core work. Parities are compile-time because KSTEPS is even.
+template <class Cfg, class LoadFragments, class CopyGroup, class Advance>
+__device__ __forceinline__ void main_loop_frag_pipe(float (&acc)[Cfg::MI][Cfg::NI][4],
+                                                    const LoadFragments& load_fragments, const CopyGroup& copy_group,
+                                                    const Advance& advance, const Params& p, int k_tiles, int m0,
+                                                    int n0) {
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, STAGES = Cfg::STAGES, MI = Cfg::MI, NI = Cfg::NI;
+  constexpr int KSTEPS = BK / 16;
+  unsigned rd = 0, wr = (STAGES - 1) * Cfg::STAGE_BYTES;
+  unsigned af[2][MI][4];
+  unsigned bf[2][NI][2];
+  if (k_tiles > 0) {
+    cp_async_wait<STAGES - 2>();
+    __syncthreads();
+    load_fragments(af[0], bf[0], rd, 0);
+  }
+  // One k-tile: its mma, and the copies of tile kt + STAGES - 1 into stage `wr` (tile kt-1's: every thread
+  // passed the barrier after its last fragment load from it). `whole` (a literal at each call): that tile lies
+  // inside the matrix, so its copies are whole and the next tile exists; otherwise both are checked.
+  auto tile = [&](int kt, bool whole) {
+    const bool fetch = whole || kt + STAGES - 1 < k_tiles;
+#pragma unroll
+    for (int s = 0; s < KSTEPS; ++s) {
+      if (s < KSTEPS - 1) {
+        load_fragments(af[(s + 1) & 1], bf[(s + 1) & 1], rd, (s + 1) * 16);
+        mma_all<Cfg>(acc, af[s & 1], bf[s & 1]);
+        if (fetch) copy_group(s, wr, whole);
+      } else {
+        if (fetch) {
+          copy_group(s, wr, whole);
+          advance();
+        }
+        cp_async_commit();
+        cp_async_wait<STAGES - 2>();
+        __syncthreads();  // tile kt+1 is visible to all
+        rd = next_stage<Cfg>(rd);
+        wr = next_stage<Cfg>(wr);
+        if (whole || kt + 1 < k_tiles) load_fragments(af[0], bf[0], rd, 0);
+        mma_all<Cfg>(acc, af[s & 1], bf[s & 1]);
+      }
+    }
+  };
+  // While the tile fetched lies wholly inside the matrix (the block inside M and N, the tile inside K), the
+  // loop body has no bounds checks and no branches, so ptxas can interleave the copies with the mma.
+  int kt = 0;
+  if constexpr (Cfg::VEC >= 4) {
+    const bool inside = m0 + BM <= p.m && n0 + BN <= p.n;
+    const int whole_end = inside ? p.k / BK - (STAGES - 1) : 0;
+    for (; kt < whole_end; ++kt) tile(kt, true);
+  }
+  for (; kt < k_tiles; ++kt) tile(kt, false);
+}
+
 // ---- the kernel body ---------------------------------------------------------------------------------------
 
 template <class Cfg>
 __device__ __forceinline__ void gemm(const Params& p) {
   extern __shared__ __align__(1024) unsigned char smem[];
   using Out = Elem<Cfg::OUT>;
-  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, STAGES = Cfg::STAGES;
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK;
   constexpr int MI = Cfg::MI, NI = Cfg::NI;
   constexpr int KSTEPS = BK / 16;
 
@@ -242,8 +352,6 @@ __device__ __forceinline__ void gemm(const Params& p) {
 
   // Shared memory: STAGES stages of [A tile][B tile]. Tiles keep the global orientation: [BM][BK] or [BK][BM]
   // for A, [BK][BN] or [BN][BK] for B; ldmatrix (.trans where needed) turns either into the mma fragments.
-  // `rd` and `wr` are the byte offsets of the stage read (tile kt) and written (tile kt + STAGES - 1).
-  constexpr unsigned STAGE = Cfg::STAGE_BYTES;
   const unsigned a_tile = smem_u32(smem), b_tile = a_tile + Cfg::A_TILE_BYTES;
 
   constexpr int A_COLS = Cfg::A_ROW ? BK : BM, B_COLS = Cfg::B_ROW ? BN : BK;
@@ -287,22 +395,10 @@ __device__ __forceinline__ void gemm(const Params& p) {
   zero_accumulators<Cfg>(acc);
 
   const int k_tiles = (p.k + BK - 1) / BK;
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < k_tiles) {
-      copy_a.copy_all(s * STAGE, p.lda, p.a);
-      copy_b.copy_all(s * STAGE, p.ldb, p.b);
-      advance();
-    }
-    cp_async_commit();  // empty groups keep the wait counts uniform
-  }
+  fill_pipeline<Cfg>(copy_a, copy_b, p, k_tiles);
 
-  // ldmatrix addresses: the lane's first address in stage 0 (lane and warp offsets, swizzled once), then per
-  // fragment and k-step one XOR and an immediate offset (swizzle_xor / swizzle_add, see tile_layout.cuh).
-  const RowCol al = a_frag_lane(Cfg::A_ROW, lane, wm * Cfg::WM);
-  const RowCol bl = b_frag_lane(Cfg::B_ROW, lane, wn * Cfg::WN);
-  const unsigned a_frag = a_tile + swizzle_128b<A_COLS * 2>(static_cast<unsigned>((al.row * A_COLS + al.col) * 2));
-  const unsigned b_frag = b_tile + swizzle_128b<B_COLS * 2>(static_cast<unsigned>((bl.row * B_COLS + bl.col) * 2));
+  unsigned a_frag, b_frag;
+  fragment_bases<Cfg>(a_tile, b_tile, lane, wm, wn, a_frag, b_frag);
 
   // Fragments of one 16-deep k-step (k offset kk) from the stage `stage_off` bytes from stage 0.
   auto load_fragments = [&](unsigned (&af)[MI][4], unsigned (&bf)[NI][2], unsigned stage_off, int kk) {
@@ -325,71 +421,10 @@ __device__ __forceinline__ void gemm(const Params& p) {
       bf[j + 1][1] = t[3];
     }
   };
-  unsigned rd = 0, wr = (STAGES - 1) * STAGE;
   if constexpr (Cfg::FRAG_PIPE) {
-    // Fragments double-buffered across k-steps and across the barrier: the next step's ldmatrix (the next
-    // tile's first, after the barrier) is issued before this step's mma, so shared-memory latency and the
-    // barrier overlap tensor-core work. Parities are compile-time because KSTEPS is even.
-    unsigned af[2][MI][4];
-    unsigned bf[2][NI][2];
-    if (k_tiles > 0) {
-      cp_async_wait<STAGES - 2>();
-      __syncthreads();
-      load_fragments(af[0], bf[0], rd, 0);
-    }
-    // One k-tile: its mma, and the copies of tile kt + STAGES - 1 into stage `wr` (tile kt-1's: every thread
-    // passed the barrier after its last fragment load from it). `whole` (a literal at each call): that tile lies
-    // inside the matrix, so its copies are whole and the next tile exists; otherwise both are checked.
-    auto tile = [&](int kt, bool whole) {
-      const bool fetch = whole || kt + STAGES - 1 < k_tiles;
-#pragma unroll
-      for (int s = 0; s < KSTEPS; ++s) {
-        if (s < KSTEPS - 1) {
-          load_fragments(af[(s + 1) & 1], bf[(s + 1) & 1], rd, (s + 1) * 16);
-          mma_all<Cfg>(acc, af[s & 1], bf[s & 1]);
-          if (fetch) copy_group(s, wr, whole);
-        } else {
-          if (fetch) {
-            copy_group(s, wr, whole);
-            advance();
-          }
-          cp_async_commit();
-          cp_async_wait<STAGES - 2>();
-          __syncthreads();  // tile kt+1 is visible to all
-          rd = next_stage<Cfg>(rd);
-          wr = next_stage<Cfg>(wr);
-          if (whole || kt + 1 < k_tiles) load_fragments(af[0], bf[0], rd, 0);
-          mma_all<Cfg>(acc, af[s & 1], bf[s & 1]);
-        }
-      }
-    };
-    // While the tile fetched lies wholly inside the matrix (the block inside M and N, the tile inside K), the
-    // loop body has no bounds checks and no branches, so ptxas can interleave the copies with the mma.
-    int kt = 0;
-    if constexpr (Cfg::VEC >= 4) {
-      const bool inside = m0 + BM <= p.m && n0 + BN <= p.n;
-      const int whole_end = inside ? p.k / BK - (STAGES - 1) : 0;
-      for (; kt < whole_end; ++kt) tile(kt, true);
-    }
-    for (; kt < k_tiles; ++kt) tile(kt, false);
+    main_loop_frag_pipe<Cfg>(acc, load_fragments, copy_group, advance, p, k_tiles, m0, n0);
   } else {
-    for (int kt = 0; kt < k_tiles; ++kt) {
-      cp_async_wait<STAGES - 2>();
-      __syncthreads();  // tile kt is visible to all, and stage `wr` (tile kt-1's) is no longer read by anyone
-      const bool fetch = kt + STAGES - 1 < k_tiles;
-#pragma unroll
-      for (int s = 0; s < KSTEPS; ++s) {
-        unsigned af[MI][4];
-        unsigned bf[NI][2];
-        load_fragments(af, bf, rd, s * 16);
-        mma_all<Cfg>(acc, af, bf);
-        if (fetch) copy_group(s, wr, false);
-      }
-      if (fetch) advance();
-      cp_async_commit();
-      rd = next_stage<Cfg>(rd);
-      wr = next_stage<Cfg>(wr);
-    }
+    main_loop<Cfg>(acc, load_fragments, copy_group, advance, k_tiles);
   }
   cp_async_wait<0>();
 
