@@ -4,6 +4,8 @@
 # kernels, apart from the launch and event overhead that the benchmark contract's times include.
 #   bench/sweeps/ncu-kernels.sh OUTDIR SHAPE...      e.g. bench/sweeps/ncu-kernels.sh out 1000x1000x1000 512x512x8192
 # Writes OUTDIR/ncu-SHAPE.csv (ncu's raw CSV) and OUTDIR/ncu-summary.txt (kernel, duration, DRAM and L2 bytes).
+# BENCH_ARGS (optional): more arguments for the bench, e.g. "--set COPY_AB=0"; LABEL then names the files
+# (ncu-SHAPE-LABEL.csv) so that runs of one shape with other pins sit side by side.
 set -euo pipefail
 out=${1:?usage: ncu-kernels.sh OUTDIR SHAPE...}
 shift
@@ -15,19 +17,22 @@ metrics+=,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapse
 # Ours (sm90, sm80, the skinny family, the operand copy) and cuBLAS's (nvjet, CUTLASS, the split-K reduction); not
 # the timer's L2 scrub nor the reference and check kernels.
 kernels='regex:^(sm90_gemm|sm80_gemm|skinny|tf_copy|nvjet|.*splitKreduce|.*cutlass|.*Kernel2)'
+label=${LABEL:+-$LABEL}
+read -r -a extra <<<"${BENCH_ARGS:-}"
 for shape in "$@"; do
   "$ncu" --clock-control none --csv --page raw --metrics "$metrics" -k "$kernels" --launch-count 12 \
-    build/tileforge bench --device cuda --shape "$shape" --dtype f16 --no-db --min-reps 3 \
-    >"$out/ncu-$shape.csv" 2>"$out/ncu-$shape.log" || echo "ncu-kernels: $shape failed (see ncu-$shape.log)" >&2
+    build/tileforge bench --device cuda --shape "$shape" --dtype f16 --no-db --min-reps 3 "${extra[@]}" \
+    >"$out/ncu-$shape$label.csv" 2>"$out/ncu-$shape$label.log" ||
+    echo "ncu-kernels: $shape failed (see ncu-$shape$label.log)" >&2
 done
-python3 - "$out" "$@" >"$out/ncu-summary.txt" <<'EOF'
+python3 - "$out" "$label" "$@" >"$out/ncu-summary$label.txt" <<'EOF'
 import csv, io, sys
-out = sys.argv[1]
+out, label = sys.argv[1], sys.argv[2]
 print(f"{'shape':>16}  {'kernel':<60} {'grid':>6} {'us':>8} {'DRAM rd MB':>10} {'DRAM wr MB':>10} {'L2 MB':>8} "
-      f"{'L2 req k':>9} {'SM %':>6} {'gmma %':>6}")
-for shape in sys.argv[2:]:
+      f"{'L2 req k':>9} {'sect k':>9} {'SM %':>6} {'gmma %':>6}")
+for shape in sys.argv[3:]:
     try:
-        text = open(f"{out}/ncu-{shape}.csv").read()
+        text = open(f"{out}/ncu-{shape}{label}.csv").read()
     except OSError:
         continue
     lines = [l for l in text.splitlines() if l.startswith('"')]
@@ -43,8 +48,8 @@ for shape in sys.argv[2:]:
         print(f"{shape:>16}  {r.get('Kernel Name', '?')[:60]:<60} {num('launch__grid_size'):>6.0f} "
               f"{num('gpu__time_duration.sum', 1e-3):>8.2f} {num('dram__bytes_read.sum', 1e-6):>10.1f} "
               f"{num('dram__bytes_write.sum', 1e-6):>10.1f} {num('lts__t_bytes.sum', 1e-6):>8.1f} "
-              f"{num('lts__t_requests.sum', 1e-3):>9.1f} "
+              f"{num('lts__t_requests.sum', 1e-3):>9.1f} {num('lts__t_sectors.sum', 1e-3):>9.1f} "
               f"{num('sm__throughput.avg.pct_of_peak_sustained_elapsed'):>6.1f} "
               f"{num('sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed'):>6.1f}")
 EOF
-cat "$out/ncu-summary.txt"
+cat "$out/ncu-summary$label.txt"
