@@ -58,7 +58,7 @@ FamilySpace full_product(ParamSpace space, std::optional<Config> reference, std:
                          std::string reference_reason);
 
 // The rejected configs of one enumeration: every one counted under its reason, the first `keep` of each reason
-// stored compactly (the full sm90 space has ~10M combinations: storing them all takes over a gigabyte).
+// stored compactly (a GPU family's full space can have ~10M combinations: storing them all takes over a gigabyte).
 struct RejectedSet {
   std::string family;
   std::vector<std::string> names;    // parameter names, in declaration order

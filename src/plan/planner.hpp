@@ -44,7 +44,7 @@ struct PlanOptions {
   // configs were priced.
   bool best_only = false;
   // Rejected configs stored per reason (`Plan::rejected`); every one is counted. The explanation shows a few
-  // examples of each reason, --all-rejected lists them all (SIZE_MAX): the full sm90 space rejects ~10M.
+  // examples of each reason, --all-rejected lists them all (SIZE_MAX): a GPU family's full space can reject ~10M.
   std::size_t rejected_examples = 3;
 };
 
