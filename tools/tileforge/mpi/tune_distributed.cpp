@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -419,6 +420,45 @@ std::string report(const Collector& c, const std::vector<char>& skipped, const s
   return j.dump(2) + "\n";
 }
 
+// What every rank agrees on before measuring: rank 0's predicted costs (ranks may measure different peaks) and the
+// shapes the DB holds already (only rank 0 reads it), broadcast; then each computes the same assignment of the rest.
+struct Work {
+  std::vector<double> costs;
+  std::vector<char> skipped;
+  tune::Assignment assignment;  // indices into the full problem list
+  std::size_t todo = 0;
+};
+
+Work agree_on_work(const DistributedTuneArgs& args, const World& w, const std::vector<Problem>& problems,
+                   const Device& device, const std::string& note) {
+  const std::size_t n = problems.size();
+  Work work;
+  work.costs.assign(n, 0.0);
+  work.skipped.assign(n, 0);
+  const auto hashes = gather_fingerprints(w, device);
+  if (w.rank == 0) {
+    for (std::size_t i = 0; i < n; ++i) work.costs[i] = tune::predicted_tune_cost_s(problems[i], device, args.options);
+    if (!args.force) work.skipped = already_recorded(args.options.db_path, problems, hashes, device.kind);
+    if (!args.output.quiet) {
+      std::fprintf(stderr, "tileforge tune: %d rank(s) on MPI; %s; %zu shape(s), %zu already in %s%s\n", w.size,
+                   note.c_str(), n, std::size_t(std::count(work.skipped.begin(), work.skipped.end(), 1)),
+                   args.options.db_path.c_str(), args.force ? "" : " (skipped; --force tunes them again)");
+    }
+  }
+  MPI_Bcast(work.costs.data(), int(n), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  MPI_Bcast(work.skipped.data(), int(n), MPI_CHAR, 0, MPI_COMM_WORLD);
+  std::vector<std::size_t> todo;
+  for (std::size_t i = 0; i < n; ++i)
+    if (!work.skipped[i]) todo.push_back(i);
+  std::vector<double> sub(todo.size());
+  for (std::size_t k = 0; k < todo.size(); ++k) sub[k] = work.costs[todo[k]];
+  work.assignment = tune::assign_by_cost(sub, w.size);
+  for (auto& list : work.assignment.problems)
+    for (std::size_t& k : list) k = todo[k];  // back to indices into the full problem list
+  work.todo = todo.size();
+  return work;
+}
+
 // Every rank: binds its device, agrees on the problems and who tunes which, tunes its share; rank 0 records.
 int run_ranks(const DistributedTuneArgs& args, const World& w) {
   std::string note;
@@ -430,42 +470,26 @@ int run_ranks(const DistributedTuneArgs& args, const World& w) {
     if (!device || !problems) std::fprintf(stderr, "tileforge tune: error: rank %d: %s\n", w.rank, s.message().c_str());
     return !device || !problems ? exit_code_for(s) : kExitFailure;
   }
-  const std::size_t n = problems->size();
-  // Rank 0's costs and resume set for all: ranks may measure different peaks, and only rank 0 reads the DB.
-  std::vector<double> costs(n);
-  std::vector<char> skipped(n, 0);
-  const auto hashes = gather_fingerprints(w, *device);
-  if (w.rank == 0) {
-    for (std::size_t i = 0; i < n; ++i) costs[i] = tune::predicted_tune_cost_s((*problems)[i], *device, args.options);
-    if (!args.force) skipped = already_recorded(args.options.db_path, *problems, hashes, std::string(device->kind));
-    if (!args.output.quiet) {
-      std::fprintf(stderr, "tileforge tune: %d rank(s) on MPI; %s; %zu shape(s), %zu already in %s%s\n", w.size,
-                   note.c_str(), n, std::size_t(std::count(skipped.begin(), skipped.end(), 1)),
-                   args.options.db_path.c_str(), args.force ? "" : " (skipped; --force tunes them again)");
-    }
+  const Work work = agree_on_work(args, w, *problems, *device, note);
+  const std::vector<double>& costs = work.costs;
+  const std::vector<char>& skipped = work.skipped;
+  const tune::Assignment& local = work.assignment;
+  tune::TuneOptions options = args.options;
+  if (options.compile_threads == 0) {
+    // Kernel compiles of the ranks on one host would otherwise each start a thread per core of the whole host.
+    options.compile_threads = std::max(1u, std::thread::hardware_concurrency() / unsigned(w.local_size));
   }
-  MPI_Bcast(costs.data(), int(n), MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  MPI_Bcast(skipped.data(), int(n), MPI_CHAR, 0, MPI_COMM_WORLD);
-  std::vector<std::size_t> todo;
-  for (std::size_t i = 0; i < n; ++i)
-    if (!skipped[i]) todo.push_back(i);
-  std::vector<double> sub(todo.size());
-  for (std::size_t k = 0; k < todo.size(); ++k) sub[k] = costs[todo[k]];
-  tune::Assignment local = tune::assign_by_cost(sub, w.size);
-  for (auto& list : local.problems)
-    for (std::size_t& k : list) k = todo[k];  // back to indices into the full problem list
-
   Collector c{w, *problems, local, costs};
   c.db_path = args.options.db_path;
   c.quiet = args.output.quiet;
   c.done_per_rank.assign(std::size_t(w.size), 0);
   c.actual_s.assign(std::size_t(w.size), 0);
   c.predicted_s.assign(std::size_t(w.size), 0);
-  c.todo = todo.size();
+  c.todo = work.todo;
   Outbox outbox;
   int finished = 0, sent = 0;
   for (std::size_t i : local.problems[std::size_t(w.rank)]) {
-    ShapeResult r = tune_one((*problems)[i], i, w, *device, args.options);
+    ShapeResult r = tune_one((*problems)[i], i, w, *device, options);
     if (w.rank == 0) {
       c.commit(std::move(r));
       drain(c, finished, false);
@@ -501,9 +525,9 @@ int run_distributed_tune(const DistributedTuneArgs& args) {
   int provided = 0;
   // Funneled: the tuner's compile and GEMM threads never call MPI; only this thread does.
   MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
-  const World w = join_world();
+  World w = join_world();
   const int rc = run_ranks(args, w);
-  MPI_Comm_free(const_cast<MPI_Comm*>(&w.local));
+  MPI_Comm_free(&w.local);
   MPI_Finalize();
   return rc;
 }
