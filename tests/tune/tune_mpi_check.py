@@ -14,6 +14,10 @@ import shutil
 import subprocess
 import sys
 
+import jsonschema
+
+ENVELOPE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "schemas", "envelope.schema.json")
+
 SHAPES = [[64, 64, 64], [96, 64, 128], [128, 128, 64], [64, 192, 96], [160, 96, 64], [128, 64, 128]]
 # Short screening and contract: the test checks the protocol, not speeds. --store-noisy: on a loaded CI machine the
 # busy-host guard would otherwise keep winners out of the DB, in the single-process run as in the MPI one.
@@ -67,9 +71,11 @@ def check_merge_and_winners(cli, mpiexec, work, suite):
     single = json.loads(run([cli, *TUNE, "--threads", "1", "--suite", suite, "--db", single_db,
                              "--format", "json"]).stdout)
     report = json.loads(mpirun(mpiexec, 2, cli, [*TUNE, "--suite", suite, "--db", mpi_db, "--format", "json"]).stdout)
-    assert report["ranks"] == 2 and not report["missing"], report["missing"]
-    sent = [row["record"] for row in report["shapes"]]
-    assert all(sent) and {row["rank"] for row in report["shapes"]} == {0, 1}, report["shapes"]
+    with open(ENVELOPE) as f:
+        jsonschema.validate(report, json.load(f))  # the JSON every verb shares
+    assert report["environment"]["ranks"] == 2 and not report["missing"], report["missing"]
+    sent = [row["record"] for row in report["rows"]]
+    assert all(sent) and {row["rank"] for row in report["rows"]} == {0, 1}, report["rows"]
     merged = export(cli, mpi_db)
     # The merged DB is exactly the union of what the ranks sent: each shape once, every value as measured.
     assert sorted(map(key, merged)) == sorted(map(key, sent)) and len(set(map(key, merged))) == len(SHAPES)
@@ -93,7 +99,7 @@ def check_killed_rank_and_resume(cli, mpiexec, work, suite):
     left = export(cli, db)  # valid: only whole committed records
     assert 1 <= len(left) < len(SHAPES), (len(left), proc.stderr)
     report = json.loads(mpirun(mpiexec, 2, cli, [*TUNE, "--suite", suite, "--db", db, "--format", "json"]).stdout)
-    skipped = [r for r in report["shapes"] if r["result"].startswith("skipped")]
+    skipped = [r for r in report["rows"] if r["result"].startswith("skipped")]
     assert len(skipped) == len(left) and not report["missing"], report
     done = export(cli, db)
     assert sorted(set(map(key, done))) == sorted(map(key, done)) and len(done) == len(SHAPES)

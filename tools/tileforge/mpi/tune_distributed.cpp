@@ -415,8 +415,11 @@ std::string report(const Collector& c, const std::vector<char>& skipped, const s
                        c.problems.size(), c.stored.size(), std::count(skipped.begin(), skipped.end(), 1),
                        missing.size(), wall_s);
   if (!as_json) return table;
-  json j = {{"tool", "tileforge"}, {"tool_version", std::string(version())}, {"verb", "tune"}, {"ranks", c.world.size},
-            {"db", c.db_path}, {"wall_s", wall_s}, {"shapes", shapes}, {"missing", missing}};
+  // The envelope every verb's JSON shares (schemas/envelope.schema.json): one row per shape.
+  json env = {{"tool_version", std::string(version())}, {"date", iso_date_now()}, {"ranks", c.world.size},
+              {"db", c.db_path}};
+  json j = {{"tool", "tileforge"}, {"version", std::string(version())}, {"verb", "tune"}, {"environment", env},
+            {"rows", shapes}, {"wall_s", wall_s}, {"missing", missing}};
   return j.dump(2) + "\n";
 }
 
