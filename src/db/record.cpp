@@ -93,6 +93,15 @@ std::optional<FieldError> check_record(const Record& r) {
   if (r.device.cores < 0) return bad("device.cores", fmt::format("is {}; must be >= 0", r.device.cores));
   if (r.device.clock_mhz < 0) return bad("device.clock_mhz", fmt::format("is {}; must be >= 0", r.device.clock_mhz));
   if (r.backend.empty()) return bad("backend", "must not be empty");
+  // A host name as gethostname() gives it (at most 255 printable characters, no spaces): anything else is a
+  // hand-edited row, and a line break in it would forge lines of `db list`.
+  if (r.host.size() > 255) return bad("measured_on.host", fmt::format("has {} characters; at most 255", r.host.size()));
+  for (char c : r.host) {
+    if (c <= ' ' || c > '~') return bad("measured_on.host", "must be printable characters without spaces");
+  }
+  if (r.device_index && (*r.device_index < 0 || *r.device_index > 1024)) {
+    return bad("measured_on.device_index", fmt::format("is {}; must be 0 to 1024", *r.device_index));
+  }
   if (r.family_version < 0) return bad("family_version", fmt::format("is {}; must be >= 0", r.family_version));
 
   const Signature& s = r.problem;
@@ -210,12 +219,17 @@ std::string describe(const Record& r) {
     params += fmt::format("{}{}={}", params.empty() ? "" : " ", name, value);
   }
   const auto share = r.time.iqr_share();
+  std::string where;
+  if (!r.host.empty() || r.device_index) {
+    where = fmt::format(", measured on {}{}", r.host.empty() ? "an unknown host" : r.host,
+                        r.device_index ? fmt::format(" device {}", *r.device_index) : "");
+  }
   return fmt::format("#{} {} {} v{} {} on {}: {}; median {:.4g} ms (min {:.4g}, max {:.4g}, {} reps{}), {:.1f} "
-                     "TFLOP/s, rel error {:.1e}, {} {}",
+                     "TFLOP/s, rel error {:.1e}, {} {}{}",
                      r.id, r.backend, r.config.family, r.family_version, r.problem.key(), r.device.describe(), params,
                      r.time.median_ms, r.time.min_ms, r.time.max_ms, r.time.reps,
                      share ? fmt::format(", spread {:.2f}", *share) : "", r.tflops, r.rel_error, to_string(r.source),
-                     r.created_at);
+                     r.created_at, where);
 }
 
 std::string config_to_json(const Config& config) {

@@ -71,6 +71,11 @@ struct Record {
   std::string tool_version;   // tileforge version that measured it
   std::string created_at;     // ISO 8601 UTC, "2026-03-01T12:00:00Z"; empty on upsert = now
   Source source = Source::tuned;
+  // Schema v3: which machine and which of its devices measured it, so that a DB merged from a pool of devices (an
+  // MPI tune, imports) says where each number came from. Not part of the key: equal fingerprints measure alike.
+  // Empty / nullopt = unknown (rows stored before v3, imports that lack them).
+  std::string host;                    // the measuring machine's host name
+  std::optional<int64_t> device_index; // the device's ordinal on that host (cuda:N; 0 for the CPU)
 
   const std::string& family() const { return config.family; }
 };

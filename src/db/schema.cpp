@@ -1,4 +1,4 @@
-// The tuning DB's schema, as an ordered list of migrations (v1, v2 now); a new version is one more entry.
+// The tuning DB's schema, as an ordered list of migrations (v1 to v3 now); a new version is one more entry.
 #include "db/store.hpp"
 
 namespace tileforge::db {
@@ -54,12 +54,20 @@ ALTER TABLE records ADD COLUMN others_cores REAL;  -- other processes' use of th
 ALTER TABLE records ADD COLUMN spare_cores REAL;   -- the cores our threads left them
 )sql";
 
+// v3: which host and which of its devices measured each record (a DB merged from an MPI tune over a pool of
+// devices says where each number came from). Nullable for the same reason as v2's columns; not part of the key.
+constexpr std::string_view kV3 = R"sql(
+ALTER TABLE records ADD COLUMN host TEXT;             -- the measuring machine's host name
+ALTER TABLE records ADD COLUMN device_index INTEGER;  -- the device's ordinal on that host
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
   static const std::vector<Migration> list = {
       {1, "v1: devices and records tables", [](const SqlExec& exec) { return exec(kV1); }},
       {2, "v2: quartiles and host load of each record's measurement", [](const SqlExec& exec) { return exec(kV2); }},
+      {3, "v3: the host and device index that measured each record", [](const SqlExec& exec) { return exec(kV3); }},
   };
   return list;
 }

@@ -33,6 +33,10 @@ class Stmt {
 
   // Parameters are numbered from 1, as in SQL's ?1.
   Stmt& bind_int(int i, int64_t v) { return check(sqlite3_bind_int64(s_, i, v)); }
+  // NULL for nullopt.
+  Stmt& bind_int(int i, const std::optional<int64_t>& v) {
+    return v ? bind_int(i, *v) : check(sqlite3_bind_null(s_, i));
+  }
   Stmt& bind_double(int i, double v) { return check(sqlite3_bind_double(s_, i, v)); }
   // NULL for nullopt: a nullable column's "unknown".
   Stmt& bind_double(int i, const std::optional<double>& v) {
@@ -61,6 +65,10 @@ class Stmt {
   std::optional<double> opt_f64(int c) const {
     if (sqlite3_column_type(s_, c) == SQLITE_NULL) return std::nullopt;
     return f64(c);
+  }
+  std::optional<int64_t> opt_i64(int c) const {
+    if (sqlite3_column_type(s_, c) == SQLITE_NULL) return std::nullopt;
+    return i64(c);
   }
   std::string text(int c) const {
     const unsigned char* p = sqlite3_column_text(s_, c);

@@ -23,7 +23,17 @@ SELECT r.id, d.kind, d.name, d.arch, d.cores, d.clock_mhz, d.driver, d.toolkit,
        r.backend, r.family_version, r.m, r.n, r.k, r.batch, r.input, r.output, r.accum, r.layout, r.align,
        r.config, r.median_ms, r.min_ms, r.max_ms, r.reps, r.tflops, r.rel_error, r.max_scaled_error,
        r.tool_version, r.created_at, r.source, r.device, r.family,
-       NULL, NULL, NULL, NULL
+       NULL, NULL, NULL, NULL, NULL, NULL
+FROM records r JOIN devices d ON d.hash = r.device
+)sql";
+
+// A v2 file opened read-only: v3 only added the measuring host and device index.
+constexpr std::string_view kSelectV2 = R"sql(
+SELECT r.id, d.kind, d.name, d.arch, d.cores, d.clock_mhz, d.driver, d.toolkit,
+       r.backend, r.family_version, r.m, r.n, r.k, r.batch, r.input, r.output, r.accum, r.layout, r.align,
+       r.config, r.median_ms, r.min_ms, r.max_ms, r.reps, r.tflops, r.rel_error, r.max_scaled_error,
+       r.tool_version, r.created_at, r.source, r.device, r.family,
+       r.q1_ms, r.q3_ms, r.others_cores, r.spare_cores, NULL, NULL
 FROM records r JOIN devices d ON d.hash = r.device
 )sql";
 
@@ -58,7 +68,9 @@ Status sql_status(const std::string& path, const sql::Error& e, int busy_timeout
   return {Code::io_error, fmt::format("tuning DB {}: {}", path, e.message)};
 }
 
-std::string select_sql(int version) { return std::string(version >= 2 ? kSelect : kSelectV1); }
+std::string select_sql(int version) {
+  return std::string(version >= 3 ? kSelect : version == 2 ? kSelectV2 : kSelectV1);
+}
 
 // NOTE: a row that does not parse or validate was written by hand, by a broken tool or by an older build with
 // looser checks. It is reported as that one row, never as a corrupted file: one bad row must not hide the others.
@@ -100,6 +112,8 @@ Row read_row(const sql::Stmt& s) {
   r.time.q3_ms = s.opt_f64(33);
   r.time.others_cores = s.opt_f64(34);
   r.time.spare_cores = s.opt_f64(35);
+  r.host = s.text(36);  // NULL reads as "": unknown
+  r.device_index = s.opt_i64(37);
   r.tflops = s.f64(24);
   r.rel_error = s.f64(25);
   r.max_scaled_error = s.f64(26);

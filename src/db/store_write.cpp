@@ -67,7 +67,7 @@ bool keeps_stored(const Stored& old, const Record& r, bool force) {
   return old.clean == new_clean && !(r.time.median_ms < old.median);
 }
 
-// Binds ?1..?13 key, ?14..?17 bucket, ?18..?32 value: the columns the INSERT and the UPDATE below share.
+// Binds ?1..?13 key, ?14..?17 bucket, ?18..?32 and ?34..?35 value: the columns the INSERT and the UPDATE below share.
 void bind_record(sql::Stmt& s, const Record& r, const std::string& hash) {
   const Signature b = r.problem.bucket();
   s.bind_text(1, hash).bind_text(2, r.backend).bind_text(3, r.family()).bind_int(4, r.family_version);
@@ -80,15 +80,22 @@ void bind_record(sql::Stmt& s, const Record& r, const std::string& hash) {
   s.bind_text(28, to_string(r.source));
   s.bind_double(29, r.time.q1_ms).bind_double(30, r.time.q3_ms);
   s.bind_double(31, r.time.others_cores).bind_double(32, r.time.spare_cores);
+  // ?33 is the UPDATE's row id. An unknown host is NULL, as in rows stored before v3.
+  if (r.host.empty()) {
+    s.bind_int(34, std::optional<int64_t>());
+  } else {
+    s.bind_text(34, r.host);
+  }
+  s.bind_int(35, r.device_index);
 }
 
 void insert_record(sqlite3* db, const Record& r, const std::string& hash) {
   sql::Stmt s(db, "INSERT INTO records (device, backend, family, family_version, m, n, k, batch, input, output, "
                   "accum, layout, align, bucket_m, bucket_n, bucket_k, bucket_batch, config, median_ms, min_ms, "
                   "max_ms, reps, tflops, rel_error, max_scaled_error, tool_version, created_at, source, q1_ms, "
-                  "q3_ms, others_cores, spare_cores) VALUES "
+                  "q3_ms, others_cores, spare_cores, host, device_index) VALUES "
                   "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-                  "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32)");
+                  "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?34, ?35)");
   bind_record(s, r, hash);
   s.run();
 }
@@ -98,7 +105,8 @@ void insert_record(sqlite3* db, const Record& r, const std::string& hash) {
 void replace_record(sqlite3* db, const Record& r, const std::string& hash, int64_t old_id) {
   sql::Stmt s(db, "UPDATE records SET config = ?18, median_ms = ?19, min_ms = ?20, max_ms = ?21, reps = ?22, "
                   "tflops = ?23, rel_error = ?24, max_scaled_error = ?25, tool_version = ?26, created_at = ?27, "
-                  "source = ?28, q1_ms = ?29, q3_ms = ?30, others_cores = ?31, spare_cores = ?32, "
+                  "source = ?28, q1_ms = ?29, q3_ms = ?30, others_cores = ?31, spare_cores = ?32, host = ?34, "
+                  "device_index = ?35, "
                   "bucket_m = ?14, bucket_n = ?15, bucket_k = ?16, bucket_batch = ?17 "
                   "WHERE id = ?33 AND device = ?1 AND backend = ?2 AND family = ?3 AND "
                   "family_version = ?4 AND m = ?5 AND n = ?6 AND k = ?7 AND batch = ?8 AND input = ?9 AND "

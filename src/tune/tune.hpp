@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "db/record.hpp"
 #include "measure/protocol.hpp"
 #include "measure/timer.hpp"
 #include "core/expected.hpp"
@@ -62,6 +63,9 @@ struct TuneOptions {
   bool write_db = true;
   bool store_noisy = false;      // record a winner that stays noisy after the second measurement (and say so)
   std::string db_path;           // where the winner goes (db::resolve_location decides it); needed when write_db
+  // Where the winner's record goes instead of the DB at db_path (when write_db): an MPI rank other than 0 sends it
+  // to rank 0, which alone writes the DB. Returns what becomes TuneResult::db_outcome, or an error. Empty = the DB.
+  std::function<Expected<std::string>(const db::Record&)> record_sink;
   // ---- injected by tests; nullptr = the device's own backend and timer
   Backend* backend = nullptr;
   measure::RepTimer* timer = nullptr;

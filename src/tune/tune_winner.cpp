@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -122,13 +124,22 @@ db::Record winner_record(const TuneResult& result, const CandidateResult& win, c
   r.max_scaled_error = win.error ? win.error->max_scaled_error : 0;
   r.tool_version = result.tool_version;
   r.source = db::Source::tuned;
+  // Which machine and device measured it: a DB merged from a pool of devices (an MPI tune) says where each number
+  // came from. The CPU is device 0.
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) r.host = host;
+  r.device_index = running.kind == "cpu" ? 0 : running.ordinal;
   return r;
 }
 
-// Upserts the record into the DB at options.db_path; db_outcome says what happened.
-void store_record(TuneResult& result, const db::Record& r, const std::string& db_path) {
-  auto store = db::Store::open(db_path);
-  if (!store) {
+// Upserts the record into the DB at options.db_path, or hands it to options.record_sink; db_outcome says what
+// happened.
+void store_record(TuneResult& result, const db::Record& r, const TuneOptions& options) {
+  const std::string& db_path = options.db_path;
+  if (options.record_sink) {
+    auto sent = options.record_sink(r);
+    result.db_outcome = sent ? *sent : "error: " + sent.status().message();
+  } else if (auto store = db::Store::open(db_path); !store) {
     result.db_outcome = "error: " + store.status().message();
   } else if (auto u = store->upsert(r); !u) {
     result.db_outcome = "error: " + u.status().message();
@@ -184,7 +195,7 @@ void record_winner(Session& s, const Device& running) {
                                             "(--store-noisy)",
                                             p.describe(), result.noisy));
     }
-    store_record(result, winner_record(result, result.candidates[*result.winner], running), options.db_path);
+    store_record(result, winner_record(result, result.candidates[*result.winner], running), options);
   } else {
     result.db_outcome = "nothing to record";
   }

@@ -178,7 +178,7 @@ TEST(DbExchange, MalformedRecordsAreRefusedWithIndexAndField) {
   whole("[]", "must be a JSON object");
   J j = J::parse(valid);
   j["format_version"] = 99;
-  whole(j.dump(), "format_version 99 is not supported (this tileforge reads 1 to 2)");
+  whole(j.dump(), "format_version 99 is not supported (this tileforge reads 1 to 3)");
   j["format_version"] = 0;
   whole(j.dump(), "format_version 0 is not supported");
   j = J::parse(valid);
@@ -473,6 +473,75 @@ TEST(DbExchange, TritonExportOfNothingIsAnEmptyList) {
   EXPECT_NE(text.find("import triton"), std::string::npos);
   EXPECT_NE(text.find("configs = [\n]"), std::string::npos) << text;
   EXPECT_NE(text.find("tuned = {\n}"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace tileforge::db
+
+namespace tileforge::db {
+namespace {
+
+using namespace dbtest;
+
+// Schema v3 / format 3: which host and device measured a record goes through export, import and the store, and
+// stays unknown for records and files without it.
+TEST(DbExchange, MeasuringHostAndDeviceRoundTripAndStayUnknownWhereNotGiven) {
+  std::mt19937_64 rng(test_seed());
+  std::vector<Record> recs = random_records(rng, 6);
+  for (std::size_t i = 0; i < recs.size(); i += 2) {
+    recs[i].host = fmt::format("node-{}.cluster", i);
+    recs[i].device_index = int64_t(i % 4);
+  }
+  const std::string text = export_json(recs);
+  const auto j = nlohmann::json::parse(text);
+  EXPECT_EQ(j.at("format_version"), 3);
+  EXPECT_EQ(j.at("records").at(0).at("measured_on").at("host"), "node-0.cluster");
+  EXPECT_FALSE(j.at("records").at(1).contains("measured_on"));
+  ScratchDir dir;
+  auto store = Store::open(dir.file("pool.db"));
+  ASSERT_TRUE(store);
+  ASSERT_TRUE(import_json(*store, text, "pool.json"));
+  auto all = store->list();
+  ASSERT_TRUE(all);
+  ASSERT_EQ(all->size(), recs.size());
+  for (const Record& r : recs) {
+    const auto it = std::find_if(all->begin(), all->end(), [&](const Record& x) {
+      return x.device == r.device && x.problem == r.problem && x.family() == r.family();
+    });
+    ASSERT_NE(it, all->end());
+    EXPECT_EQ(it->host, r.host);
+    EXPECT_EQ(it->device_index, r.device_index);
+  }
+  // A format-2 file (before measured_on) still imports, its host unknown.
+  auto old = nlohmann::json::parse(export_json({recs[1]}));
+  old["format_version"] = 2;
+  auto back = parse_export(old.dump(), "old.json");
+  ASSERT_TRUE(back) << back.status().to_string();
+  EXPECT_TRUE(back->front().host.empty());
+  EXPECT_FALSE(back->front().device_index.has_value());
+}
+
+TEST(DbExchange, MalformedMeasuringHostOrDeviceIsRefusedNamingTheField) {
+  std::mt19937_64 rng(test_seed());
+  const std::vector<Record> recs = random_records(rng, 1);
+  auto with = [&](nlohmann::json on) {
+    auto j = nlohmann::json::parse(export_json(recs));
+    j["records"][0]["measured_on"] = on;
+    return parse_export(j.dump(), "x.json");
+  };
+  ASSERT_TRUE(with({{"host", "gpu-3"}, {"device_index", 7}}));
+  for (const auto& [on, field] : {std::pair{nlohmann::json{{"host", "two words"}}, "measured_on.host"},
+                                  std::pair{nlohmann::json{{"host", "a\nb"}}, "measured_on.host"},
+                                  std::pair{nlohmann::json{{"device_index", -1}}, "measured_on.device_index"},
+                                  std::pair{nlohmann::json{{"device_index", 5000}}, "measured_on.device_index"},
+                                  std::pair{nlohmann::json{{"gpu", 1}}, "measured_on"}}) {
+    auto r = with(on);
+    ASSERT_FALSE(r) << on.dump();
+    EXPECT_NE(r.status().message().find(field), std::string::npos) << r.status().message();
+  }
+  Record bad = recs[0];
+  bad.host = std::string(300, 'h');
+  EXPECT_TRUE(validate_record(bad).has_value());
 }
 
 }  // namespace

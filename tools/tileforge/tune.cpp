@@ -13,6 +13,7 @@
 #include "options.hpp"
 #include "tune/report.hpp"
 #include "tune/tune.hpp"
+#include "tune_distributed.hpp"
 #include "validators.hpp"
 
 namespace tileforge::cli {
@@ -34,6 +35,7 @@ struct TuneArgs {
   std::string family, ranks;
   bool exhaustive = false;
   bool store_noisy = false;
+  bool force = false;  // under an MPI launcher: tune shapes the DB holds already
 };
 
 // "1,5,17": planner ranks, re-measured side by side (an earlier tune's or exhaustive search's picks).
@@ -90,6 +92,21 @@ int run_tune(const TuneArgs& a) {
   if (!settings) return fail(verb, settings.status());
   auto options = options_from(a, *settings);
   if (!options) return fail(verb, options.status());
+  // Under mpirun (or srun) the ranks share the shapes out; a plain run never touches MPI (only the environment is
+  // read here).
+  if (auto world = mpi_world_size_from_env()) {
+    if (built_with_mpi()) {
+      if (!options->write_db) {
+        return fail(verb, invalid_argument("--no-db: a tune across MPI ranks collects its results in the tuning DB "
+                                           "(rank 0 writes it); pass --db FILE instead"));
+      }
+      return run_distributed_tune({a.problem, a.device, a.output, *options, a.force});
+    }
+    if (*world > 1) {
+      std::fprintf(stderr, "tileforge tune: warning: started by an MPI launcher with %d ranks, but this tileforge was "
+                           "built without MPI: every rank tunes every shape by itself\n", *world);
+    }
+  }
   auto device = open_device_from(a.device);
   if (!device) return fail(verb, device.status());
   auto problems = problems_from(a.problem, *device);
@@ -186,6 +203,9 @@ Command add_tune_command(CLI::App& parent) {
   app->add_option("--family", a->family, "kernel family to tune (default: the profile's)")
       ->type_name("NAME")
       ->check(check::non_empty());
+  app->add_flag("--force", a->force,
+                "under mpirun: tune again the shapes the DB holds a record for (a rerun otherwise resumes, skipping "
+                "them); a plain tune always tunes every shape");
   app->add_flag("--store-noisy", a->store_noisy,
                 "record the winner even when its measurement still looks disturbed after the second one (a busy "
                 "machine you cannot quieten); the report says it was noisy");
