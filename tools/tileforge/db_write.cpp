@@ -50,7 +50,7 @@ PruneTarget prune_target(std::string_view verb, const PruneArgs& a) {
     return t;
   }
   t.where = *where;
-  std::optional<bench::OutputFile> none;
+  std::optional<OutputFile> none;
   if (!file_exists(where->path)) {
     t.exit = emit(verb, none, no_db_yet(*where) + "; nothing to prune\n");
     return t;
@@ -70,7 +70,7 @@ int run_prune_invalid(const PruneArgs& a) {
   PruneTarget t = prune_target(verb, a);
   if (!t.store) return t.exit;
   const db::Location* where = &t.where;
-  std::optional<bench::OutputFile> none;
+  std::optional<OutputFile> none;
   auto* store = &*t.store;
   auto rows = store->prune_invalid(a.dry_run);
   if (!rows) return fail(verb, rows.status());
@@ -171,7 +171,7 @@ int run_import(const ImportArgs& a) {
                   summary->replaced, summary->kept,
                   a.force ? " (--force: the file's records replace stored ones)"
                           : summary->kept ? " (a stored record as fast or faster wins; --force replaces)" : "");
-  std::optional<bench::OutputFile> none;
+  std::optional<OutputFile> none;
   return emit(verb, none, line);
 }
 
@@ -194,7 +194,7 @@ int run_prune(const PruneArgs& a) {
   PruneTarget t = prune_target(verb, a);
   if (!t.store) return t.exit;
   const db::Location& where = t.where;
-  std::optional<bench::OutputFile> none;
+  std::optional<OutputFile> none;
   db::Store& store = *t.store;
   if (!prefix.empty()) {
     auto device = resolve_device(store, prefix, a, where);

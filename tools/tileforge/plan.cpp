@@ -8,7 +8,7 @@
 
 #include "options.hpp"
 #include "plan/kernel_family.hpp"
-#include "plan/plan_command.hpp"
+#include "plan_command.hpp"
 
 namespace tileforge::cli {
 namespace {
@@ -19,15 +19,15 @@ struct PlanArgs {
   DeviceArgs device;
   OutputArgs output;
   std::vector<std::string> sets;
-  plan::PlanCommandOptions own;  // --family, --explain, --top, --all-rejected, --compile
+  PlanCommandOptions own;  // --family, --explain, --top, --all-rejected, --compile
 };
 
 // "table" is what the other verbs call plan's text form.
 const std::vector<std::string> kFormats = {"text", "table", "json"};
 
 // The library's options from the parsed ones: values the validators passed, as the library takes them.
-plan::PlanCommandOptions command_options(const PlanArgs& a) {
-  plan::PlanCommandOptions o = a.own;
+PlanCommandOptions command_options(const PlanArgs& a) {
+  PlanCommandOptions o = a.own;
   const ProblemArgs& p = a.problem;
   o.shapes = p.shapes;
   o.dtype = p.dtype;
@@ -50,9 +50,9 @@ plan::PlanCommandOptions command_options(const PlanArgs& a) {
 int run_plan(const PlanArgs& a) {
   // Collected, then written once (to --out or stdout): nothing is written when the options are refused.
   std::ostringstream text;
-  const int code = plan::plan_command(command_options(a), text, std::cerr);
+  const int code = plan_command(command_options(a), text, std::cerr);
   if (code == kExitUsage) return code;
-  std::optional<bench::OutputFile> out;
+  std::optional<OutputFile> out;
   if (Status s = open_output(a.output.out, out); !s) return fail("plan", s);
   const int written = emit("plan", out, text.str());
   return written != kExitOk ? written : code;

@@ -1,5 +1,5 @@
 // The `tileforge plan` verb: options to Problems and a profile, make_plan for each, text or JSON out.
-#include "plan/plan_command.hpp"
+#include "plan_command.hpp"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,10 @@
 #include "plan/kernel_family.hpp"
 #include "plan/planner.hpp"
 
-namespace tileforge::plan {
+namespace tileforge::cli {
+
+using namespace tileforge::plan;
+
 namespace {
 
 constexpr int kExitOk = 0, kExitFailure = 1, kExitUsage = 2;
@@ -189,4 +192,4 @@ int plan_command(const PlanCommandOptions& o, std::ostream& out, std::ostream& e
   return all_served ? kExitOk : kExitFailure;
 }
 
-}  // namespace tileforge::plan
+}  // namespace tileforge::cli

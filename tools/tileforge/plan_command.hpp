@@ -1,12 +1,12 @@
-// The `tileforge plan` verb as a function of already-parsed options, so that the CLI only registers the options
-// and calls it (and tests run it without a process).
+// The `tileforge plan` verb as a function of already-parsed options, so that plan.cpp only registers the options
+// and calls it (and tests run it without a process). Tool code: the exit codes and messages are the CLI's.
 #pragma once
 
 #include <ostream>
 #include <string>
 #include <vector>
 
-namespace tileforge::plan {
+namespace tileforge::cli {
 
 // Option values as the user typed them (parsed here, so that every error names the option in one style).
 struct PlanCommandOptions {
@@ -38,4 +38,4 @@ struct PlanCommandOptions {
 // print their analysis) or the device cannot be opened, 2 for bad options (nothing is planned).
 int plan_command(const PlanCommandOptions& options, std::ostream& out, std::ostream& err);
 
-}  // namespace tileforge::plan
+}  // namespace tileforge::cli
