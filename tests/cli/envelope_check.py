@@ -62,6 +62,16 @@ def main():
     record = str(docs["db list"]["rows"][0]["id"])
     docs["db show"] = json.loads(run(cli, ["db", "show", record, "--db", db, "--format", "json"]).stdout)
     docs["db check"] = json.loads(run(cli, ["db", "check", "--db", db, "--format", "json"]).stdout)
+    # import and prune into a copy: the export imported back (every record kept), then a dry run that names them all.
+    exported = os.path.join(work, "export.json")
+    run(cli, ["db", "export", "--db", db, "--out", exported, "--quiet"])
+    copy = os.path.join(work, "copy.db")
+    run(cli, ["db", "import", exported, "--db", copy, "--quiet"])
+    imported = os.path.join(work, "import.json")
+    run(cli, ["db", "import", exported, "--db", copy, "--out", imported, "--quiet"])
+    docs["db import"] = json.load(open(imported))
+    docs["db prune"] = json.loads(run(cli, ["db", "prune", "--db", copy, "--older-than", "0s", "--dry-run",
+                                            "--format", "json"]).stdout)
 
     failed = 0
     versions = set()
