@@ -15,11 +15,15 @@ namespace tileforge::cli {
 
 Expected<PlanDb> open_plan_db(const db::LocationRequest& request) {
   PlanDb out;
+  const bool explicit_path = !request.path.empty();
   auto where = db::resolve_location(request);
-  if (!where) return where.status();
+  if (!where) {
+    // No home folder to find the default DB in: plans need none.
+    if (!explicit_path) return out;
+    return where.status();
+  }
   if (!where->enabled) return out;
   std::error_code ec;
-  const bool explicit_path = !request.path.empty();
   if (!std::filesystem::exists(where->path, ec)) {
     if (!explicit_path) return out;
     return invalid_argument(fmt::format("--db {}: no such file (plan reads a tuning DB and never creates one; "
