@@ -210,7 +210,8 @@ std::string prune_table(const PruneReport& r) {
   }
   return fmt::format("{} {} record{} from {}{}\n\n", r.dry_run ? "would prune" : "pruned", r.count,
                      r.count == 1 ? "" : "s", r.where.path, r.dry_run ? " (--dry-run: nothing was deleted)" : "") +
-         columns::format_columns(cells, {true, false, false, false, false, true, true, false, false});
+         columns::format_columns(cells, {true, false, false, false, false, true, true, false, false}) +
+         (r.rows.empty() ? "(no records)\n" : "");
 }
 
 std::string prune_json(const PruneReport& r) {
