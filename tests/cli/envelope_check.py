@@ -49,7 +49,8 @@ def main():
     # --store-noisy: the record must exist for `db list`, however busy the tests beside this one make the machine.
     docs["tune"] = json.loads(run(cli, ["tune", *shape, "--device", "cpu", "--top", "2", "--budget", "5", "--store-noisy",
                                         "--db", db, "--format", "json", "--quiet"]).stdout)
-    docs["plan"] = json.loads(run(cli, ["plan", *shape, "--device", "cpu", "--format", "json"]).stdout)
+    # With the DB tune wrote: each plan's row carries the DB's record ("tuned").
+    docs["plan"] = json.loads(run(cli, ["plan", *shape, "--device", "cpu", "--db", db, "--format", "json"]).stdout)
     docs["verify"] = json.loads(run(cli, ["verify", *shape, "--device", "cpu", "--no-db", "--format", "json",
                                           "--quiet"]).stdout)
     docs["ladder"] = json.loads(run(cli, ["ladder", *shape, *quick, "--no-db", "--candidates", "1",
@@ -84,6 +85,8 @@ def main():
             problems.append(f"verb is {doc.get('verb')!r}")
         if verb != "db check" and not doc.get("rows"):
             problems.append("no rows")
+        if verb == "plan" and not all((row.get("tuned") or {}).get("found") for row in doc.get("rows", [])):
+            problems.append("a plan row without the tuned record tune stored")
         # JSON carries rates in TFLOP/s only; GFLOP/s is for tables.
         problems += [f"{k}: a rate in GFLOP/s" for k in keys(doc) if "gflop" in k.lower()]
         versions.add((doc.get("version"), (doc.get("environment") or {}).get("tool_version")))
