@@ -1,4 +1,4 @@
-// Reports: JSON fields and nulls as the schema says, the table's marks, CSV shape, and atomic output files.
+// Reports: JSON fields and nulls as the schema says, the table's marks, CSV shape.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -7,7 +7,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/output_file.hpp"
 #include "bench/report.hpp"
 #include "core/clock.hpp"
 #include "dispatch/dispatch.hpp"
@@ -248,64 +247,6 @@ TEST(Report, CompilerAndDateAreFilled) {
   EXPECT_EQ(d[4], '-');
   EXPECT_EQ(d[10], 'T');
   EXPECT_EQ(d.back(), 'Z');
-}
-
-namespace fs = std::filesystem;
-
-fs::path scratch(const char* name) {
-  fs::path dir = fs::path(::testing::TempDir()) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-TEST(OutputFile, AppearsOnlyOnCommit) {
-  const fs::path dir = scratch("tileforge_output_commit");
-  const fs::path target = dir / "out.json";
-  {
-    auto f = OutputFile::create(target.string());
-    ASSERT_TRUE(f) << f.status().to_string();
-    EXPECT_FALSE(fs::exists(target));
-    ASSERT_TRUE(f->commit("{}\n"));
-  }
-  std::ifstream in(target);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(text, "{}\n");
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
-  fs::remove_all(dir);
-}
-
-TEST(OutputFile, LeavesNothingWithoutCommit) {
-  const fs::path dir = scratch("tileforge_output_discard");
-  {
-    auto f = OutputFile::create((dir / "out.json").string());
-    ASSERT_TRUE(f);
-  }
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 0);
-  fs::remove_all(dir);
-}
-
-TEST(OutputFile, KeepsAnExistingFileUntilCommit) {
-  const fs::path dir = scratch("tileforge_output_keep");
-  const fs::path target = dir / "out.csv";
-  { std::ofstream(target) << "old"; }
-  {
-    auto f = OutputFile::create(target.string());
-    ASSERT_TRUE(f);
-  }
-  std::ifstream in(target);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(text, "old");
-  fs::remove_all(dir);
-}
-
-TEST(OutputFile, RefusesMissingFoldersAndFolders) {
-  auto missing = OutputFile::create("/nonexistent/folder/out.json");
-  ASSERT_FALSE(missing);
-  EXPECT_NE(missing.status().message().find("--out"), std::string::npos);
-  auto folder = OutputFile::create(::testing::TempDir());
-  ASSERT_FALSE(folder);
-  EXPECT_NE(folder.status().message().find("folder"), std::string::npos);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The tuning DB from the command line: bench rows name the config's source (--db, TILEFORGE_DB, --no-db, a corrupted
-// file), and the db verbs list, show, export, import and prune, refusing bad input with the argument named.
+// file), the db verbs list, show, export, import and prune, refusing bad input with the argument named, and plan
+// reports the DB's record beside its choice.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -315,6 +316,123 @@ TEST_F(CliDb, PruneDryRunNamesWhatWouldGoAndDeletesNothing) {
   auto after = before;
   after.erase("2020-01-01T00:00:00Z " + elsewhere.hash().substr(0, 8) + " 24");
   EXPECT_EQ(ids(), after);
+}
+
+// import and prune take the shared --out, --format and --quiet: their reports as text, a table or the JSON envelope.
+TEST_F(CliDb, ImportAndPruneReportAsTextTableOrJson) {
+  put_three_records();
+  const std::string exported = (dir / "team.json").string();
+  Result r = run_cli({"db", "export", "--db", db_path, "--out", exported, "--quiet"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string second = (dir / "second.db").string();
+
+  // --out x.json: JSON without --format; --quiet: nothing on stdout or stderr.
+  const std::string report = (dir / "import.json").string();
+  r = run_cli({"db", "import", exported, "--db", second, "--out", report, "--quiet"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "");
+  json doc = json::parse(slurp(report));
+  EXPECT_EQ(doc["verb"], "db import");
+  EXPECT_EQ(doc["environment"]["db"], second);
+  ASSERT_EQ(doc["rows"].size(), 3u) << doc.dump();
+  EXPECT_EQ(doc["rows"][0]["outcome"], "new");
+  EXPECT_EQ(doc["rows"][0]["records"], 3);
+  EXPECT_EQ(doc["rows"][2]["outcome"], "kept");
+  EXPECT_EQ(doc["rows"][2]["records"], 0);
+  EXPECT_FALSE(doc["rows"][2]["why"].get<std::string>().empty());
+  // Again: every record kept, said in a table.
+  r = run_cli({"db", "import", exported, "--db", second, "--format", "table"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("OUTCOME"), std::string::npos) << r.out;
+  const std::size_t kept = r.out.find("\nkept ");
+  ASSERT_NE(kept, std::string::npos) << r.out;
+  EXPECT_NE(r.out.substr(kept, r.out.find('\n', kept + 1) - kept).find(" 3  "), std::string::npos) << r.out;
+
+  // prune --dry-run as JSON: each record that would go, with TFLOP/s; nothing deleted.
+  r = run_cli({"db", "prune", "--db", second, "--older-than", "1d", "--dry-run", "--format", "json"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  doc = json::parse(r.out);
+  EXPECT_EQ(doc["verb"], "db prune");
+  EXPECT_TRUE(doc["dry_run"].get<bool>());
+  EXPECT_EQ(doc["would_remove"], 3);
+  ASSERT_EQ(doc["rows"].size(), 3u);
+  EXPECT_GT(doc["rows"][0]["tflops"].get<double>(), 0);
+  EXPECT_EQ(r.out.find("gflop"), std::string::npos);
+  // A table, then the real prune with its report in a file.
+  r = run_cli({"db", "prune", "--db", second, "--older-than", "1d", "--dry-run", "--format", "table"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("would prune 3 records"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("TFLOP/s"), std::string::npos) << r.out;
+  const std::string pruned = (dir / "pruned.json").string();
+  r = run_cli({"db", "prune", "--db", second, "--older-than", "1d", "--out", pruned}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("pruned 3 records"), std::string::npos) << r.err;  // without --quiet: one line on stderr
+  doc = json::parse(slurp(pruned));
+  EXPECT_FALSE(doc["dry_run"].get<bool>());
+  EXPECT_EQ(doc["removed"], 3);
+  EXPECT_EQ(doc["rows"].size(), 3u);
+  r = run_cli({"db", "list", "--db", second, "--format", "json"}, dir);
+  EXPECT_TRUE(json::parse(r.out)["rows"].empty());
+
+  // An unwritable --out is refused before anything is deleted.
+  r = run_cli({"db", "prune", "--db", db_path, "--older-than", "1d", "--out", (dir / "no" / "p.json").string()}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--out"), std::string::npos) << r.err;
+  r = run_cli({"db", "list", "--db", db_path, "--format", "json"}, dir);
+  EXPECT_EQ(json::parse(r.out)["rows"].size(), 3u);
+}
+
+// plan --db: the DB's record for the problem beside the plan, read-only.
+TEST_F(CliDb, PlanReportsTheTunedRecord) {
+  put(db_path, record(fp, shape(24, 16, 40), tuned_config, 0.01));
+  Result r = run_cli({"plan", "--device", "cpu", "--shape", "24x16x40", "--db", db_path}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("tuning DB: db-exact record #"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(tuned_config.describe()), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("measured/predicted"), std::string::npos) << r.out;
+
+  r = run_cli({"plan", "--device", "cpu", "--shape", "24x16x40", "--shape", "300x300x300", "--db", db_path,
+               "--format", "json"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = json::parse(r.out);
+  EXPECT_EQ(doc["environment"]["db"], db_path);
+  const json& tuned = doc["rows"][0]["tuned"];
+  ASSERT_TRUE(tuned["found"].get<bool>()) << tuned.dump();
+  EXPECT_EQ(tuned["source"], "db-exact");
+  EXPECT_EQ(config_of(tuned["config"]), tuned_config);
+  EXPECT_DOUBLE_EQ(tuned["median_ms"].get<double>(), 0.01);
+  EXPECT_GT(tuned["tflops"].get<double>(), 0);
+  EXPECT_EQ(tuned["created_at"], "2024-05-06T07:08:09Z");
+  const double predicted = tuned["predicted_ms"].get<double>();
+  EXPECT_GT(predicted, 0);
+  EXPECT_NEAR(tuned["measured_over_predicted"].get<double>(), 0.01 / predicted, 1e-9);
+  const bool same = config_of(doc["rows"][0]["choice"]["config"]) == tuned_config;
+  EXPECT_EQ(tuned["same_as_choice"].get<bool>(), same) << doc["rows"][0].dump();
+  // Another bucket: no record, and why.
+  EXPECT_FALSE(doc["rows"][1]["tuned"]["found"].get<bool>()) << doc["rows"][1]["tuned"].dump();
+  EXPECT_FALSE(doc["rows"][1]["tuned"]["reason"].get<std::string>().empty());
+
+  // --no-db: no report.
+  r = run_cli({"plan", "--device", "cpu", "--shape", "24x16x40", "--no-db"}, dir, {{"TILEFORGE_DB", db_path}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("tuning DB"), std::string::npos) << r.out;
+}
+
+TEST_F(CliDb, PlanNeverCreatesADb) {
+  const std::string missing = (dir / "nowhere" / "tune.db").string();
+  // Named with --db: an error naming the path.
+  Result r = run_cli({"plan", "--device", "cpu", "--shape", "64x64x64", "--db", missing}, dir);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("--db " + missing + ": no such file"), std::string::npos) << r.err;
+  // Only the default: the plan without a DB report.
+  r = run_cli({"plan", "--device", "cpu", "--shape", "64x64x64"}, dir, {{"TILEFORGE_DB", missing}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out.find("tuning DB"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir / "nowhere"));
 }
 
 TEST_F(CliDb, MissingDbIsSaidAndNeverCreated) {

@@ -49,7 +49,8 @@ def main():
     # --store-noisy: the record must exist for `db list`, however busy the tests beside this one make the machine.
     docs["tune"] = json.loads(run(cli, ["tune", *shape, "--device", "cpu", "--top", "2", "--budget", "5", "--store-noisy",
                                         "--db", db, "--format", "json", "--quiet"]).stdout)
-    docs["plan"] = json.loads(run(cli, ["plan", *shape, "--device", "cpu", "--format", "json"]).stdout)
+    # With the DB tune wrote: each plan's row carries the DB's record ("tuned").
+    docs["plan"] = json.loads(run(cli, ["plan", *shape, "--device", "cpu", "--db", db, "--format", "json"]).stdout)
     docs["verify"] = json.loads(run(cli, ["verify", *shape, "--device", "cpu", "--no-db", "--format", "json",
                                           "--quiet"]).stdout)
     docs["ladder"] = json.loads(run(cli, ["ladder", *shape, *quick, "--no-db", "--candidates", "1",
@@ -62,6 +63,16 @@ def main():
     record = str(docs["db list"]["rows"][0]["id"])
     docs["db show"] = json.loads(run(cli, ["db", "show", record, "--db", db, "--format", "json"]).stdout)
     docs["db check"] = json.loads(run(cli, ["db", "check", "--db", db, "--format", "json"]).stdout)
+    # import and prune into a copy: the export imported back (every record kept), then a dry run that names them all.
+    exported = os.path.join(work, "export.json")
+    run(cli, ["db", "export", "--db", db, "--out", exported, "--quiet"])
+    copy = os.path.join(work, "copy.db")
+    run(cli, ["db", "import", exported, "--db", copy, "--quiet"])
+    imported = os.path.join(work, "import.json")
+    run(cli, ["db", "import", exported, "--db", copy, "--out", imported, "--quiet"])
+    docs["db import"] = json.load(open(imported))
+    docs["db prune"] = json.loads(run(cli, ["db", "prune", "--db", copy, "--older-than", "0s", "--dry-run",
+                                            "--format", "json"]).stdout)
 
     failed = 0
     versions = set()
@@ -74,6 +85,8 @@ def main():
             problems.append(f"verb is {doc.get('verb')!r}")
         if verb != "db check" and not doc.get("rows"):
             problems.append("no rows")
+        if verb == "plan" and not all((row.get("tuned") or {}).get("found") for row in doc.get("rows", [])):
+            problems.append("a plan row without the tuned record tune stored")
         # JSON carries rates in TFLOP/s only; GFLOP/s is for tables.
         problems += [f"{k}: a rate in GFLOP/s" for k in keys(doc) if "gflop" in k.lower()]
         versions.add((doc.get("version"), (doc.get("environment") or {}).get("tool_version")))

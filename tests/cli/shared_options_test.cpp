@@ -104,6 +104,7 @@ TEST_F(CliSharedOptions, AnEmptyOutIsRefusedByEveryVerb) {
   std::ofstream(dir / "x.json") << "{}";  // report's input exists: the refusal is --out's
   const std::vector<std::vector<std::string>> runs = {
       {"devices"}, {"plan", "--shape", "8x8x8"}, {"banks", "--family", "sm80"}, {"db", "list", "--db", "x.db"},
+      {"db", "prune", "--db", "x.db", "--older-than", "1d"}, {"db", "import", (dir / "x.json").string()},
       {"bench", "--shape", "8x8x8"}, {"verify", "--shape", "8x8x8"}, {"report", (dir / "x.json").string()}};
   for (std::vector<std::string> args : runs) {
     args.insert(args.end(), {"--out", ""});
@@ -193,6 +194,7 @@ TEST_F(CliSharedOptions, TheOutExtensionSaysTheFormatForEveryVerb) {
        [](const std::string& t) { return !nlohmann::json::parse(t, nullptr, false).is_discarded(); }},
       {{"db", "list", "--db", (dir / "none.db").string()}, "dl.json", json("db list")},
       {{"db", "check", "--db", (dir / "none.db").string()}, "dc.json", json("db check")},
+      {{"db", "prune", "--db", (dir / "none.db").string(), "--older-than", "1d"}, "dp.json", json("db prune")},
       {{"report", (dir / "a.json").string()}, "r.html",
        [](const std::string& t) { return t.find("<html") != std::string::npos; }},
   };

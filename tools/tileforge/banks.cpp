@@ -29,7 +29,7 @@ int run_banks(BanksArgs& a) {
   std::ostringstream text;
   const int code = plan::banks::banks_command(a.banks, text, std::cerr);
   if (code == kExitUsage) return code;
-  std::optional<bench::OutputFile> out;
+  std::optional<OutputFile> out;
   if (Status s = open_output(a.output.out, out); !s) return fail(verb, s);
   const int written = emit(verb, out, text.str());
   return written != kExitOk ? written : code;

@@ -26,7 +26,7 @@ const std::vector<std::string> kFormats = {"table", "json", "csv", "markdown"};
 // keeps what it measured; removed once FILE is written whole. None for stdout, devices and FIFOs.
 class PartialRows {
  public:
-  PartialRows(const std::optional<bench::OutputFile>& out, const bench::Environment& environment) {
+  PartialRows(const std::optional<OutputFile>& out, const bench::Environment& environment) {
     if (!out) return;
     auto where = output_path(out->path(), "--out");
     if (!where || where->kind != OutputKind::replace) return;
@@ -76,7 +76,7 @@ int run_bench(const BenchArgs& a) {
   std::vector<bench::CasePlan> plans = std::move(*planned);
   auto timer = measure::make_timer(*device);
   if (!timer) return fail(verb, timer.status());
-  std::optional<bench::OutputFile> out;
+  std::optional<OutputFile> out;
   if (Status s = open_output(a.output.out, out); !s) return fail(verb, s);
 
   precompile_on_gpu(*device, plans, a.output);

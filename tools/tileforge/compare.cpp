@@ -23,7 +23,7 @@ int run_compare(const CompareArgs& args) {
   if (!a) return fail(verb, a.status());
   auto b = bench::read_bench_rows(args.b);
   if (!b) return fail(verb, b.status());
-  std::optional<bench::OutputFile> out;
+  std::optional<OutputFile> out;
   if (Status s = open_output(args.output.out, out); !s) return fail(verb, s);
   const auto changes = bench::compare_rows(*a, *b);
   if (int rc = emit(verb, out, bench::format_changes(changes, args.output.format, args.a, args.b)); rc != kExitOk) {

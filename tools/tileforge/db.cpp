@@ -168,6 +168,7 @@ Command add_db_command(CLI::App& parent) {
   imp->add_option("FILE", args->imp.file, "a file written by db export")->required()->check(check::existing_file());
   add_db_options(*imp, args->imp.db, false);
   imp->add_flag("--force", args->imp.force, "the file's records replace stored ones even when slower");
+  add_output_options(*imp, args->imp.output, {"text", "table", "json"}, kOutInsteadOfStdout);
 
   CLI::App* prune = app->add_subcommand(
       "prune", "Delete records: every criterion given must hold (fingerprints left without records go too)");
@@ -184,6 +185,7 @@ Command add_db_command(CLI::App& parent) {
   prune->add_flag("--invalid", args->prune.invalid,
                   "every record `db check` reports as invalid (alone: no other criterion)");
   prune->add_flag("--dry-run", args->prune.dry_run, "say what would go; delete nothing");
+  add_output_options(*prune, args->prune.output, {"text", "table", "json"}, kOutInsteadOfStdout);
 
   CLI::App* check = app->add_subcommand(
       "check", "Validate every record; list the invalid ones (exit 1 when there are any)");

@@ -138,7 +138,7 @@ int run_list(const ListArgs& a) {
   if (!selected) return fail(verb, selected.status());
   const DeviceCounts devices = count_devices(selected->records);
   const std::string out = a.output.format == "json" ? list_json(verb, *selected, devices) : list_table(*selected, devices);
-  std::optional<bench::OutputFile> file;
+  std::optional<OutputFile> file;
   if (Status s = open_output(a.output.out, file); !s) return fail(verb, s);
   return emit(verb, file, out);
 }
@@ -164,7 +164,7 @@ int run_show(const ShowArgs& a) {
   }
   const db::Record& r = **record;
   const std::string out = a.output.format == "json" ? show_json(verb, *where, r, invalid) : show_text(*where, r, invalid);
-  std::optional<bench::OutputFile> file;
+  std::optional<OutputFile> file;
   if (Status s = open_output(a.output.out, file); !s) return fail(verb, s);
   return emit(verb, file, out);
 }
@@ -175,7 +175,7 @@ int run_export(const ExportArgs& a) {
   if (!selected) return fail(verb, selected.status());
   const db::Location& where = selected->where;
   if (!selected->opened.store) return fail(verb, not_available(no_db_yet(where) + "; nothing to export"));
-  std::optional<bench::OutputFile> out;
+  std::optional<OutputFile> out;
   if (Status s = open_output(a.output.out, out); !s) return fail(verb, s);
   const std::vector<db::Record>& records = selected->records;
   const std::string text = a.output.format == "triton" ? db::export_triton(records) : db::export_json(records);
@@ -191,7 +191,7 @@ int run_check(const CheckArgs& a) {
   constexpr std::string_view verb = "db check";
   auto where = location_from(a.db);
   if (!where) return fail(verb, where.status());
-  std::optional<bench::OutputFile> file;
+  std::optional<OutputFile> file;
   if (Status s = open_output(a.output.out, file); !s) return fail(verb, s);
   std::vector<db::InvalidRow> bad;
   std::size_t valid = 0;

@@ -44,6 +44,7 @@ struct ImportArgs {
   DbArgs db;
   std::string file;
   bool force = false;
+  OutputArgs output;  // text, table or json
 };
 
 struct PruneArgs {
@@ -52,6 +53,7 @@ struct PruneArgs {
   bool stale_versions = false;
   bool invalid = false;
   bool dry_run = false;
+  OutputArgs output;  // text, table or json
 };
 
 struct CheckArgs {

@@ -1,4 +1,5 @@
-// `tileforge db import` and `prune`: the subcommands that write the tuning DB.
+// `tileforge db import` and `prune`: the subcommands that write the tuning DB, and their reports (text, table, JSON).
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "core/clock.hpp"
+#include "core/columns.hpp"
 #include "db/exchange.hpp"
 #include "db_verbs.hpp"
 #include "dispatch/dispatch.hpp"
@@ -42,7 +44,44 @@ struct PruneTarget {
   std::optional<db::Store> store;
   int exit = 0;
 };
-PruneTarget prune_target(std::string_view verb, const PruneArgs& a) {
+
+// What a prune removed (or with --dry-run would remove): one row per record, as `db list` names it.
+struct PrunedRow {
+  int64_t id = 0;
+  std::optional<db::Record> record;  // as far as it reads
+  std::string invalid;               // why the row is invalid, when it is
+  std::string key;                   // the stored key of an invalid row that does not read as a record
+};
+struct PruneReport {
+  db::Location where;
+  bool exists = true;
+  bool dry_run = false;
+  bool invalid_only = false;  // --invalid: every row is an invalid one, and the text says so
+  std::vector<PrunedRow> rows;
+  int64_t count = 0;  // records removed (with --dry-run: that would be)
+};
+
+std::string prune_text(const PruneReport& r);
+std::string prune_table(const PruneReport& r);
+std::string prune_json(const PruneReport& r);
+
+// The report in the --format asked for, to --out or stdout; with --out, one line on stderr unless --quiet.
+int emit_prune(const PruneArgs& a, std::optional<OutputFile>& file, const PruneReport& report) {
+  constexpr std::string_view verb = "db prune";
+  const std::string& format = a.output.format;
+  const std::string out = format == "json" ? prune_json(report) : format == "table" ? prune_table(report)
+                                                                                     : prune_text(report);
+  if (int code = emit(verb, file, out); code != kExitOk) return code;
+  if (file && !a.output.quiet) {
+    std::fprintf(stderr, "%s %lld record%s from %s; report in %s\n", report.dry_run ? "would prune" : "pruned",
+                 static_cast<long long>(report.count), report.count == 1 ? "" : "s", report.where.path.c_str(),
+                 a.output.out.c_str());
+  }
+  return kExitOk;
+}
+
+PruneTarget prune_target(const PruneArgs& a, std::optional<OutputFile>& file) {
+  constexpr std::string_view verb = "db prune";
   PruneTarget t;
   auto where = location_from(a.db);
   if (!where) {
@@ -50,9 +89,9 @@ PruneTarget prune_target(std::string_view verb, const PruneArgs& a) {
     return t;
   }
   t.where = *where;
-  std::optional<bench::OutputFile> none;
   if (!file_exists(where->path)) {
-    t.exit = emit(verb, none, no_db_yet(*where) + "; nothing to prune\n");
+    PruneReport none{*where, false, a.dry_run, a.invalid, {}, 0};
+    t.exit = emit_prune(a, file, none);
     return t;
   }
   auto store = a.dry_run ? open_existing(*where) : db::Store::open(where->path);
@@ -64,23 +103,16 @@ PruneTarget prune_target(std::string_view verb, const PruneArgs& a) {
   return t;
 }
 
-// `db prune --invalid [--dry-run]`: every row validation refuses, listed as it goes.
-int run_prune_invalid(const PruneArgs& a) {
+// `db prune --invalid [--dry-run]`: every row validation refuses.
+int run_prune_invalid(const PruneArgs& a, std::optional<OutputFile>& file) {
   constexpr std::string_view verb = "db prune";
-  PruneTarget t = prune_target(verb, a);
+  PruneTarget t = prune_target(a, file);
   if (!t.store) return t.exit;
-  const db::Location* where = &t.where;
-  std::optional<bench::OutputFile> none;
-  auto* store = &*t.store;
-  auto rows = store->prune_invalid(a.dry_run);
+  auto rows = t.store->prune_invalid(a.dry_run);
   if (!rows) return fail(verb, rows.status());
-  std::string out;
-  for (const db::InvalidRow& bad : *rows) {
-    out += fmt::format("{} {}\n", a.dry_run ? "would prune" : "pruned", bad.describe());
-  }
-  out += fmt::format("{} {} invalid record{} from {}\n", a.dry_run ? "would prune" : "pruned", rows->size(),
-                     rows->size() == 1 ? "" : "s", where->path);
-  return emit(verb, none, out);
+  PruneReport report{t.where, true, a.dry_run, true, {}, int64_t(rows->size())};
+  for (const db::InvalidRow& bad : *rows) report.rows.push_back({bad.id, std::nullopt, bad.why, bad.key});
+  return emit_prune(a, file, report);
 }
 
 // The store's filter from the criteria options, the time resolved; `prefix` gets the --device prefix, which names a
@@ -120,27 +152,122 @@ Expected<std::string> resolve_device(db::Store& store, const std::string& prefix
   return matches.front();
 }
 
-// `db prune --dry-run`: names each record that would go, as db list shows it, so the criteria can be checked before
-// they delete.
-Expected<std::string> dry_run_text(db::Store& store, const db::PruneFilter& filter, const db::Location& where) {
+// The records prune(filter) deletes, each as far as it reads, so that a dry run names them before they go and a
+// real prune says what went.
+Expected<std::vector<PrunedRow>> prune_rows(db::Store& store, const db::PruneFilter& filter) {
   auto ids = store.prune_matches(filter);
   if (!ids) return ids.status();
-  std::string out;
+  std::vector<PrunedRow> rows;
   for (int64_t id : *ids) {
     std::optional<db::InvalidRow> invalid;
     auto record = store.get(id, &invalid);
-    if (!record || !*record) {
-      out += fmt::format("would prune #{}\n", id);
+    PrunedRow row{id, record && *record ? **record : std::optional<db::Record>(), {}, {}};
+    if (invalid) {
+      row.invalid = invalid->why;
+      row.key = invalid->key;
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// "#12 1a2b3c4d cpu cpu-avx2 v3 KEY created TIME" as `db list` names a record, or the stored key of an invalid one.
+std::string row_text(const PrunedRow& row) {
+  if (!row.record) return fmt::format("#{}{}", row.id, row.key.empty() ? "" : " " + row.key);
+  const db::Record& r = *row.record;
+  return fmt::format("#{} {} {} {} v{} {} created {}", row.id, r.device.hash().substr(0, 8), r.backend, r.family(),
+                     r.family_version, r.problem.key(), r.created_at);
+}
+
+std::string prune_text(const PruneReport& r) {
+  if (!r.exists) return no_db_yet(r.where) + "; nothing to prune\n";
+  const char* verb = r.dry_run ? "would prune" : "pruned";
+  std::string out;
+  for (const PrunedRow& row : r.rows) {
+    out += r.invalid_only ? fmt::format("{} {}\n", verb, db::InvalidRow{row.id, row.key, row.invalid}.describe())
+                          : fmt::format("{} {}{}\n", verb, row_text(row),
+                                        row.invalid.empty() ? "" : fmt::format(" (invalid: {})", row.invalid));
+  }
+  out += fmt::format("{} {} {}record{} from {}{}\n", verb, r.count, r.invalid_only ? "invalid " : "",
+                     r.count == 1 ? "" : "s", r.where.path, r.dry_run ? "; nothing was deleted (--dry-run)" : "");
+  return out;
+}
+
+std::string prune_table(const PruneReport& r) {
+  if (!r.exists) return no_db_yet(r.where) + "; nothing to prune\n";
+  std::vector<std::vector<std::string>> cells = {
+      {"ID", "DEVICE", "BACKEND", "FAMILY", "PROBLEM", "MEDIAN ms", "TFLOP/s", "CREATED", "INVALID"}};
+  for (const PrunedRow& row : r.rows) {
+    if (!row.record) {
+      cells.push_back({fmt::format("{}", row.id), "-", "-", "-", row.key, "-", "-", "-", row.invalid});
       continue;
     }
-    const db::Record& r = **record;
-    out += fmt::format("would prune #{} {} {} {} v{} {} created {}{}\n", id, r.device.hash().substr(0, 8), r.backend,
-                       r.family(), r.family_version, r.problem.key(), r.created_at,
-                       invalid ? fmt::format(" (invalid: {})", invalid->why) : "");
+    const db::Record& rec = *row.record;
+    cells.push_back({fmt::format("{}", row.id), rec.device.hash().substr(0, 8), rec.backend,
+                     fmt::format("{} v{}", rec.family(), rec.family_version), rec.problem.key(),
+                     fmt::format("{:.4g}", rec.time.median_ms), fmt::format("{:.4g}", rec.tflops), rec.created_at,
+                     row.invalid.empty() ? "-" : row.invalid});
   }
-  out += fmt::format("would prune {} record{} from {}; nothing was deleted (--dry-run)\n", ids->size(),
-                     ids->size() == 1 ? "" : "s", where.path);
-  return out;
+  return fmt::format("{} {} record{} from {}{}\n\n", r.dry_run ? "would prune" : "pruned", r.count,
+                     r.count == 1 ? "" : "s", r.where.path, r.dry_run ? " (--dry-run: nothing was deleted)" : "") +
+         columns::format_columns(cells, {true, false, false, false, false, true, true, false, false}) +
+         (r.rows.empty() ? "(no records)\n" : "");
+}
+
+std::string prune_json(const PruneReport& r) {
+  ojson doc = envelope("db prune", r.where, r.exists);
+  doc["dry_run"] = r.dry_run;
+  doc[r.dry_run ? "would_remove" : "removed"] = r.count;
+  doc["rows"] = ojson::array();
+  for (const PrunedRow& row : r.rows) {
+    ojson j = row.record ? record_json(*row.record) : ojson{{"id", row.id}, {"key", row.key}};
+    j["invalid"] = row.invalid.empty() ? ojson(nullptr) : ojson(row.invalid);
+    doc["rows"].push_back(std::move(j));
+  }
+  return doc.dump(1) + "\n";
+}
+
+// What an import did: records new to the DB, stored ones replaced, and stored ones kept, with the rule that decided.
+struct ImportReport {
+  db::Location where;
+  std::string file;
+  bool force = false;
+  db::ImportSummary summary;
+};
+
+std::string import_text(const ImportReport& r) {
+  const db::ImportSummary& s = r.summary;
+  return fmt::format("imported {} into {}: {} new, {} replaced, {} kept{}\n", r.file, r.where.path, s.inserted,
+                     s.replaced, s.kept,
+                     r.force ? " (--force: the file's records replace stored ones)"
+                     : s.kept ? " (a stored record as fast or faster wins; --force replaces)" : "");
+}
+
+// One row per outcome, each with its count and why.
+std::vector<std::array<std::string, 3>> import_outcomes(const ImportReport& r) {
+  const db::ImportSummary& s = r.summary;
+  return {{"new", fmt::format("{}", s.inserted), "no stored record of the key"},
+          {"replaced", fmt::format("{}", s.replaced),
+           r.force ? "--force: the file's record replaces the stored one" : "faster than the stored record"},
+          {"kept", fmt::format("{}", s.kept), "the stored record is as fast or faster (--force replaces)"}};
+}
+
+std::string import_table(const ImportReport& r) {
+  std::vector<std::vector<std::string>> cells = {{"OUTCOME", "RECORDS", "WHY"}};
+  for (const auto& o : import_outcomes(r)) cells.push_back({o[0], o[1], o[2]});
+  return fmt::format("imported {} into {}\n\n", r.file, r.where.path) +
+         columns::format_columns(cells, {false, true, false});
+}
+
+std::string import_json_doc(const ImportReport& r) {
+  ojson doc = envelope("db import", r.where, true);
+  doc["file"] = r.file;
+  doc["force"] = r.force;
+  doc["rows"] = ojson::array();
+  for (const auto& o : import_outcomes(r)) {
+    doc["rows"].push_back({{"outcome", o[0]}, {"records", std::stoll(o[1])}, {"why", o[2]}});
+  }
+  return doc.dump(1) + "\n";
 }
 
 }  // namespace
@@ -160,57 +287,60 @@ int run_import(const ImportArgs& a) {
   }
   std::stringstream text;
   text << in.rdbuf();
-  // The whole file is checked before the DB is created or opened, so a bad file leaves no DB behind.
+  // The whole file is checked before the DB is created or opened, so a bad file leaves no DB behind; an unwritable
+  // --out is refused before anything is written too.
   if (auto parsed = db::parse_export(text.str(), a.file); !parsed) return fail(verb, parsed.status());
+  std::optional<OutputFile> file;
+  if (Status s = open_output(a.output.out, file); !s) return fail(verb, s);
   auto store = db::Store::open(where->path);
   if (!store) return fail(verb, store.status());
   auto summary = db::import_json(*store, text.str(), a.file, a.force);
   if (!summary) return fail(verb, summary.status());
-  const std::string line =
-      fmt::format("imported {} into {}: {} new, {} replaced, {} kept{}\n", a.file, where->path, summary->inserted,
-                  summary->replaced, summary->kept,
-                  a.force ? " (--force: the file's records replace stored ones)"
-                          : summary->kept ? " (a stored record as fast or faster wins; --force replaces)" : "");
-  std::optional<bench::OutputFile> none;
-  return emit(verb, none, line);
+  const ImportReport report{*where, a.file, a.force, *summary};
+  const std::string& format = a.output.format;
+  const std::string out = format == "json" ? import_json_doc(report) : format == "table" ? import_table(report)
+                                                                                     : import_text(report);
+  if (int code = emit(verb, file, out); code != kExitOk) return code;
+  if (file && !a.output.quiet) std::fprintf(stderr, "%s", import_text(report).c_str());
+  return kExitOk;
 }
 
 int run_prune(const PruneArgs& a) {
   constexpr std::string_view verb = "db prune";
-  if (a.invalid) {
-    if (!a.older_than.empty() || !a.device.empty() || a.stale_versions) {
-      return fail(verb, invalid_argument("--invalid removes every invalid record and takes no other criterion "
-                                         "(allowed with it: --dry-run, --db); nothing was deleted"));
-    }
-    return run_prune_invalid(a);
+  if (a.invalid && (!a.older_than.empty() || !a.device.empty() || a.stale_versions)) {
+    return fail(verb, invalid_argument("--invalid removes every invalid record and takes no other criterion "
+                                       "(allowed with it: --dry-run, --db); nothing was deleted"));
   }
-  if (a.older_than.empty() && a.device.empty() && !a.stale_versions) {
+  if (!a.invalid && a.older_than.empty() && a.device.empty() && !a.stale_versions) {
     return fail(verb, invalid_argument("give at least one of --older-than, --device, --stale-versions, --invalid "
                                        "(all given must hold for a record to go); nothing was deleted"));
   }
   std::string prefix;
   auto filter = prune_filter_from(a, prefix);
   if (!filter) return fail(verb, filter.status());
-  PruneTarget t = prune_target(verb, a);
+  // --out is created before anything is deleted: an unwritable path deletes nothing.
+  std::optional<OutputFile> file;
+  if (Status s = open_output(a.output.out, file); !s) return fail(verb, s);
+  if (a.invalid) return run_prune_invalid(a, file);
+  PruneTarget t = prune_target(a, file);
   if (!t.store) return t.exit;
-  const db::Location& where = t.where;
-  std::optional<bench::OutputFile> none;
   db::Store& store = *t.store;
   if (!prefix.empty()) {
-    auto device = resolve_device(store, prefix, a, where);
+    auto device = resolve_device(store, prefix, a, t.where);
     if (!device) return fail(verb, device.status());
     filter->device = *device;
   }
   filter->dry_run = a.dry_run;
-  if (a.dry_run) {
-    auto text = dry_run_text(store, *filter, where);
-    if (!text) return fail(verb, text.status());
-    return emit(verb, none, *text);
+  auto rows = prune_rows(store, *filter);
+  if (!rows) return fail(verb, rows.status());
+  PruneReport report{t.where, true, a.dry_run, false, std::move(*rows), 0};
+  report.count = int64_t(report.rows.size());
+  if (!a.dry_run) {
+    auto removed = store.prune(*filter);
+    if (!removed) return fail(verb, removed.status());
+    report.count = *removed;
   }
-  auto removed = store.prune(*filter);
-  if (!removed) return fail(verb, removed.status());
-  return emit(verb, none, fmt::format("{} {} record{} from {}\n", a.dry_run ? "would prune" : "pruned", *removed,
-                                      *removed == 1 ? "" : "s", where.path));
+  return emit_prune(a, file, report);
 }
 
 }  // namespace tileforge::cli::db_verb

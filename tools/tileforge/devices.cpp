@@ -56,7 +56,7 @@ int run_devices(const DevicesArgs& a) {
   constexpr std::string_view verb = "devices";
   auto device = open_device_from(a.device);
   if (!device) return fail(verb, device.status());
-  std::optional<bench::OutputFile> file;
+  std::optional<OutputFile> file;
   if (Status s = open_output(a.output.out, file); !s) return fail(verb, s);
   const hw::HwProfile& prof = device->profile;
   const hw::CpuIsa& isa = hw::cpu_isa();

@@ -37,7 +37,7 @@ int run_ladder_verb(const LadderArgs& a) {
   }
   auto timer = measure::make_timer(*device);
   if (!timer) return fail(verb, timer.status());
-  std::optional<bench::OutputFile> out;
+  std::optional<OutputFile> out;
   if (Status s = open_output(a.output.out, out); !s) return fail(verb, s);
   bench::LadderOptions options;
   options.candidates = a.candidates;

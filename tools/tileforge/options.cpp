@@ -318,15 +318,15 @@ int fail(std::string_view verb, const Status& status) {
   return exit_code_for(status);
 }
 
-Status open_output(const std::string& path, std::optional<bench::OutputFile>& out) {
+Status open_output(const std::string& path, std::optional<OutputFile>& out) {
   if (path.empty()) return {};
-  auto file = bench::OutputFile::create(path);
+  auto file = OutputFile::create(path);
   if (!file) return file.status();
   out.emplace(std::move(*file));
   return {};
 }
 
-int emit(std::string_view verb, std::optional<bench::OutputFile>& out, const std::string& content) {
+int emit(std::string_view verb, std::optional<OutputFile>& out, const std::string& content) {
   if (out) {
     if (Status s = out->commit(content); !s) return fail(verb, s);
     return kExitOk;

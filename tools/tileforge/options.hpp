@@ -11,7 +11,7 @@
 
 #include "backends/backend.hpp"
 #include "bench/harness.hpp"
-#include "bench/output_file.hpp"
+#include "output_file.hpp"
 #include "core/expected.hpp"
 #include "db/location.hpp"
 #include "validators.hpp"
@@ -120,10 +120,10 @@ int exit_code_for(const Status& status);
 int fail(std::string_view verb, const Status& status);
 
 // Creates the --out file now, so that an unwritable path is refused before anything runs; no path leaves `out` empty.
-Status open_output(const std::string& path, std::optional<bench::OutputFile>& out);
+Status open_output(const std::string& path, std::optional<OutputFile>& out);
 
 // Writes `content` to --out atomically (the file was created up front) or to stdout.
-int emit(std::string_view verb, std::optional<bench::OutputFile>& out, const std::string& content);
+int emit(std::string_view verb, std::optional<OutputFile>& out, const std::string& content);
 
 // Writes `text` to stdout and flushes it; a failure is remembered (with its cause, which stdio does not keep) for
 // check_stdout, so that every verb's output goes through one check.

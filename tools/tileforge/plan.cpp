@@ -1,4 +1,5 @@
-// `tileforge plan`: the planner's analysis, choice, alternatives and rejections for a shape on any chip profile.
+// `tileforge plan`: the planner's analysis, choice, alternatives and rejections for a shape on any chip profile, and
+// the tuning DB's record beside them.
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -8,7 +9,7 @@
 
 #include "options.hpp"
 #include "plan/kernel_family.hpp"
-#include "plan/plan_command.hpp"
+#include "plan_command.hpp"
 
 namespace tileforge::cli {
 namespace {
@@ -18,16 +19,17 @@ struct PlanArgs {
   ProblemArgs problem;
   DeviceArgs device;
   OutputArgs output;
+  DbArgs db;
   std::vector<std::string> sets;
-  plan::PlanCommandOptions own;  // --family, --explain, --top, --all-rejected, --compile
+  PlanCommandOptions own;  // --family, --explain, --top, --all-rejected, --compile
 };
 
 // "table" is what the other verbs call plan's text form.
 const std::vector<std::string> kFormats = {"text", "table", "json"};
 
 // The library's options from the parsed ones: values the validators passed, as the library takes them.
-plan::PlanCommandOptions command_options(const PlanArgs& a) {
-  plan::PlanCommandOptions o = a.own;
+PlanCommandOptions command_options(const PlanArgs& a) {
+  PlanCommandOptions o = a.own;
   const ProblemArgs& p = a.problem;
   o.shapes = p.shapes;
   o.dtype = p.dtype;
@@ -50,9 +52,13 @@ plan::PlanCommandOptions command_options(const PlanArgs& a) {
 int run_plan(const PlanArgs& a) {
   // Collected, then written once (to --out or stdout): nothing is written when the options are refused.
   std::ostringstream text;
-  const int code = plan::plan_command(command_options(a), text, std::cerr);
+  PlanCommandOptions o = command_options(a);
+  auto db = db_request_from(a.db);
+  if (!db) return fail("plan", db.status());
+  o.db = *db;
+  const int code = plan_command(o, text, std::cerr);
   if (code == kExitUsage) return code;
-  std::optional<bench::OutputFile> out;
+  std::optional<OutputFile> out;
   if (Status s = open_output(a.output.out, out); !s) return fail("plan", s);
   const int written = emit("plan", out, text.str());
   return written != kExitOk ? written : code;
@@ -78,6 +84,8 @@ Command add_plan_command(CLI::App& parent) {
   add_set_option(*app, a->sets, "pin a parameter: NAME=VALUE (repeatable)");
   app->add_flag("--explain", a->own.explain, "print the whole decision log, grouped by the four layers");
   add_output_options(*app, a->output, kFormats, kOutInsteadOfStdout);
+  // The DB's record for each problem is reported beside the plan; plan only reads it (a missing --db is an error).
+  add_db_options(*app, a->db, true);
   app->add_option("--top", a->own.top, "alternatives to show (default 5)")
       ->check(check::integer(0, 1000000, "0 to 1000000"));
   app->add_flag("--all-rejected", a->own.all_rejected, "list every rejected candidate, not a few per reason");

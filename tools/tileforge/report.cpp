@@ -33,7 +33,7 @@ int run_report(const ReportArgs& a) {
   }
   auto page = bench::html_report(inputs);
   if (!page) return fail(verb, page.status());
-  std::optional<bench::OutputFile> out;
+  std::optional<OutputFile> out;
   if (Status s = open_output(a.output.out, out); !s) return fail(verb, s);
   if (!a.svg_dir.empty()) {
     auto charts = bench::svg_charts(inputs);
@@ -41,7 +41,7 @@ int run_report(const ReportArgs& a) {
     std::error_code ec;
     std::filesystem::create_directories(a.svg_dir, ec);
     for (const auto& [name, svg] : *charts) {
-      auto file = bench::OutputFile::create((std::filesystem::path(a.svg_dir) / name).string(), "--svg-dir");
+      auto file = OutputFile::create((std::filesystem::path(a.svg_dir) / name).string(), "--svg-dir");
       if (!file) return fail(verb, file.status());
       if (Status s = file->commit(svg); !s) return fail(verb, s);
     }

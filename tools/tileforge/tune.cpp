@@ -121,7 +121,7 @@ int run_tune(const TuneArgs& a) {
   if (options->write_db && std::filesystem::exists(options->db_path, ec)) {
     if (auto store = db::Store::open(options->db_path); !store) return fail(verb, store.status());
   }
-  std::optional<bench::OutputFile> out;
+  std::optional<OutputFile> out;
   if (Status s = open_output(a.output.out, out); !s) return fail(verb, s);
 
   const bool quiet = a.output.quiet;

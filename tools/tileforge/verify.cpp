@@ -115,7 +115,7 @@ int run_verify(const VerifyArgs& a) {
   auto planned = bench::plan_cases(*device, *problems, *settings);
   if (!planned) return fail(verb, planned.status());
   std::vector<bench::CasePlan> plans = std::move(*planned);
-  std::optional<bench::OutputFile> out;
+  std::optional<OutputFile> out;
   if (Status s = open_output(a.output.out, out); !s) return fail(verb, s);
 
   precompile_on_gpu(*device, plans, a.output);

@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "plan/plan_command.hpp"
+#include "tools/tileforge/plan_command.hpp"
 
-namespace tileforge::plan {
+namespace tileforge::cli {
 namespace {
 
 struct Outcome {
@@ -175,4 +175,4 @@ TEST(PlanCommand, CpuProfileWithThreads) {
 }
 
 }  // namespace
-}  // namespace tileforge::plan
+}  // namespace tileforge::cli

@@ -1,4 +1,4 @@
-// An output file that appears whole or not at all: a regular file is written to a temporary file in the same folder,
+// The CLI's --out writer, a file that appears whole or not at all: a regular file is written to a temporary file in the same folder,
 // renamed on success, removed on failure or interruption; a device, a FIFO or "-" (stdout) is written in place.
 #pragma once
 
@@ -8,7 +8,7 @@
 #include "core/expected.hpp"
 #include "core/output_path.hpp"
 
-namespace tileforge::bench {
+namespace tileforge::cli {
 
 class OutputFile {
  public:
@@ -35,4 +35,4 @@ class OutputFile {
   bool committed_ = false;
 };
 
-}  // namespace tileforge::bench
+}  // namespace tileforge::cli

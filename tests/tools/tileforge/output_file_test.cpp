@@ -1,6 +1,6 @@
-// --out by kind of path: devices, FIFOs and stdout are written in place and never replaced, write failures are
-// reported (a full disk under a regular file too), links stay links. (Whole-or-nothing for regular files:
-// report_test.cpp's OutputFile tests.)
+// The CLI's --out writer: a regular file appears whole on commit or not at all; devices, FIFOs and stdout are
+// written in place and never replaced, write failures are reported (a full disk under a regular file too), links
+// stay links.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -19,11 +19,11 @@
 #include <random>
 #include <sstream>
 
-#include "bench/output_file.hpp"
+#include "tools/tileforge/output_file.hpp"
 #include "support/test_support.hpp"
 #include "support/unprivileged.hpp"
 
-namespace tileforge::bench {
+namespace tileforge::cli {
 namespace {
 
 namespace fs = std::filesystem;
@@ -208,5 +208,62 @@ TEST_F(OutputFileTest, DashOnAFullStdoutReportsTheFailure) {
   EXPECT_NE(s.message().find(std::strerror(ENOSPC)), std::string::npos) << s.message();
 }
 
+// A fresh folder of its own for a whole-or-nothing test.
+fs::path scratch(const char* name) {
+  fs::path dir = fs::path(::testing::TempDir()) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+TEST(OutputFile, AppearsOnlyOnCommit) {
+  const fs::path dir = scratch("tileforge_output_commit");
+  const fs::path target = dir / "out.json";
+  {
+    auto f = OutputFile::create(target.string());
+    ASSERT_TRUE(f) << f.status().to_string();
+    EXPECT_FALSE(fs::exists(target));
+    ASSERT_TRUE(f->commit("{}\n"));
+  }
+  std::ifstream in(target);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "{}\n");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+  fs::remove_all(dir);
+}
+
+TEST(OutputFile, LeavesNothingWithoutCommit) {
+  const fs::path dir = scratch("tileforge_output_discard");
+  {
+    auto f = OutputFile::create((dir / "out.json").string());
+    ASSERT_TRUE(f);
+  }
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 0);
+  fs::remove_all(dir);
+}
+
+TEST(OutputFile, KeepsAnExistingFileUntilCommit) {
+  const fs::path dir = scratch("tileforge_output_keep");
+  const fs::path target = dir / "out.csv";
+  { std::ofstream(target) << "old"; }
+  {
+    auto f = OutputFile::create(target.string());
+    ASSERT_TRUE(f);
+  }
+  std::ifstream in(target);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "old");
+  fs::remove_all(dir);
+}
+
+TEST(OutputFile, RefusesMissingFoldersAndFolders) {
+  auto missing = OutputFile::create("/nonexistent/folder/out.json");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.status().message().find("--out"), std::string::npos);
+  auto folder = OutputFile::create(::testing::TempDir());
+  ASSERT_FALSE(folder);
+  EXPECT_NE(folder.status().message().find("folder"), std::string::npos);
+}
+
 }  // namespace
-}  // namespace tileforge::bench
+}  // namespace tileforge::cli

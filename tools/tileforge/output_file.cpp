@@ -1,6 +1,6 @@
 // OutputFile: mkstemp beside a regular target, fsync, rename; devices, FIFOs and stdout written in place. A signal
 // handler removes the temporary file if the run is interrupted, so a failed or cancelled run leaves no partial output.
-#include "bench/output_file.hpp"
+#include "output_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -15,7 +15,7 @@
 
 #include <fmt/format.h>
 
-namespace tileforge::bench {
+namespace tileforge::cli {
 namespace {
 
 // The temporary file pending right now, for the signal handler (which may only call async-signal-safe code).
@@ -141,4 +141,4 @@ Status OutputFile::commit(std::string_view content) {
   return {};
 }
 
-}  // namespace tileforge::bench
+}  // namespace tileforge::cli

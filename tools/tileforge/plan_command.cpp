@@ -1,18 +1,24 @@
 // The `tileforge plan` verb: options to Problems and a profile, make_plan for each, text or JSON out.
-#include "plan/plan_command.hpp"
+#include "plan_command.hpp"
 
 #include <fmt/format.h>
 
 #include "backends/backend.hpp"
 #include "core/envelope.hpp"
 #include "core/parse.hpp"
+#include "db/keys.hpp"
+#include "dispatch/dispatch.hpp"
 #include "hw/hw.hpp"
 #include "hw/hw_profile.hpp"
 #include "plan/explain.hpp"
 #include "plan/kernel_family.hpp"
 #include "plan/planner.hpp"
+#include "plan_db.hpp"
 
-namespace tileforge::plan {
+namespace tileforge::cli {
+
+using namespace tileforge::plan;
+
 namespace {
 
 constexpr int kExitOk = 0, kExitFailure = 1, kExitUsage = 2;
@@ -99,6 +105,102 @@ bool compile_choice(const Plan& plan, const hw::HwProfile& profile, std::ostream
   return true;
 }
 
+// The chip to plan for: --profile (present or not), else the device's own; the fingerprint the tuning DB files its
+// records under (the running device's, or for a --profile plan the profile's: then records of the same
+// architecture are found, db-arch, unless the profile is this CPU's).
+struct Target {
+  hw::HwProfile profile;
+  std::string device_name;  // the device planned for, when it is present (a --profile plan may name no device)
+  db::Fingerprint fingerprint;
+};
+
+Expected<Target> target_of(const PlanCommandOptions& o) {
+  Target t;
+  if (!o.profile.empty()) {
+    auto p = hw::load_profile(o.profile);
+    if (!p) return p.status();
+    t.profile = std::move(*p);
+    Device d;
+    d.kind = t.profile.kind == "cpu" ? "cpu" : "cuda";
+    d.profile = t.profile;
+    t.fingerprint = db::fingerprint_of(d, {}, d.kind == "cpu" ? dispatch::compiler_id() : std::string());
+    return t;
+  }
+  auto d = open_device(o.device);
+  if (!d) return d.status();
+  t.profile = d->profile;
+  t.device_name = d->name;
+  t.fingerprint = dispatch::running_fingerprint(*d);
+  return t;
+}
+
+Expected<PlanOptions> plan_options_of(const PlanCommandOptions& o) {
+  if (o.top < 0) return invalid_argument(fmt::format("--top {} is negative (allowed: 0 or more)", o.top));
+  PlanOptions po;
+  po.top_n = o.top;
+  po.family = o.family;
+  for (const std::string& s : o.sets) {
+    auto pin = parse_pin(s, "--set");
+    if (!pin) return pin.status();
+    po.pins.push_back(*pin);
+  }
+  auto threads = optional_int(o.threads, "--threads", 0, 0);
+  if (!threads) return threads.status();
+  // Plans may target another chip, so the bound is the plausible one of any chip, not this host's cores; without
+  // it a huge count loops once per thread in the CPU model (issue 18: --threads 100000000 hung).
+  if (*threads > int64_t(hw::bounds::threads.max)) {
+    return invalid_argument(fmt::format("--threads = {} is out of range (allowed: 0 for all cores, or 1 to {})",
+                                        *threads, int64_t(hw::bounds::threads.max)));
+  }
+  po.threads = int(*threads);
+  // The explanation shows ExplainOptions::examples per reason unless --all-rejected: store no more than that.
+  po.rejected_examples = o.all_rejected ? SIZE_MAX : std::size_t(ExplainOptions().examples);
+  // Devices that are present make their profiles "running"; everything else is a prediction.
+  po.running_profiles.push_back(std::string(hw::host_cpu_profile_name()));
+  if (auto gpu = open_device("cuda"); gpu) po.running_profiles.push_back(gpu->profile.name);
+  return po;
+}
+
+// The envelope every verb's JSON shares (schemas/envelope.schema.json): one row per plan. Nothing is measured, so
+// the environment is the chip planned for (and the tuning DB read); no date, so the same plan is the same document.
+bool print_json(const std::vector<Plan>& plans, const Target& target, const PlanDb& db, const ExplainOptions& eo,
+                std::ostream& out) {
+  nlohmann::json doc = envelope<nlohmann::json>("plan");
+  doc["environment"] = {
+      {"tool_version", std::string(version())},
+      {"profile", target.profile.name},
+      {"device", target.device_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(target.device_name)}};
+  if (db.db) doc["environment"]["db"] = db.path;
+  doc["rows"] = nlohmann::json::array();
+  bool all_served = true;
+  for (const Plan& plan : plans) {
+    nlohmann::json row = to_json(plan, eo);
+    if (db.db) row["tuned"] = tuned_json(tuned_for(plan, *db.db, target.fingerprint));
+    doc["rows"].push_back(std::move(row));
+    all_served = all_served && plan.served;
+  }
+  out << doc.dump(2) << "\n";
+  return all_served;
+}
+
+bool print_text(const std::vector<Plan>& plans, const PlanCommandOptions& o, const Target& target, const PlanDb& db,
+                const ExplainOptions& eo, std::ostream& out) {
+  bool all_served = true;
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const Plan& plan = plans[i];
+    all_served = all_served && plan.served;
+    if (o.explain) {
+      if (i > 0) out << "\n";
+      out << render_explain(plan, eo);
+    } else {
+      out << render_brief(plan);
+    }
+    if (db.db) out << tuned_text(tuned_for(plan, *db.db, target.fingerprint));
+    if (o.compile && !compile_choice(plan, target.profile, out)) all_served = false;
+  }
+  return all_served;
+}
+
 }  // namespace
 
 int plan_command(const PlanCommandOptions& o, std::ostream& out, std::ostream& err) {
@@ -106,49 +208,21 @@ int plan_command(const PlanCommandOptions& o, std::ostream& out, std::ostream& e
   if (o.format != "text" && o.format != "table" && o.format != "json") {
     return fail(err, invalid_argument(fmt::format("--format '{}' is not known (allowed: text, table, json)", o.format)));
   }
-  if (o.top < 0) return fail(err, invalid_argument(fmt::format("--top {} is negative (allowed: 0 or more)", o.top)));
+  if (o.format == "json" && o.compile) {
+    return fail(err, invalid_argument("--compile prints text: use it without --format json"));
+  }
   auto problems = problems_of(o);
   if (!problems) return fail(err, problems.status());
-  PlanOptions po;
-  po.top_n = o.top;
-  po.family = o.family;
-  for (const std::string& s : o.sets) {
-    auto pin = parse_pin(s, "--set");
-    if (!pin) return fail(err, pin.status());
-    po.pins.push_back(*pin);
-  }
-  auto threads = optional_int(o.threads, "--threads", 0, 0);
-  if (!threads) return fail(err, threads.status());
-  // Plans may target another chip, so the bound is the plausible one of any chip, not this host's cores; without
-  // it a huge count loops once per thread in the CPU model (issue 18: --threads 100000000 hung).
-  if (*threads > int64_t(hw::bounds::threads.max)) {
-    return fail(err, invalid_argument(fmt::format("--threads = {} is out of range (allowed: 0 for all cores, or 1 to {})",
-                                                  *threads, int64_t(hw::bounds::threads.max))));
-  }
-  po.threads = int(*threads);
-  // The explanation shows ExplainOptions::examples per reason unless --all-rejected: store no more than that.
-  po.rejected_examples = o.all_rejected ? SIZE_MAX : std::size_t(ExplainOptions().examples);
-
-  // The chip to plan for: --profile (present or not), else the device's own. Devices that are present make their
-  // profiles "running"; everything else is a prediction.
-  po.running_profiles.push_back(std::string(hw::host_cpu_profile_name()));
-  if (auto gpu = open_device("cuda"); gpu) po.running_profiles.push_back(gpu->profile.name);
-  hw::HwProfile profile;
-  std::string device_name;  // the device planned for, when it is present (a --profile plan may name no device)
-  if (!o.profile.empty()) {
-    auto p = hw::load_profile(o.profile);
-    if (!p) return fail(err, p.status());
-    profile = std::move(*p);
-  } else {
-    auto d = open_device(o.device);
-    if (!d) return fail(err, d.status());
-    profile = d->profile;
-    device_name = d->name;
-  }
+  auto po = plan_options_of(o);
+  if (!po) return fail(err, po.status());
+  auto db = open_plan_db(o.db);
+  if (!db) return fail(err, db.status());
+  auto target = target_of(o);
+  if (!target) return fail(err, target.status());
 
   std::vector<Plan> plans;
   for (const Problem& p : *problems) {
-    auto plan = make_plan(p, profile, po);
+    auto plan = make_plan(p, target->profile, *po);
     if (!plan) return fail(err, plan.status());
     plans.push_back(std::move(*plan));
   }
@@ -156,37 +230,9 @@ int plan_command(const PlanCommandOptions& o, std::ostream& out, std::ostream& e
   ExplainOptions eo;
   eo.top_n = o.top;
   eo.all_rejected = o.all_rejected;
-  bool all_served = true;
-  if (o.format == "json" && o.compile) {
-    return fail(err, invalid_argument("--compile prints text: use it without --format json"));
-  }
-  if (o.format == "json") {
-    // The envelope every verb's JSON shares (schemas/envelope.schema.json): one row per plan. Nothing is measured,
-    // so the environment is the chip planned for; no date, so the same plan is the same document.
-    nlohmann::json doc = envelope<nlohmann::json>("plan");
-    doc["environment"] = {{"tool_version", std::string(version())},
-                          {"profile", profile.name},
-                          {"device", device_name.empty() ? nlohmann::json(nullptr) : nlohmann::json(device_name)}};
-    doc["rows"] = nlohmann::json::array();
-    for (const Plan& plan : plans) {
-      doc["rows"].push_back(to_json(plan, eo));
-      all_served = all_served && plan.served;
-    }
-    out << doc.dump(2) << "\n";
-  } else {
-    for (std::size_t i = 0; i < plans.size(); ++i) {
-      const Plan& plan = plans[i];
-      all_served = all_served && plan.served;
-      if (o.explain) {
-        if (i > 0) out << "\n";
-        out << render_explain(plan, eo);
-      } else {
-        out << render_brief(plan);
-      }
-      if (o.compile && !compile_choice(plan, profile, out)) all_served = false;
-    }
-  }
+  const bool all_served = o.format == "json" ? print_json(plans, *target, *db, eo, out)
+                                             : print_text(plans, o, *target, *db, eo, out);
   return all_served ? kExitOk : kExitFailure;
 }
 
-}  // namespace tileforge::plan
+}  // namespace tileforge::cli

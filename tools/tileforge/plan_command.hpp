@@ -1,12 +1,14 @@
-// The `tileforge plan` verb as a function of already-parsed options, so that the CLI only registers the options
-// and calls it (and tests run it without a process).
+// The `tileforge plan` verb as a function of already-parsed options, so that plan.cpp only registers the options
+// and calls it (and tests run it without a process). Tool code: the exit codes and messages are the CLI's.
 #pragma once
 
 #include <ostream>
 #include <string>
 #include <vector>
 
-namespace tileforge::plan {
+#include "db/location.hpp"
+
+namespace tileforge::cli {
 
 // Option values as the user typed them (parsed here, so that every error names the option in one style).
 struct PlanCommandOptions {
@@ -30,12 +32,17 @@ struct PlanCommandOptions {
   // run time, through their own compiler, which needs no GPU: a plan for a chip that is not present builds its
   // binary all the same), and say what the compiler reported.
   bool compile = false;
+  // --db PATH / --no-db: the tuning DB whose record for each problem is reported beside the plan (read-only; a
+  // missing --db file is an error, a missing default DB is skipped).
+  db::LocationRequest db;
 };
 
-// Plans every shape x layout (and with `compile`, compiles each choice: a failed compile exits 1). Prints per plan the summary line, the analysis, the runner-up and the binding limit (or the explanation with --explain, or one JSON
-// document {"tool", "version", "plans": [...]} with --format json) on `out`; errors as "tileforge plan: error: ..."
+// Plans every shape x layout (and with `compile`, compiles each choice: a failed compile exits 1). Prints per plan
+// the summary line, the analysis, the runner-up and the binding limit (or the explanation with --explain, or one JSON
+// document {"tool", "version", "verb", "environment", "rows"} with --format json), and what the tuning DB holds for
+// the problem when there is a DB, on `out`; errors as "tileforge plan: error: ..."
 // on `err`. Returns 0 when every plan chose a config, 1 when a chip or precision is not served (the plans still
 // print their analysis) or the device cannot be opened, 2 for bad options (nothing is planned).
 int plan_command(const PlanCommandOptions& options, std::ostream& out, std::ostream& err);
 
-}  // namespace tileforge::plan
+}  // namespace tileforge::cli
