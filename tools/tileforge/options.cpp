@@ -191,7 +191,9 @@ void add_db_options(CLI::App& app, DbArgs& a, bool with_no_db) {
                    ->type_name("PATH")
                    ->check(check::non_empty());
   if (with_no_db) {
-    auto* off = app.add_flag("--no-db", a.disabled, "ignore the tuning DB: the planner chooses our config");
+    auto* off = app.add_flag("--no-db", a.disabled,
+                             "ignore the tuning DB: nothing read from it or written to it (bench runs the planner's "
+                             "choice, plan reports no tuned record)");
     path->excludes(off);
     off->excludes(path);
   }
