@@ -516,7 +516,7 @@ int run_ranks(const DistributedTuneArgs& args, const World& w) {
   const auto missing = missing_shapes(c, skipped);
   for (const auto& m : missing) std::fprintf(stderr, "tileforge tune: missing: %s\n", m.c_str());
   const std::string text = report(c, skipped, missing, wall_s, args.output.format == "json");
-  std::optional<bench::OutputFile> out;
+  std::optional<OutputFile> out;
   if (Status s = open_output(args.output.out, out); !s) return fail("tune", s);
   if (int rc = emit("tune", out, text); rc != kExitOk) return rc;
   return missing.empty() ? kExitOk : kExitFailure;
