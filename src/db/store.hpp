@@ -191,6 +191,10 @@ DispatchDb open_for_dispatch(const std::string& path, bool enabled = true);
 // this problem here (the family matches, every parameter is declared and legal, every constraint holds).
 std::function<Support(const Record&)> legal_in(ParamSpace space);
 
+// Dispatch's request for a problem run by `backend` with this parameter space here: the space's family at its
+// version (none when the space names no family), and legal_in(space) as the veto. `plan --db` asks the same.
+LookupRequest lookup_request(Fingerprint device, std::string backend, const Problem& problem, ParamSpace space);
+
 // The lookup, or "planner" with the reason when there is no store or the lookup failed.
 LookupResult lookup_or_plan(const DispatchDb& db, const LookupRequest& request);
 

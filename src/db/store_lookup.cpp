@@ -221,6 +221,16 @@ std::function<Support(const Record&)> legal_in(ParamSpace space) {
   };
 }
 
+LookupRequest lookup_request(Fingerprint device, std::string backend, const Problem& problem, ParamSpace space) {
+  LookupRequest request;
+  request.device = std::move(device);
+  request.backend = std::move(backend);
+  request.problem = problem;
+  if (!space.family.empty()) request.families = {{space.family, space.version}};
+  request.accept = legal_in(std::move(space));
+  return request;
+}
+
 LookupResult lookup_or_plan(const DispatchDb& db, const LookupRequest& request) {
   LookupResult out;
   if (!db.store) {

@@ -268,13 +268,8 @@ Expected<Choice> choose_config(const Problem& problem, const Device& device, Bac
       none->note = location.status().message();
       db = none;
     }
-    db::LookupRequest request;
-    request.device = running_fingerprint(device);
-    request.backend = std::string(ours.name());
-    request.problem = p;
-    if (!space.family.empty()) request.families = {{space.family, space.version}};
-    request.accept = db::legal_in(space);
-    db::LookupResult hit = db::lookup_or_plan(*db, request);
+    db::LookupResult hit =
+        db::lookup_or_plan(*db, db::lookup_request(running_fingerprint(device), std::string(ours.name()), p, space));
     choice.rejected = hit.rejected;
     // A record measured noisy or on a busy host may be far from what its config does here: the planner's
     // prediction is the better guess, and the reason says which record was passed over and why. Records without

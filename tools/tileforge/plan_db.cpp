@@ -59,13 +59,9 @@ TunedReport tuned_for(const plan::Plan& plan, const db::DispatchDb& db, const db
     return out;
   }
   // The request dispatch makes for this problem: the family's current version, records its space refuses skipped.
-  db::LookupRequest request;
-  request.device = fingerprint;
-  request.backend = plan.backend;
-  request.problem = plan.problem;
-  request.families = {{std::string(family->name()), family->version()}};
-  request.accept = db::legal_in(family->candidates(plan.problem, plan.profile, plan.threads).space);
-  db::LookupResult hit = db::lookup_or_plan(db, request);
+  db::LookupResult hit = db::lookup_or_plan(
+      db, db::lookup_request(fingerprint, plan.backend, plan.problem,
+                             family->candidates(plan.problem, plan.profile, plan.threads).space));
   out.reason = hit.reason;
   if (!hit.record) return out;
   out.source = std::string(hit.config_source());
