@@ -392,19 +392,13 @@ std::size_t RejectedSet::reason_index(const std::string& why, Layer layer) {
   return reasons.size() - 1;
 }
 
+std::size_t RejectedSet::size() const { return std::accumulate(counts.begin(), counts.end(), std::size_t(0)); }
+
 void RejectedSet::add(const int64_t* config_values, std::size_t index) {
   // Every config is counted; it is stored while its reason has fewer than `keep`.
-  ++total;
   if (counts[index]++ >= keep) return;
   reason.push_back(uint32_t(index));
   values.insert(values.end(), config_values, config_values + names.size());
-}
-
-void RejectedSet::add(const Config& config, const std::string& why, Layer layer) {
-  std::vector<int64_t> v;
-  v.reserve(names.size());
-  for (const std::string& n : names) v.push_back(config.params.at(n));
-  add(v.data(), reason_index(why, layer));
 }
 
 void RejectedSet::add(const int64_t* config_values, const std::string& why, Layer layer) {

@@ -69,19 +69,15 @@ struct RejectedSet {
   std::vector<Layer> reason_layers;  // the layer of each reason: its constraint's, or the parameter's
   std::vector<std::size_t> counts;   // per reason: the configs it rejected, stored or not
 
-  std::size_t size() const { return total; }           // every rejected config
+  std::size_t size() const;                            // every rejected config: the sum of `counts`
   std::size_t stored() const { return reason.size(); } // those kept, in enumeration order
   Config config(std::size_t i) const;                  // the i-th stored config
-  void add(const Config& config, const std::string& why, Layer layer);
-  // The same for a config given by its values of `names`, in that order.
+  // A config given by its values of `names`, in that order, rejected for `why`.
   void add(const int64_t* config_values, const std::string& why, Layer layer);
   // The index of a reason in `reasons` (added when new), and a config added under that index: for an enumeration
   // that rejects millions of configs under a few dozen reasons and would otherwise compare their texts each time.
   std::size_t reason_index(const std::string& why, Layer layer);
   void add(const int64_t* config_values, std::size_t reason_index);
-
- private:
-  std::size_t total = 0;
 };
 
 struct Enumeration {
