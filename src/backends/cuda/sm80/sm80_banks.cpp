@@ -110,6 +110,15 @@ struct WarpTiling {
   int warps_m, warps, bk, wm_rows, wn_cols;
 };
 
+// One lane's ldmatrix address as the kernel forms it (fragment_bases, then load_fragments): the lane's first address
+// `lane` in stage 0 of the tile, swizzled once, then the fragment and k-step's offset `step` as one XOR and an
+// immediate offset. `cols`: the row length of the operand's tile in elements.
+int64_t fragment_address(RowCol lane, RowCol step, int cols, const Swizzle& swz, unsigned tile) {
+  const unsigned frag = tile + swz.full(unsigned((lane.row * cols + lane.col) * 2));
+  const unsigned off = unsigned((step.row * cols + step.col) * 2);
+  return int64_t((frag ^ swz.x(off)) + swz.add(off));
+}
+
 // Fragment reads (load_fragments): the lane's first address in stage 0, swizzled once, then per fragment and k-step
 // one XOR and an immediate offset. A is read with .trans when stored [BK][BM], B when stored [BK][BN]. `cols`: the
 // row length of the operand's tile in elements, `tile` its shared offset.
@@ -122,10 +131,8 @@ Instruction a_fragment_reads(const WarpTiling& t, bool a_row, int cols, const Sw
         Issue issue{w, fmt::format("fragment i={} kk={}", i, kk), {}};
         issue.access.bytes_per_thread = 16;
         for (int lane = 0; lane < kWarpSize; ++lane) {
-          const RowCol l = a_frag_lane(a_row, lane, wm * t.wm_rows), s = a_frag_step(a_row, i, kk);
-          const unsigned frag = tile + swz.full(unsigned((l.row * cols + l.col) * 2));
-          const unsigned off = unsigned((s.row * cols + s.col) * 2);
-          issue.access.address[lane] = int64_t((frag ^ swz.x(off)) + swz.add(off));
+          issue.access.address[lane] = fragment_address(a_frag_lane(a_row, lane, wm * t.wm_rows),
+                                                        a_frag_step(a_row, i, kk), cols, swz, tile);
         }
         ld.issues.push_back(std::move(issue));
       }
@@ -143,10 +150,8 @@ Instruction b_fragment_reads(const WarpTiling& t, bool b_row, int cols, const Sw
         Issue issue{w, fmt::format("fragments j={},{} kk={}", j, j + 1, kk), {}};
         issue.access.bytes_per_thread = 16;
         for (int lane = 0; lane < kWarpSize; ++lane) {
-          const RowCol l = b_frag_lane(b_row, lane, wn * t.wn_cols), s = b_frag_step(b_row, j, kk);
-          const unsigned frag = tile + swz.full(unsigned((l.row * cols + l.col) * 2));
-          const unsigned off = unsigned((s.row * cols + s.col) * 2);
-          issue.access.address[lane] = int64_t((frag ^ swz.x(off)) + swz.add(off));
+          issue.access.address[lane] = fragment_address(b_frag_lane(b_row, lane, wn * t.wn_cols),
+                                                        b_frag_step(b_row, j, kk), cols, swz, tile);
         }
         ld.issues.push_back(std::move(issue));
       }
