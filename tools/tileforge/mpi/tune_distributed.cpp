@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -224,6 +225,7 @@ struct Collector {
   const tune::Assignment& assignment;
   const std::vector<double>& costs;
   std::string db_path;
+  std::optional<db::Store> store;  // opened at the first record (again after a failed open), then kept
   bool quiet = false;
   Clock::time_point start = Clock::now();
   std::map<std::size_t, ShapeResult> results;   // by problem index
@@ -243,10 +245,16 @@ void Collector::commit(ShapeResult r) {
     const std::string origin = fmt::format("rank {}'s record for {}", r.rank, problems[r.index].describe());
     auto records = db::parse_export(r.export_json, origin);
     Status s = records.status();
-    if (records) {
-      if (auto store = db::Store::open(db_path); !store) {
-        s = store.status();
-      } else if (auto u = store->upsert_all(*records); !u) {
+    if (records && !store) {
+      auto opened = db::Store::open(db_path);
+      if (opened) {
+        store = std::move(opened).value();
+      } else {
+        s = opened.status();
+      }
+    }
+    if (records && store) {
+      if (auto u = store->upsert_all(*records); !u) {
         s = u.status();
       } else {
         r.outcome = u->empty() ? "nothing stored" : std::string(db::to_string(u->front()));
