@@ -24,6 +24,10 @@ namespace {
 // the producer, which only issues TMA copies; 232 for each consumer, which holds up to 128 f32 accumulators).
 constexpr int kProducerRegs = 40;
 constexpr int kConsumerRegs = 232;
+// With three: the 65536 registers less the producer's 128 x 40 leave 157 per consumer thread, 152 in whole eights;
+// beside the addressing and the barriers' phases (about 56 in the two-consumer kernel) that holds 96 accumulators.
+constexpr int kConsumerRegs3 = 152;
+constexpr int kMaxAccumulators3 = 96;
 // Registers per thread a kernel may use without setmaxnreg.
 constexpr int kMaxRegistersPerThread = 255;
 
@@ -194,8 +198,12 @@ int sm90_accumulators(const Config& c) {
   return int(std::max<int64_t>(1, p(c, "BLOCK_M") / cons / 64) * p(c, "BLOCK_N") / 2);
 }
 
-int sm90_producer_regs(const Config& c) { return p(c, "CONSUMERS") == 2 ? kProducerRegs : 0; }
-int sm90_consumer_regs(const Config& c) { return p(c, "CONSUMERS") == 2 ? kConsumerRegs : 0; }
+int sm90_producer_regs(const Config& c) { return p(c, "CONSUMERS") >= 2 ? kProducerRegs : 0; }
+int sm90_consumer_regs(const Config& c) {
+  const int64_t cons = p(c, "CONSUMERS");
+  return cons == 2 ? kConsumerRegs : cons >= 3 ? kConsumerRegs3 : 0;
+}
+int sm90_max_accumulators(const Config& c) { return p(c, "CONSUMERS") >= 3 ? kMaxAccumulators3 : 128; }
 
 int64_t sm90_register_budget(const Config& c) {
   if (sm90_producer_regs(c) == 0) return int64_t(sm90_threads(c)) * kMaxRegistersPerThread;
@@ -221,11 +229,12 @@ int64_t cluster_units(const Problem& q, const Config& c) {
 std::vector<ParamDecl> sm90_params(bool large_clusters) {
   const ParamValues clusters = large_clusters ? ParamValues{1, 2, 4, 8} : ParamValues{1, 2};
   return {
-      {"BLOCK_M", {64, 128, 256}, "data scheduling", "rows of C per CTA tile (whole 64-row wgmma blocks)"},
+      {"BLOCK_M", {64, 128, 192, 256}, "data scheduling", "rows of C per CTA tile (whole 64-row wgmma blocks)"},
       {"BLOCK_N", {64, 128, 192, 256}, "data scheduling", "columns of C per CTA tile (the wgmma N)"},
       {"BLOCK_K", {kSm90BlockK}, "data scheduling", "depth of one stage: one 128-byte swizzle row of 16-bit elements"},
       {"STAGES", {2, 3, 4, 5, 6, 7, 8}, "compute pipeline", "shared-memory stages in the TMA ring"},
-      {"CONSUMERS", {1, 2}, "parameter adaptation", "consumer warpgroups (they split BLOCK_M); one producer beside them"},
+      {"CONSUMERS", {1, 2, 3}, "parameter adaptation",
+       "consumer warpgroups (they split BLOCK_M); one producer beside them"},
       {"CLUSTER_M", clusters, "hardware mapping",
        "CTAs per cluster along M: they share the B tile through TMA multicast (4 and 8 only for operands with rows off "
        "32-byte sectors, on grids that can be one wave of them, as many as the chip record lists resident)"},
@@ -364,8 +373,23 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
       {Layer::parameter_adaptation, "BLOCK_M % (64 * CONSUMERS) == 0 (each consumer warpgroup owns whole 64-row wgmma blocks)",
        [](const Config& c) { return p(c, "BLOCK_M") % (64 * p(c, "CONSUMERS")) == 0; }, {"BLOCK_M", "CONSUMERS"}},
       {Layer::parameter_adaptation,
-       "(BLOCK_M / CONSUMERS / 64) * BLOCK_N / 2 <= 128 f32 accumulators per consumer thread",
-       [](const Config& c) { return sm90_accumulators(c) <= 128; }, {"BLOCK_M", "BLOCK_N", "CONSUMERS"}},
+       fmt::format("(BLOCK_M / CONSUMERS / 64) * BLOCK_N / 2 <= 128 f32 accumulators per consumer thread ({} with "
+                   "three consumers, whose {} registers hold fewer)",
+                   kMaxAccumulators3, kConsumerRegs3),
+       [](const Config& c) { return sm90_accumulators(c) <= sm90_max_accumulators(c); },
+       {"BLOCK_M", "BLOCK_N", "CONSUMERS"}},
+      {Layer::parameter_adaptation,
+       fmt::format("EPILOGUE != 2 with three consumers (the deferred epilogue's 16-bit tile does not fit beside the "
+                   "accumulators in {} registers)",
+                   kConsumerRegs3),
+       [](const Config& c) { return p(c, "CONSUMERS") < 3 || p(c, "EPILOGUE") != kSm90EpilogueDeferred; },
+       {"CONSUMERS", "EPILOGUE"}},
+      {Layer::parameter_adaptation,
+       fmt::format("SPLIT_K == 1 and STREAM_K == 0 with three consumers (the fix-up's loads spill beside their "
+                   "accumulators in {} registers: 56 bytes for 192x128 stream-K)",
+                   kConsumerRegs3),
+       [](const Config& c) { return p(c, "CONSUMERS") < 3 || (p(c, "SPLIT_K") == 1 && p(c, "STREAM_K") == 0); },
+       {"CONSUMERS", "SPLIT_K", "STREAM_K"}},
       {Layer::parameter_adaptation,
        regs_per_sm > 0
            ? fmt::format("registers: 128 x {} (producer) + 128 x CONSUMERS x {} (consumers, setmaxnreg), or 255 per "

@@ -84,10 +84,12 @@ int sm90_threads(const Config& config);
 int64_t sm90_smem_bytes(const Config& config);
 // f32 accumulators per consumer thread: (BLOCK_M / CONSUMERS / 64) x BLOCK_N / 2.
 int sm90_accumulators(const Config& config);
-// setmaxnreg targets: 40 for the producer, 232 for each of two consumers; none (0) with one consumer, whose 256
-// threads may use up to 255 registers each as launched.
+// setmaxnreg targets: 40 for the producer, 232 for each of two consumers or 152 for each of three; none (0) with one
+// consumer, whose 256 threads may use up to 255 registers each as launched.
 int sm90_producer_regs(const Config& config);
 int sm90_consumer_regs(const Config& config);
+// The accumulators a consumer thread may hold beside the rest of its registers: 128, or 96 with three consumers.
+int sm90_max_accumulators(const Config& config);
 // Registers the CTA holds: 128 x producer + 128 x CONSUMERS x consumer registers (setmaxnreg), or 255 per thread.
 int64_t sm90_register_budget(const Config& config);
 // CTAs per cluster.

@@ -132,6 +132,11 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
       {acc16(problem(1000, 1000, 1000, Layout::CC, DType::f16, DType::f32)), sm90_config(256, 64, 4, 1, 1, 1, 4, 0, 1, 0)},
       {acc16(problem(512, 512, 8192)), sm90_config(128, 256, 4, 2, 1, 1, 8, 1, 2, 1, 4, 0)},
       {acc16(problem(1000, 1000, 1000, Layout::CR)), sm90_config(128, 128, 6, 2, 2, 1, 8, 1, 1, 1, 1, 1)},
+      // Three consumer warpgroups of 64 rows: 96 accumulators in 152 registers, with the TMA-store epilogue, and in a
+      // cluster with direct stores.
+      {problem(3000, 3000, 3000), sm90_config(192, 192, 3, 3, 1, 1, 8, 1, 1, 1)},
+      {problem(3000, 3000, 3000, Layout::RC), sm90_config(192, 192, 4, 3, 2, 1, 8, 0, 1, 0)},
+      {problem(3000, 3000, 3000, Layout::CR), sm90_config(192, 192, 3, 3, 1, 2, 8, 1, 1, 1)},
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const Case& k = cases[i];

@@ -46,6 +46,10 @@ using Elem = tf::Elem<kTag>;
 enum : int { kOrderRowMajor = kRasterRowMajor, kOrderGrouped = kRasterGrouped, kOrderHilbert = kRasterHilbert };
 enum : int { kEpilogueDirect = 0, kEpilogueTmaStore = 1, kEpilogueTmaStoreDeferred = 2 };
 
+// Named barriers (0 is __syncthreads): one per consumer warpgroup for its staging epilogue (1 + cw), and one for
+// all the consumers of the CTA in the fix-up.
+enum : unsigned { kBarrierEpilogue0 = 1, kBarrierFixup = 4 };
+
 // The accumulator register type (NVRTC compiles without the standard library, so no std::conditional).
 template <bool kF16>
 struct AccType {
@@ -58,7 +62,8 @@ struct AccType<true> {
 
 // Every planned parameter of one kernel.
 //   kBlockM x kBlockN: the CTA's output tile; kBlockK: 64 (one 128-byte swizzle row of 16-bit elements).
-//   kStages: shared-memory ring depth. kConsumers: consumer warpgroups (1 or 2), which split BLOCK_M.
+//   kStages: shared-memory ring depth. kConsumers: consumer warpgroups (1 to 3), which split BLOCK_M (three: a
+//     192-row tile, whose 2 waves cover a grid that 128-row tiles would need 3 for, as in 3000x3000).
 //   kClusterM x kClusterN: CTAs per cluster (1, 2, 4 or 8 in all); CTAs of a cluster along M share the B tile, along
 //     N the A tile, each loading its part and multicasting it to all that share it.
 //   kOrder / kGroupM: tile order of the persistent walk (row-major, GROUP_M tile rows walked column by column, or a
@@ -135,7 +140,7 @@ struct Config {
   static_assert(IN == 1 || IN == 2, "inputs are f16 or bf16");
   static_assert(OUT == 0 || OUT == 1 || OUT == 2, "output is f32, f16 or bf16");
   static_assert(BK == 64, "BLOCK_K is one 128-byte swizzle row of 16-bit elements");
-  static_assert(CONSUMERS == 1 || CONSUMERS == 2, "one or two consumer warpgroups");
+  static_assert(CONSUMERS >= 1 && CONSUMERS <= 3, "one to three consumer warpgroups");
   static_assert(WG_M % 64 == 0 && M_ITERS >= 1, "each consumer warpgroup owns whole m64 row blocks");
   static_assert(BN % 64 == 0 && BN <= 256, "BLOCK_N: a multiple of 64, at most 256 (one wgmma)");
   static_assert(M_ITERS * BN / 2 <= 128, "at most 128 f32 accumulators per thread");

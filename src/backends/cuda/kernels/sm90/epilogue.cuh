@@ -103,7 +103,7 @@ __device__ __forceinline__ void store_packed(const Params& p, const typename Cfg
 #pragma unroll
     for (int g = 0; g < Cfg::EPI_SPLIT; ++g) {
       if (tid == 0) bulk_wait_read_all();  // the last store from the staging tile has read it
-      named_barrier(1 + cw, 128);
+      named_barrier(kBarrierEpilogue0 + cw, 128);
 #pragma unroll
       for (int mi = 0; mi < Cfg::M_ITERS; ++mi) {
         const int r0 = mi * 64 + warp * 16 + lane / 4;
@@ -139,7 +139,7 @@ __device__ __forceinline__ void store_packed(const Params& p, const typename Cfg
         }
       }
       fence_proxy_async();
-      named_barrier(1 + cw, 128);
+      named_barrier(kBarrierEpilogue0 + cw, 128);
       if (p.c_staged_stores) {
         write_staged<Cfg>(p, warp, lane, region, tm0 + cw * WG_M, tn0 + g * GROUP_COLS);
       } else if (tid == 0) {

@@ -103,11 +103,11 @@ __device__ __forceinline__ void shared_sum_slice(const Params& p, typename Elem<
       asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(arrived) : "l"(counter) : "memory");
     }
   }
-  named_barrier(3, 128 * Cfg::CONSUMERS);
+  named_barrier(kBarrierFixup, 128 * Cfg::CONSUMERS);
   shared_sum<Cfg>(p, C, pairs, rank, cw, tid, w, sched, m0, n0);
   // Every load of the share has been used (stored to C) before this barrier; the last slice to leave
   // resets both counters for the next launch, after every slice has seen the arrivals complete.
-  named_barrier(3, 128 * Cfg::CONSUMERS);
+  named_barrier(kBarrierFixup, 128 * Cfg::CONSUMERS);
   if (cw == 0 && tid == 0) {
     int old;
     asm volatile("atom.relaxed.gpu.global.add.s32 %0, [%1], 1;\n" : "=r"(old) : "l"(departed) : "memory");
@@ -139,7 +139,7 @@ __device__ __forceinline__ bool fixup(const Params& p, typename Cfg::AccTile& ac
 #endif
   // Release / acquire at GPU scope on the counter, as one thread's atomic: the CTA barrier orders every
   // consumer thread's stores before it (cumulativity), and orders the summing threads' loads after it.
-  named_barrier(3, 128 * Cfg::CONSUMERS);
+  named_barrier(kBarrierFixup, 128 * Cfg::CONSUMERS);
   int* const counter = p.counters + static_cast<long long>(w.tile) * CS + rank;
   if constexpr (Cfg::SPLIT_K > 1) {
     if (p.shared_sum) {
@@ -155,7 +155,7 @@ __device__ __forceinline__ bool fixup(const Params& p, typename Cfg::AccTile& ac
     if (last) asm volatile("st.relaxed.gpu.global.s32 [%0], 0;\n" ::"l"(counter) : "memory");
     asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(fixup_flag), "r"(last ? 1u : 0u) : "memory");
   }
-  named_barrier(3, 128 * Cfg::CONSUMERS);
+  named_barrier(kBarrierFixup, 128 * Cfg::CONSUMERS);
   unsigned last;
   asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(last) : "r"(fixup_flag) : "memory");
   if (!last) return false;
