@@ -126,16 +126,14 @@ inline constexpr double kFixupReadSeconds = 0.5e-6;
 // as for the sm80 family.
 inline constexpr double kGpuLaunchSeconds = 3.0e-6;
 
-// TMA reads of operand rows that do not start on 32-byte sectors: the main loop's slowdown for each such operand the
-// kernel reads in place, by its major-ness. Measured at 3000^3 f16 RR on the H200 with 128x192 tiles (bench/results/
-// h200/2026-12-01-align: leading dimensions 3000 or 3008, all else equal): all rows aligned 81.5 us; A's rows off
-// (K-major) 86.1 us (+5.6%); B's rows off (N-major in RR) 103.1 us (+26.5%); both off 128.4 us (+57.5%, more than
-// the two added: kMisalignedBothExtra). Sectors, not 128-byte lines: 2000^3 (rows 4000 bytes apart, on sectors but
-// not lines) runs at 0.97x cuBLAS with rows read in place, 1000^3 (2000 bytes, off sectors) 1.2x slower than with
-// ld 1024. One shape and one layout fitted: which operand is "MN-major" is taken from RR.
-inline constexpr double kMisalignedKMajorSlowdown = 0.056;
-inline constexpr double kMisalignedMnMajorSlowdown = 0.265;
-inline constexpr double kMisalignedBothExtra = 0.254;
+// The TMA unit's cycles per 128-byte box row it copies, on the sectors and off them (a row off the sectors spans two
+// lines and five sectors), where an operand is read in place with rows off the sectors (the price's TMA-row stream).
+// Fitted on 3000^3 f16 RR on the H200 (A and B rows 6000 bytes apart, 16 off the sectors), the TMA unit's time per
+// k-step taken as the whole kernel's over the busiest SM's k-steps: 128x192 tiles with B's rows off (192 off, 128 on)
+// 103.1 us, both off (320 off) 128.4 us (bench/results/h200/2026-12-01-align); 192x192 tiles with both off, 108.3 us
+// (384 off per k-step), in 1x2 clusters 92.9 us (288), in 2x1 96.4 us (288) (bench/results/h200/2026-12-04n-192).
+inline constexpr double kTmaRowOffSectorsCycles = 4.6;
+inline constexpr double kTmaRowCycles = 2.3;
 
 // COPY_AB's copy kernel (16 bytes per thread from 16-byte aligned rows): the share of the chip record's bandwidth it
 // moves an operand at, read and write counted. An estimate until the wide copy is measured; the 2-byte copy it

@@ -179,28 +179,29 @@ OperandCopies operand_copies(const Problem& q, const hw::HwProfile& profile, boo
   return c;
 }
 
-// The main loop's slowdown from operands read in place with rows off the sectors (`a_slow`, `b_slow`): TMA fetches
-// the extra sectors, more for an operand whose rows run along M or N. In RR and RC, A is K-major (its rows run along
-// K); in RC and CC so is B. A cluster loads a shared operand once for its CTAs (A along CLUSTER_N, B along
-// CLUSTER_M): each CTA issues that share of the slow reads.
-double misaligned_slowdown(const Problem& q, bool a_slow, bool b_slow, int64_t cm, int64_t cn) {
-  const bool a_k_major = a_row_major(q.layout), b_k_major = !b_row_major(q.layout);
-  const double a_share = 1.0 / double(cn), b_share = 1.0 / double(cm);
-  return 1.0 + (a_slow ? (a_k_major ? kMisalignedKMajorSlowdown : kMisalignedMnMajorSlowdown) * a_share : 0) +
-         (b_slow ? (b_k_major ? kMisalignedKMajorSlowdown : kMisalignedMnMajorSlowdown) * b_share : 0) +
-         (a_slow && b_slow ? kMisalignedBothExtra * a_share * b_share : 0);
+// The TMA unit's time per k-step on one SM where an operand is read in place with rows off the sectors: the
+// producer issues each stage as 128-byte box rows (BLOCK_M / CLUSTER_N of A and BLOCK_N / CLUSTER_M of B: a cluster
+// shares a tile, each CTA copying its part), and a row off the sectors spans two 128-byte lines and five sectors,
+// which takes the unit about twice as long as an aligned row. A stream of its own beside the tensor work: bigger
+// tiles and clusters issue fewer rows per MAC. Zero where every operand read is on the sectors.
+double tma_rows_seconds(const TileShape& t, bool a_slow, bool b_slow, double clock) {
+  if (!a_slow && !b_slow) return 0;
+  const double rows_a = double(t.bm) / double(t.cn), rows_b = double(t.bn) / double(t.cm);
+  const double cycles = rows_a * (a_slow ? kTmaRowOffSectorsCycles : kTmaRowCycles) +
+                        rows_b * (b_slow ? kTmaRowOffSectorsCycles : kTmaRowCycles);
+  return cycles / clock * (t.cm * t.cn > 1 ? 1.0 + kClusterStepShare : 1.0);
 }
 
 // Main loop of one k-step on one SM: the wgmma work at the family's share of the dense peak, or the shared-memory
 // reads of its operands if they take longer (each m64 row block reads 64 x BLOCK_K of A and BLOCK_K x BLOCK_N of
-// B), plus the fixed issue and barrier cycles; a CTA of a cluster also waits for its partner. `walk` and
-// `misaligned` are the slowdowns of the walk's order (walk_slowdown) and of rows off the sectors.
+// B), plus the fixed issue and barrier cycles; a CTA of a cluster also waits for its partner. `walk` is the slowdown
+// of the walk's order (walk_slowdown).
 struct KStep {
   double tensor_s = 0;                 // the wgmma work
   double smem_bytes = 0, smem_s = 0;   // the shared-memory reads of the operands, and their time
   double seconds = 0;                  // the k-step
 };
-KStep k_step(const ChipRates& chip, const TileShape& t, bool one_consumer, double in, double walk, double misaligned) {
+KStep k_step(const ChipRates& chip, const TileShape& t, bool one_consumer, double in, double walk) {
   KStep s;
   const double rate_sm =
       chip.peak_tflops * 1e12 / double(chip.sms) * kWgmmaShare * (one_consumer ? kOneConsumerShare : 1.0);
@@ -211,21 +212,19 @@ KStep k_step(const ChipRates& chip, const TileShape& t, bool one_consumer, doubl
   s.seconds = (std::max({s.tensor_s, s.smem_s, kKStepFloorCycles / chip.clock}) *
                    (cs > 1 ? 1.0 + kClusterStepShare : 1.0) +
                kKStepCycles / chip.clock) *
-              walk * misaligned;
+              walk;
   return s;
 }
 
 // L2 -> SM: each CTA loads its A rows and B columns for every k-step; in a cluster the shared operand is loaded
-// once (each CTA loads its part and multicasts it). Rows off the sectors slow every read of the operands (TMA
-// fetches the extra sectors), not only the k-steps' tensor work: the L2 stream and the loads' latency pay it too.
-// `steps`: the busiest CTA's k-steps.
+// once (each CTA loads its part and multicasts it). `steps`: the busiest CTA's k-steps.
 struct L2Stream {
   double stage_bytes = 0;  // one k-step's A and B
   double total = 0;        // every CTA's bytes
   double seconds = 0;
 };
 L2Stream l2_stream(const ChipRates& chip, const TileShape& t, double in, int64_t k_steps, int64_t cluster_tiles,
-                   double steps, double misaligned) {
+                   double steps) {
   const double a_k = double(t.bm * t.bk) * in, b_k = double(t.bn * t.bk) * in;
   const double l2_tile = double(k_steps) * (a_k / double(t.cn) + b_k / double(t.cm));
   const double l2_bw_sm = chip.l2_rate * chip.clock;
@@ -233,7 +232,7 @@ L2Stream l2_stream(const ChipRates& chip, const TileShape& t, double in, int64_t
   l2.stage_bytes = a_k + b_k;
   l2.total = double(cluster_tiles * (t.cm * t.cn)) * l2_tile;
   const double l2_cta = steps * (a_k / double(t.cn) + b_k / double(t.cm));
-  l2.seconds = std::max(l2.total / (l2_bw_sm * double(chip.sms)), l2_cta / l2_bw_sm) * misaligned;
+  l2.seconds = std::max(l2.total / (l2_bw_sm * double(chip.sms)), l2_cta / l2_bw_sm);
   return l2;
 }
 
@@ -241,20 +240,23 @@ L2Stream l2_stream(const ChipRates& chip, const TileShape& t, double in, int64_t
 // when its operands stream from DRAM (each panel read about once, as in skinny and long-K shapes) that is HBM's
 // latency under load, when they are reused from the L2 the L2's. The share of stages that wait on DRAM is taken as
 // twice the share of the L2 -> SM bytes that come from DRAM (a stage holds a piece of each operand), at most 1.
-double latency_seconds(int64_t stages, const L2Stream& l2, double operand_bytes, double steps, double misaligned) {
+double latency_seconds(int64_t stages, const L2Stream& l2, double operand_bytes, double steps) {
   const double in_flight = double(std::max<int64_t>(1, stages - 1)) * l2.stage_bytes;
   const double dram_stages = l2.total > 0 ? std::min(1.0, 2.0 * operand_bytes / l2.total) : 1.0;
   const double latency = kLoadedLatencySeconds + dram_stages * (kDramLoadedLatencySeconds - kLoadedLatencySeconds);
-  return steps * l2.stage_bytes / (in_flight / latency) * misaligned;
+  return steps * l2.stage_bytes / (in_flight / latency);
 }
 
 // One pipeline fill per CTA (persistent: later tiles' first stages load under the previous tile's epilogue).
 double fill_seconds(const L2Stream& l2, double l2_bw_sm) { return kLoadedLatencySeconds + l2.stage_bytes / l2_bw_sm; }
 
-// The price's COPY_AB step: the copies' time joins the overhead, and the operands read in place with rows off the
-// sectors slow the main loop by the factor returned; with notes, both are said.
-double price_copies(Cost& c, const Problem& q, const hw::HwProfile& profile, int64_t copy_ab, int64_t cm, int64_t cn,
-                    double in, bool notes) {
+// The price's COPY_AB step: the copies' time joins the overhead; returned, which operands are read in place with
+// rows off the sectors (their TMA rows are priced per k-step); with notes, both are said.
+struct InPlaceOff {
+  bool a = false, b = false;
+};
+InPlaceOff price_copies(Cost& c, const Problem& q, const hw::HwProfile& profile, int64_t copy_ab, double in,
+                        bool notes) {
   const bool a_off = sm90_rows_off_sectors(q, q.lda), b_off = sm90_rows_off_sectors(q, q.ldb);
   const OperandCopies copies = operand_copies(q, profile, a_off, b_off, copy_ab, in);
   if (copies.a || copies.b) {
@@ -265,13 +267,7 @@ double price_copies(Cost& c, const Problem& q, const hw::HwProfile& profile, int
                                     fmtx::time(copies.seconds)));
     }
   }
-  const bool a_slow = a_off && !copies.a, b_slow = b_off && !copies.b;
-  const double misaligned = misaligned_slowdown(q, a_slow, b_slow, cm, cn);
-  if (notes && misaligned > 1.0) {
-    c.notes.push_back(fmt::format("rows of {} not on 32-byte sectors: TMA's reads slow the main loop by {:.0f}%",
-                                  a_slow && b_slow ? "A and B" : a_slow ? "A" : "B", (misaligned - 1) * 100));
-  }
-  return misaligned;
+  return {a_off && !copies.a, b_off && !copies.b};
 }
 
 }  // namespace
@@ -364,9 +360,9 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
                        profile.smem_bytes_per_core_cycle, profile.l2_bytes_per_core_cycle};
   const Sm90Grid grid = grid_of(q, partial, profile);
 
-  // Without COPY_AB, which operands are read in place is not known: no slowdown.
-  const double misaligned =
-      copy_ab ? misaligned_slowdown(q, memo.a_off && !copies.a, memo.b_off && !copies.b, cm, cn) : 1.0;
+  // Without COPY_AB, which operands are read in place is not known: no TMA-row term.
+  const double tma_step_s =
+      copy_ab ? tma_rows_seconds(tile, memo.a_off && !copies.a, memo.b_off && !copies.b, chip.clock) : 0.0;
   const int64_t k_steps = cdiv(q.k, bk);
   const int64_t max_clusters = sm90_resident_clusters(profile, cs);
   const bool scheduled = partial.split_k && partial.stream_k;
@@ -383,9 +379,10 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   // GROUP_M read as set: 0 is the Hilbert walk, not a value to replace.
   const std::optional<int64_t> group_m = partial.group_m;
   const KStep step = k_step(chip, tile, consumers_v && *consumers_v == 1, in,
-                            walk_slowdown(group_m, grid.clusters, cdiv(q.n, bn * cn)), misaligned);
+                            walk_slowdown(group_m, grid.clusters, cdiv(q.n, bn * cn)));
   const double compute_s = steps * step.seconds;
-  const L2Stream l2 = l2_stream(chip, tile, in, k_steps, grid.cluster_tiles, steps, misaligned);
+  const double tma_s = steps * tma_step_s;
+  const L2Stream l2 = l2_stream(chip, tile, in, k_steps, grid.cluster_tiles, steps);
   const double l2_s = l2.seconds;
   const double l2_bw_sm = chip.l2_rate * chip.clock;
 
@@ -393,14 +390,14 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   const bool reads_c = q.beta != 0.0;
   const double c_bytes = double(q.m) * double(q.n) * out * (reads_c ? 2.0 : 1.0);
   const double dram_bw = profile.mem_bandwidth_gbps * 1e9 * kDramEfficiency;
-  const double smem_s = steps * step.smem_s * misaligned;
+  const double smem_s = steps * step.smem_s;
   // combine_terms() of the cost model, without its vector; the latency's DRAM share from the operands' DRAM bytes
   // (the price's, or its floor: fewer bytes, less latency).
   auto body_of = [&](double operand_bytes) {
     const double dram_s = (operand_bytes + c_bytes) / dram_bw;
-    const double latency_s = stages ? latency_seconds(*stages, l2, operand_bytes, steps, misaligned) : 0.0;
-    const double top_stream = std::max({compute_s, dram_s, l2_s, smem_s});
-    const double streams = compute_s + dram_s + l2_s + smem_s;
+    const double latency_s = stages ? latency_seconds(*stages, l2, operand_bytes, steps) : 0.0;
+    const double top_stream = std::max({compute_s, dram_s, l2_s, smem_s, tma_s});
+    const double streams = compute_s + dram_s + l2_s + smem_s + tma_s;
     return std::max(0.0, std::max(top_stream, latency_s)) + plan::constants::kOverlapLeak * (streams - top_stream);
   };
 
@@ -448,7 +445,7 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   c.waves = plan::analyze_waves(q, sm90_resident_clusters(profile, cs) * cs, 1, bm, bn, bk);
   c.waves.max_tiles_per_core = grid.tiles_per_cta;
   c.overhead_s = kGpuLaunchSeconds;
-  const double misaligned = price_copies(c, q, profile, cfg.copy_ab.value_or(0), cm, cn, in, notes);
+  const InPlaceOff off = price_copies(c, q, profile, cfg.copy_ab.value_or(0), in, notes);
   if (grid.cluster_tiles == 0 || q.k == 0) {
     c.seconds = c.overhead_s;
     c.bound = "launch";
@@ -465,8 +462,16 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
 
   // Row-major walk with more than one tile row in flight: the CTAs in flight spread over more A and B panels.
   const KStep step =
-      k_step(chip, tile, consumers == 1, in, walk_slowdown(group_m, grid.clusters, cdiv(q.n, bn * cn)), misaligned);
+      k_step(chip, tile, consumers == 1, in, walk_slowdown(group_m, grid.clusters, cdiv(q.n, bn * cn)));
   c.compute_s = steps * step.seconds;
+  const double tma_step_s = tma_rows_seconds(tile, off.a, off.b, clock);
+  const double tma_s = steps * tma_step_s;
+  if (notes && tma_s > 0) {
+    c.notes.push_back(fmt::format("rows of {} off 32-byte sectors read in place: the TMA unit issues {} + {} rows of "
+                                  "A and B per k-step, {} against {} of tensor work",
+                                  off.a && off.b ? "A and B" : off.a ? "A" : "B", bm / cn, bn / cm,
+                                  fmtx::time(tma_step_s), fmtx::time(step.seconds)));
+  }
   c.compute_share = q.flops() / c.compute_s / (*peak.tflops * 1e12);
   // A cluster launch places its CTAs together (the GPCs are filled in cluster-sized groups) and ends on a cluster
   // barrier: a fixed cost that small shapes notice.
@@ -478,12 +483,12 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
                                   fmtx::time(step.tensor_s)));
   }
 
-  const L2Stream l2 = l2_stream(chip, tile, in, k_steps, grid.cluster_tiles, steps, misaligned);
+  const L2Stream l2 = l2_stream(chip, tile, in, k_steps, grid.cluster_tiles, steps);
   const double l2_bw_sm = chip.l2_rate * clock;
   // DRAM: A and B panels as the persistent walk (consecutive tiles in flight at once, the grouped order) and the L2
   // let them through; C written (and read when beta != 0).
   const double operand_bytes = operand_dram_bytes(q, profile, bm, bn, cm, cn, group_m, cache);
-  c.latency_s = latency_seconds(stages, l2, operand_bytes, steps, misaligned);
+  c.latency_s = latency_seconds(stages, l2, operand_bytes, steps);
   const bool reads_c = q.beta != 0.0;
   const double c_bytes = double(q.m) * double(q.n) * out * (reads_c ? 2.0 : 1.0);
   const double dram = operand_bytes + c_bytes;
@@ -497,11 +502,12 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
                chip.smem_rate * clock * double(sms), steps * step.smem_s}};
   // Shared memory: the wgmma operand reads bound each k-step above (in the compute term); as a stream they also
   // compete with the TMA writes of the next stages and the epilogue's staging, so they leak like the others.
-  const double smem_s = steps * step.smem_s * misaligned;
+  const double smem_s = steps * step.smem_s;
   plan::combine_terms(c, {{"compute", c.compute_s, true},
                           {"HBM", dram_s, true},
                           {"L2", l2.seconds, true},
                           {"shared memory", smem_s, true},
+                          {"TMA rows", tma_s, true},
                           {"latency", c.latency_s, false}});
 
   const double epi_s =
