@@ -140,7 +140,6 @@ class Sm90Family final : public CudaJitFamily {
   }
 
   std::string violation_detail(std::string_view t, const Config& c, const hw::HwProfile& profile) const override {
-    auto has = [&](std::string_view w) { return t.find(w) != std::string_view::npos; };
     // The shared-memory limit's own text starts so; other constraints mention shared memory in passing.
     if (t.starts_with("shared memory")) {
       if (profile.smem_per_block_bytes <= 0) {
@@ -150,10 +149,12 @@ class Sm90Family final : public CudaJitFamily {
       return fmt::format("needs {} B > {} B of shared memory per block on {}", sm90_smem_bytes(c),
                          profile.smem_per_block_bytes, profile.name);
     }
-    if (has("accumulators")) {
-      return fmt::format("needs {} f32 accumulators per consumer thread > 128", sm90_accumulators(c));
+    // The accumulator and register limits by their own texts' starts: the three-consumer rules name both in passing.
+    if (t.starts_with("(BLOCK_M / CONSUMERS / 64)")) {
+      return fmt::format("needs {} f32 accumulators per consumer thread > {}", sm90_accumulators(c),
+                         sm90_max_accumulators(c));
     }
-    if (has("registers")) {
+    if (t.starts_with("registers")) {
       if (profile.registers_per_core <= 0) {
         return fmt::format("needs {} registers per CTA; {} records no registers_per_core", sm90_register_budget(c),
                            profile.name);
