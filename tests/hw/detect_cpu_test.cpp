@@ -252,8 +252,10 @@ TEST(HwCpuPeak, Avx512LoopRunsWhereAvailable) {
   EXPECT_GT(avx512, 0);
   EXPECT_LT(avx512, 64.0 * 6.0);
   const double avx2 = best_of(FmaIsa::avx2, 1);
-  // Twice the lanes; a part with one 512-bit pipe still gains (no worse than about equal).
-  EXPECT_GT(avx512, 0.8 * avx2);
+  // Twice the lanes; a part that splits 512-bit operations in two runs about level. Half of the AVX2 rate is the
+  // floor: a loop that fell back to narrower or dependent FMAs would be far below it, while a busy neighbour (ctest
+  // -j2) does not reach it (0.8 failed under load on a Zen 4 guest).
+  EXPECT_GT(avx512, 0.5 * avx2);
 }
 
 TEST(HwCpuPeak, ReadBandwidthIsPositiveAndPhysical) {

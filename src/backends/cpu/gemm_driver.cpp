@@ -400,7 +400,8 @@ uint64_t run_workspace_bytes(const Problem& q, int64_t mr, int64_t nr, int64_t m
   const double width = double(std::min(nc, q.n) + nr);
   double floats = q.precision.output == DType::f32 ? 0.0 : double(q.m) * double(q.n);  // 16-bit C's accumulator
   if (packs_b) floats += std::min(double(q.k) * width, double(kChunkFloats));            // the team's chunk of B
-  floats += double(std::max(1, threads)) * (double(mc + mr) * double(kc) + double(kc) * width);  // per thread
+  // per thread: the block of A holds at most M rows (the driver sizes it by min(MC, M)), and a panel of B
+  floats += double(std::max(1, threads)) * (double(std::min(mc, q.m) + mr) * double(kc) + double(kc) * width);
   const double bytes = floats * sizeof(float);
   return bytes >= 1.8e19 ? UINT64_MAX : uint64_t(bytes);
 }

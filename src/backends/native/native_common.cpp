@@ -1,4 +1,5 @@
-// Helpers the CPU vendor backends share: environment defaults, thread counts, and matching a prepared problem.
+// Helpers the CPU vendor backends share: environment defaults, thread counts, matching a prepared problem, and C
+// scaled by beta where there are no products.
 #include "backends/native/native_common.hpp"
 
 #include <dlfcn.h>
@@ -9,6 +10,8 @@
 #include <thread>
 
 #include <fmt/format.h>
+
+#include "core/half.hpp"
 
 namespace tileforge::native_detail {
 
@@ -65,6 +68,29 @@ bool fits_int32(const Problem& x) {
   for (int64_t v : {p.m, p.n, p.k, p.lda, p.ldb, p.ldc})
     if (v > INT_MAX) return false;
   return true;
+}
+
+void scale_c_by_beta(const Problem& p, void* c) {
+  for (int64_t b = 0; b < p.batch; ++b) {
+    for (int64_t i = 0; i < p.m; ++i) {
+      const int64_t row = b * p.stride_c + i * p.ldc;
+      if (p.precision.output == DType::f32) {
+        float* r = static_cast<float*>(c) + row;
+        for (int64_t j = 0; j < p.n; ++j) r[j] = p.beta == 0 ? 0.0f : float(p.beta * r[j]);
+      } else {
+        uint16_t* r = static_cast<uint16_t*>(c) + row;
+        for (int64_t j = 0; j < p.n; ++j) {
+          if (p.beta == 0) {
+            r[j] = 0;
+          } else if (p.precision.output == DType::bf16) {
+            r[j] = float_to_bf16(float(p.beta * bf16_to_float(r[j])));
+          } else {
+            r[j] = float_to_f16(float(p.beta * f16_to_float(r[j])));
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace tileforge::native_detail

@@ -1,4 +1,5 @@
-// Helpers the CPU vendor backends share: environment defaults, thread counts, and matching a prepared problem.
+// Helpers the CPU vendor backends share: environment defaults, thread counts, matching a prepared problem, and C
+// scaled by beta where there are no products.
 #pragma once
 
 #include <initializer_list>
@@ -34,5 +35,10 @@ bool same_problem(const Problem& a, const Problem& b);
 
 // Whether every size and leading dimension fits a 32-bit int (the LP64 BLAS interface).
 bool fits_int32(const Problem& p);
+
+// C = beta * C for a problem without products (K == 0 or alpha == 0), computed without reading A and B, as the BLAS
+// convention says (beta == 0 writes zeros, even over NaN): vendor libraries differ there (OpenBLAS 0.3.21's AVX-512
+// path multiplies A and B by a zero alpha, so NaN in them reaches C; oneDNN skips empty tensors).
+void scale_c_by_beta(const Problem& p, void* c);
 
 }  // namespace tileforge::native_detail

@@ -279,29 +279,6 @@ class OneDnnKernel final : public Kernel {
 // convention), since oneDNN would skip zero-sized tensors entirely or multiply NaN in A by 0.
 bool needs_matmul(const Problem& p) { return p.m > 0 && p.n > 0 && p.k > 0 && p.alpha != 0; }
 
-void scale_c(const Problem& p, void* c) {
-  for (int64_t b = 0; b < p.batch; ++b) {
-    for (int64_t i = 0; i < p.m; ++i) {
-      const int64_t row = b * p.stride_c + i * p.ldc;
-      if (p.precision.output == DType::f32) {
-        float* r = static_cast<float*>(c) + row;
-        for (int64_t j = 0; j < p.n; ++j) r[j] = p.beta == 0 ? 0.0f : float(p.beta * r[j]);
-      } else {
-        uint16_t* r = static_cast<uint16_t*>(c) + row;
-        for (int64_t j = 0; j < p.n; ++j) {
-          if (p.beta == 0) {
-            r[j] = 0;
-          } else if (p.precision.output == DType::bf16) {
-            r[j] = float_to_bf16(float(p.beta * bf16_to_float(r[j])));
-          } else {
-            r[j] = float_to_f16(float(p.beta * f16_to_float(r[j])));
-          }
-        }
-      }
-    }
-  }
-}
-
 class OneDnnBackend final : public Backend {
  public:
   std::string_view name() const override { return "onednn"; }
@@ -369,7 +346,7 @@ class OneDnnBackend final : public Backend {
     if (p.m == 0 || p.n == 0) return Status::Ok();
     if (!args.c) return invalid_argument("C is a null pointer");
     if (!k->has_matmul()) {
-      scale_c(p, args.c);
+      native_detail::scale_c_by_beta(p, args.c);
       return Status::Ok();
     }
     if (!args.a || !args.b) return invalid_argument("A or B is a null pointer");

@@ -159,6 +159,10 @@ class OpenBlasBackend final : public Backend {
     if (p.m == 0 || p.n == 0) return Status::Ok();
     if (!args.c) return invalid_argument("C is a null pointer");
     if (p.k > 0 && (!args.a || !args.b)) return invalid_argument("A or B is a null pointer");
+    if (p.k == 0 || p.alpha == 0) {
+      native_detail::scale_c_by_beta(p, args.c);
+      return Status::Ok();
+    }
     OpenBlasApi& lib = api();
     std::lock_guard<std::mutex> lock(lib.call_mutex);
     if (lib.get_threads() != k->threads()) lib.set_threads(k->threads());
