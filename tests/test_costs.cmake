@@ -23,3 +23,10 @@ set_tests_properties(TritonFamily.HeuristicAndPlanAreLegalOnEveryTarget PROPERTI
 set_tests_properties(BankConflicts.Sm80EveryShapeIsConflictFree PROPERTIES COST 5)
 set_tests_properties(Sm90CostModel.PlansExplainUnderTheFourLayersOnBothHopperProfiles PROPERTIES COST 4)
 set_tests_properties(PlanCommand.SummaryAndExplain PROPERTIES COST 3)
+# Long tests that had no cost (2026-12-04, seconds in a 2-core ctest -j2): NVRTC compiles of sm80 tiles (with an empty
+# kernel cache; under a second once it holds them), and walks of the sm90 space's ~10 M combinations since clusters of
+# 4 and 8 (two full plans of 1000^3 f16 on the H200; an enumeration of that space).
+set_tests_properties(Sm80Family.NvrtcBuildsBlockK64PipelinedTilesWithoutSpills PROPERTIES COST 23)
+set_tests_properties(CliSharedOptions.PlanPrintsTheAnalysisChoiceRunnerUpAndBindingLimit PROPERTIES COST 11)
+set_tests_properties(Sm90Family.ClustersAboveTwoOnlyForRowsOffSectorsOnGridsOfOneWave PROPERTIES COST 10)
+set_tests_properties(Sm80Family.NvrtcBuildsStayWithinTheirEstimates PROPERTIES COST 7)
