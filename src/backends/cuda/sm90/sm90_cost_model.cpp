@@ -270,6 +270,28 @@ InPlaceOff price_copies(Cost& c, const Problem& q, const hw::HwProfile& profile,
   return {a_off && !copies.a, b_off && !copies.b};
 }
 
+// The note of a k-step whose wgmma waits on its shared-memory reads rather than the tensor work.
+void note_smem_bound(Cost& c, const KStep& step, int64_t bn, double smem_rate) {
+  if (step.smem_s <= step.tensor_s) return;
+  c.notes.push_back(fmt::format("wgmma is bound by its shared-memory reads with BLOCK_N {}: {:.0f} B per k-step at {:g} "
+                                "B/cycle take {} against {} of tensor work",
+                                bn, step.smem_bytes, smem_rate, fmtx::time(step.smem_s), fmtx::time(step.tensor_s)));
+}
+
+// The price's TMA-row stream: the busiest CTA's k-steps of TMA rows where an operand is read in place off the
+// sectors (0 otherwise); with notes, the rows per k-step and their time beside the tensor work.
+double price_tma_rows(Cost& c, const TileShape& t, const InPlaceOff& off, const KStep& step, double steps,
+                      double clock, bool notes) {
+  const double step_s = tma_rows_seconds(t, off.a, off.b, clock);
+  if (notes && step_s > 0) {
+    c.notes.push_back(fmt::format("rows of {} off 32-byte sectors read in place: the TMA unit issues {} + {} rows of "
+                                  "A and B per k-step, {} against {} of tensor work",
+                                  off.a && off.b ? "A and B" : off.a ? "A" : "B", t.bm / t.cn, t.bn / t.cm,
+                                  fmtx::time(step_s), fmtx::time(step.seconds)));
+  }
+  return steps * step_s;
+}
+
 }  // namespace
 
 std::optional<std::string> sm90_missing_field(const hw::HwProfile& p) {
@@ -464,24 +486,12 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   const KStep step =
       k_step(chip, tile, consumers == 1, in, walk_slowdown(group_m, grid.clusters, cdiv(q.n, bn * cn)));
   c.compute_s = steps * step.seconds;
-  const double tma_step_s = tma_rows_seconds(tile, off.a, off.b, clock);
-  const double tma_s = steps * tma_step_s;
-  if (notes && tma_s > 0) {
-    c.notes.push_back(fmt::format("rows of {} off 32-byte sectors read in place: the TMA unit issues {} + {} rows of "
-                                  "A and B per k-step, {} against {} of tensor work",
-                                  off.a && off.b ? "A and B" : off.a ? "A" : "B", bm / cn, bn / cm,
-                                  fmtx::time(tma_step_s), fmtx::time(step.seconds)));
-  }
+  const double tma_s = price_tma_rows(c, tile, off, step, steps, clock, notes);
   c.compute_share = q.flops() / c.compute_s / (*peak.tflops * 1e12);
   // A cluster launch places its CTAs together (the GPCs are filled in cluster-sized groups) and ends on a cluster
   // barrier: a fixed cost that small shapes notice.
   if (cs > 1) c.overhead_s += kClusterLaunchSeconds;
-  if (notes && step.smem_s > step.tensor_s) {
-    c.notes.push_back(fmt::format("wgmma is bound by its shared-memory reads with BLOCK_N {}: {:.0f} B per k-step "
-                                  "at {:g} B/cycle take {} against {} of tensor work",
-                                  bn, step.smem_bytes, chip.smem_rate, fmtx::time(step.smem_s),
-                                  fmtx::time(step.tensor_s)));
-  }
+  if (notes) note_smem_bound(c, step, bn, chip.smem_rate);
 
   const L2Stream l2 = l2_stream(chip, tile, in, k_steps, grid.cluster_tiles, steps);
   const double l2_bw_sm = chip.l2_rate * clock;

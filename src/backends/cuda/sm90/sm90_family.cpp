@@ -350,26 +350,12 @@ void add_layout_and_memory_constraints(ParamSpace& s, const Problem& q, const hw
        {"BLOCK_M", "BLOCK_N", "BLOCK_K", "STAGES", "EPILOGUE", "EPI_SPLIT"}});
 }
 
-}  // namespace
-
-ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
-  const Problem q = problem.normalized();
-  ParamSpace s;
-  s.family = "sm90";
-  s.version = kSm90Version;
-  // Clusters of 4 or 8 are declared where they paid: an operand read in place with rows off 32-byte sectors (its
-  // TMA rows cost more requests; a wider multicast reads each of them for more CTAs), on a grid that can be one wave
-  // of them (the constraint below), i.e. where even the largest tiles, 256 x 256 per CTA, make no more cluster tiles
-  // than are resident. Aligned, they measured slower (1024^3: 11.4 us in 4x2 clusters of 64x192 against 9.4).
-  auto one_wave_possible = [&](int64_t cs) {
-    const int64_t resident = sm90_resident_clusters(profile, cs);
-    return resident > 0 && double(q.m) * double(q.n) * double(q.batch) / (256.0 * 256.0 * double(cs)) <= resident;
-  };
-  const bool rows_off = sm90_rows_off_sectors(q, q.lda) || sm90_rows_off_sectors(q, q.ldb);
-  s.params = sm90_params(profile.has("cluster") && rows_off && (one_wave_possible(4) || one_wave_possible(8)));
+// The constraints of the consumer warpgroups: whole m64 blocks each, the accumulators and the rules of three
+// consumers (their registers), and the register file.
+std::vector<Constraint> consumer_constraints(const hw::HwProfile& profile) {
   // Limits the profile does not record are not assumed: the constraint then admits no config and names the field.
   const int64_t regs_per_sm = profile.registers_per_core;
-  s.constraints = {
+  return {
       {Layer::parameter_adaptation, "BLOCK_M % (64 * CONSUMERS) == 0 (each consumer warpgroup owns whole 64-row wgmma blocks)",
        [](const Config& c) { return p(c, "BLOCK_M") % (64 * p(c, "CONSUMERS")) == 0; }, {"BLOCK_M", "CONSUMERS"}},
       {Layer::parameter_adaptation,
@@ -392,13 +378,33 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
        {"CONSUMERS", "SPLIT_K", "STREAM_K"}},
       {Layer::parameter_adaptation,
        regs_per_sm > 0
-           ? fmt::format("registers: 128 x {} (producer) + 128 x CONSUMERS x {} (consumers, setmaxnreg), or 255 per "
-                         "thread with one consumer, <= {} per SM",
-                         kProducerRegs, kConsumerRegs, regs_per_sm)
+           ? fmt::format("registers: 128 x {} (producer) + 128 x CONSUMERS x {} ({} with three; consumers, "
+                         "setmaxnreg), or 255 per thread with one consumer, <= {} per SM",
+                         kProducerRegs, kConsumerRegs, kConsumerRegs3, regs_per_sm)
            : std::string("registers per SM: the profile records no registers_per_core"),
        [regs_per_sm](const Config& c) { return regs_per_sm > 0 && sm90_register_budget(c) <= regs_per_sm; },
        {"CONSUMERS"}},
   };
+}
+
+}  // namespace
+
+ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
+  const Problem q = problem.normalized();
+  ParamSpace s;
+  s.family = "sm90";
+  s.version = kSm90Version;
+  // Clusters of 4 or 8 are declared where they paid: an operand read in place with rows off 32-byte sectors (its
+  // TMA rows cost more requests; a wider multicast reads each of them for more CTAs), on a grid that can be one wave
+  // of them (the constraint below), i.e. where even the largest tiles, 256 x 256 per CTA, make no more cluster tiles
+  // than are resident. Aligned, they measured slower (1024^3: 11.4 us in 4x2 clusters of 64x192 against 9.4).
+  auto one_wave_possible = [&](int64_t cs) {
+    const int64_t resident = sm90_resident_clusters(profile, cs);
+    return resident > 0 && double(q.m) * double(q.n) * double(q.batch) / (256.0 * 256.0 * double(cs)) <= resident;
+  };
+  const bool rows_off = sm90_rows_off_sectors(q, q.lda) || sm90_rows_off_sectors(q, q.ldb);
+  s.params = sm90_params(profile.has("cluster") && rows_off && (one_wave_possible(4) || one_wave_possible(8)));
+  s.constraints = consumer_constraints(profile);
   add_copy_constraints(s, q);
   const int64_t k_blocks = cdiv(q.k, int64_t(kSm90BlockK));
   s.constraints.push_back({Layer::data_scheduling,
