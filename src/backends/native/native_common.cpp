@@ -70,6 +70,8 @@ bool fits_int32(const Problem& x) {
   return true;
 }
 
+bool has_products(const Problem& p) { return p.m > 0 && p.n > 0 && p.k > 0 && p.alpha != 0; }
+
 void scale_c_by_beta(const Problem& p, void* c) {
   for (int64_t b = 0; b < p.batch; ++b) {
     for (int64_t i = 0; i < p.m; ++i) {

@@ -36,6 +36,8 @@ bool same_problem(const Problem& a, const Problem& b);
 // Whether every size and leading dimension fits a 32-bit int (the LP64 BLAS interface).
 bool fits_int32(const Problem& p);
 
+// Whether the problem has products to compute: M, N and K above 0 and alpha not 0. Without them C = beta * C.
+bool has_products(const Problem& p);
 // C = beta * C for a problem without products (K == 0 or alpha == 0), computed without reading A and B, as the BLAS
 // convention says (beta == 0 writes zeros, even over NaN): vendor libraries differ there (OpenBLAS 0.3.21's AVX-512
 // path multiplies A and B by a zero alpha, so NaN in them reaches C; oneDNN skips empty tensors).

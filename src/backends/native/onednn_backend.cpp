@@ -275,9 +275,9 @@ class OneDnnKernel final : public Kernel {
   std::unique_ptr<Matmul> matmul_;  // absent when there are no products to compute (see needs_matmul)
 };
 
-// With K == 0 or alpha == 0 there are no products: C = beta * C, computed here without reading A and B (the BLAS
-// convention), since oneDNN would skip zero-sized tensors entirely or multiply NaN in A by 0.
-bool needs_matmul(const Problem& p) { return p.m > 0 && p.n > 0 && p.k > 0 && p.alpha != 0; }
+// Without products (K == 0 or alpha == 0) no matmul is made: C = beta * C is computed without reading A and B (the
+// BLAS convention), since oneDNN would skip zero-sized tensors entirely or multiply NaN in A by 0.
+bool needs_matmul(const Problem& p) { return native_detail::has_products(p); }
 
 class OneDnnBackend final : public Backend {
  public:

@@ -159,7 +159,7 @@ class OpenBlasBackend final : public Backend {
     if (p.m == 0 || p.n == 0) return Status::Ok();
     if (!args.c) return invalid_argument("C is a null pointer");
     if (p.k > 0 && (!args.a || !args.b)) return invalid_argument("A or B is a null pointer");
-    if (p.k == 0 || p.alpha == 0) {
+    if (!native_detail::has_products(p)) {
       native_detail::scale_c_by_beta(p, args.c);
       return Status::Ok();
     }

@@ -179,6 +179,9 @@ OperandCopies operand_copies(const Problem& q, const hw::HwProfile& profile, boo
   return c;
 }
 
+// A k-step of a CTA in a cluster waits for every CTA's release of the stage: the share it adds to the step.
+double cluster_step_factor(const TileShape& t) { return t.cm * t.cn > 1 ? 1.0 + kClusterStepShare : 1.0; }
+
 // The TMA unit's time per k-step on one SM where an operand is read in place with rows off the sectors: the
 // producer issues each stage as 128-byte box rows (BLOCK_M / CLUSTER_N of A and BLOCK_N / CLUSTER_M of B: a cluster
 // shares a tile, each CTA copying its part), and a row off the sectors spans two 128-byte lines and five sectors,
@@ -189,7 +192,7 @@ double tma_rows_seconds(const TileShape& t, bool a_slow, bool b_slow, double clo
   const double rows_a = double(t.bm) / double(t.cn), rows_b = double(t.bn) / double(t.cm);
   const double cycles = rows_a * (a_slow ? kTmaRowOffSectorsCycles : kTmaRowCycles) +
                         rows_b * (b_slow ? kTmaRowOffSectorsCycles : kTmaRowCycles);
-  return cycles / clock * (t.cm * t.cn > 1 ? 1.0 + kClusterStepShare : 1.0);
+  return cycles / clock * cluster_step_factor(t);
 }
 
 // Main loop of one k-step on one SM: the wgmma work at the family's share of the dense peak, or the shared-memory
@@ -208,11 +211,10 @@ KStep k_step(const ChipRates& chip, const TileShape& t, bool one_consumer, doubl
   s.tensor_s = 2.0 * double(t.bm * t.bn * t.bk) / rate_sm;
   s.smem_bytes = double(t.bm / 64) * double((64 + t.bn) * t.bk) * in;
   s.smem_s = s.smem_bytes / (chip.smem_rate * chip.clock);
-  const int64_t cs = t.cm * t.cn;
-  s.seconds = (std::max({s.tensor_s, s.smem_s, kKStepFloorCycles / chip.clock}) *
-                   (cs > 1 ? 1.0 + kClusterStepShare : 1.0) +
-               kKStepCycles / chip.clock) *
-              walk;
+  s.seconds =
+      (std::max({s.tensor_s, s.smem_s, kKStepFloorCycles / chip.clock}) * cluster_step_factor(t) +
+       kKStepCycles / chip.clock) *
+      walk;
   return s;
 }
 

@@ -1,5 +1,5 @@
 // The sm90 kernel family on the host side (Hopper, sm_90a: TMA loads on mbarriers, wgmma with f32 accumulators,
-// a producer warpgroup and one or two consumer warpgroups, a persistent grid, clusters with TMA multicast, a
+// a producer warpgroup and one to three consumer warpgroups, a persistent grid, clusters with TMA multicast, a
 // TMA-store epilogue): its parameter space with the chip record's limits, resource estimates, the small documented
 // heuristic, and the generated source of one instance of src/backends/cuda/kernels/sm90/gemm.cuh.
 #pragma once

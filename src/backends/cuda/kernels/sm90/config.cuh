@@ -46,9 +46,12 @@ using Elem = tf::Elem<kTag>;
 enum : int { kOrderRowMajor = kRasterRowMajor, kOrderGrouped = kRasterGrouped, kOrderHilbert = kRasterHilbert };
 enum : int { kEpilogueDirect = 0, kEpilogueTmaStore = 1, kEpilogueTmaStoreDeferred = 2 };
 
-// Named barriers (0 is __syncthreads): one per consumer warpgroup for its staging epilogue (1 + cw), and one for
-// all the consumers of the CTA in the fix-up.
-enum : unsigned { kBarrierEpilogue0 = 1, kBarrierFixup = 4 };
+// Consumer warpgroups a CTA may have.
+enum : int { kMaxConsumers = 3 };
+
+// Named barriers (0 is __syncthreads): one per consumer warpgroup for its staging epilogue (1 + cw), and after them
+// one for all the consumers of the CTA in the fix-up.
+enum : unsigned { kBarrierEpilogue0 = 1, kBarrierFixup = kBarrierEpilogue0 + kMaxConsumers };
 
 // The accumulator register type (NVRTC compiles without the standard library, so no std::conditional).
 template <bool kF16>
@@ -140,7 +143,7 @@ struct Config {
   static_assert(IN == 1 || IN == 2, "inputs are f16 or bf16");
   static_assert(OUT == 0 || OUT == 1 || OUT == 2, "output is f32, f16 or bf16");
   static_assert(BK == 64, "BLOCK_K is one 128-byte swizzle row of 16-bit elements");
-  static_assert(CONSUMERS >= 1 && CONSUMERS <= 3, "one to three consumer warpgroups");
+  static_assert(CONSUMERS >= 1 && CONSUMERS <= kMaxConsumers, "one to three consumer warpgroups");
   static_assert(WG_M % 64 == 0 && M_ITERS >= 1, "each consumer warpgroup owns whole m64 row blocks");
   static_assert(BN % 64 == 0 && BN <= 256, "BLOCK_N: a multiple of 64, at most 256 (one wgmma)");
   static_assert(M_ITERS * BN / 2 <= 128, "at most 128 f32 accumulators per thread");

@@ -1,6 +1,6 @@
 // sm90 family: Hopper (sm_90a) GEMM. One producer warpgroup streams A and B tiles with the tensor memory
 // accelerator (cp.async.bulk.tensor, 128-byte swizzle) into a ring of STAGES shared-memory stages that complete
-// on mbarriers; one or two consumer warpgroups multiply them with wgmma.mma_async m64nNk16 into f32 register
+// on mbarriers; one to three consumer warpgroups multiply them with wgmma.mma_async m64nNk16 into f32 register
 // accumulators and write C. The grid is persistent (one CTA per SM walking the output tiles in a planned order),
 // optionally in clusters of up to eight CTAs that share their operands through TMA multicast. Every planned value is a
 // template argument of Config; the run-time Params carry the tensor maps (by value, as __grid_constant__), the C
@@ -46,7 +46,7 @@ __device__ __forceinline__ void zero_accumulators(typename Cfg::AccTile& acc) {
     for (int i = 0; i < Cfg::ACC_REGS; ++i) acc[mi][i] = 0;
 }
 
-// The consumer warpgroups (cw 0 or 1 among them, tid the thread in the warpgroup): for every work unit of the
+// The consumer warpgroups (cw 0 to CONSUMERS - 1 among them, tid the thread in the warpgroup): for every work unit of the
 // cluster, the main loop into the accumulators; for a slice of a shared tile the fix-up, after which only the CTA
 // holding the finished tile goes on; then the epilogue. `w` is the unit being worked on.
 template <class Cfg>
