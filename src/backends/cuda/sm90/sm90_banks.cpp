@@ -19,10 +19,10 @@ using plan::banks::Issue;
 using plan::banks::kWarpSize;
 
 // The staging tile of the TMA-store epilogue: at shared offset `base`, one region of wg_m x group_cols per consumer
-// warpgroup, written in epi_split rounds of group_cols columns, m_iters 64-row blocks each.
+// warpgroup, written in `rounds` rounds of group_cols columns, m_iters 64-row blocks each.
 struct StagingTile {
   unsigned base;
-  int consumers, wg_m, m_iters, group_cols, epi_split;
+  int consumers, wg_m, m_iters, group_cols, rounds;
 };
 
 // The consumer warpgroups' writes of the staging tile (epilogue.cuh's store_packed), 128-byte rows swizzled in
@@ -37,7 +37,7 @@ Instruction staging_stores(const StagingTile& t, bool stmatrix, int epilogue) {
     const unsigned region = t.base + unsigned(cw * (t.wg_m * t.group_cols * 2));
     for (int warp = 0; warp < 4; ++warp) {
       const int block_warp = 4 * (1 + cw) + warp;
-      for (int g = 0; g < t.epi_split; ++g) {
+      for (int g = 0; g < t.rounds; ++g) {
         for (int mi = 0; mi < t.m_iters; ++mi) {
           if (stmatrix) {
             // Lane L addresses row L%8 of 8x8 block L/8 (store_packed's stmatrix branch).
@@ -86,11 +86,11 @@ class Sm90BankModel final : public plan::banks::BankModel {
     }
     const int bm = int(c.at("BLOCK_M")), bn = int(c.at("BLOCK_N")), stages = int(c.at("STAGES"));
     const int consumers = int(c.at("CONSUMERS")), epilogue = int(c.at("EPILOGUE"));
-    const int epi_split = int(c.get("EPI_SPLIT").value_or(1));
+    const int epi_rounds = int(sm90_epi_rounds(c.get("BLOCK_N").value_or(64), c.get("EPI_SPLIT").value_or(1)));
     const bool stmatrix = c.get("STMATRIX").value_or(0) != 0;
     const bool fixup = c.get("SPLIT_K").value_or(1) > 1 || c.get("STREAM_K").value_or(0) != 0;
     const int wg_m = bm / consumers, m_iters = wg_m / 64;
-    if (consumers < 1 || wg_m % 64 != 0 || m_iters < 1 || bn % (64 * epi_split) != 0) {
+    if (consumers < 1 || wg_m % 64 != 0 || m_iters < 1 || bn % (64 * epi_rounds) != 0) {
       return invalid_argument(fmt::format("{}: each consumer warpgroup needs whole 64-row blocks and the staged "
                                           "column groups whole 64-column boxes", c.describe()));
     }
@@ -99,7 +99,7 @@ class Sm90BankModel final : public plan::banks::BankModel {
     // the C staging tile, then 2 x STAGES mbarriers and the fix-up's flag.
     const unsigned stage_bytes = unsigned((bm + bn) * kSm90BlockK * 2);
     const unsigned c_tile = unsigned(stages) * stage_bytes;
-    const unsigned c_bytes = epilogue != kSm90EpilogueDirect ? unsigned(bm * bn * 2 / epi_split) : 0u;
+    const unsigned c_bytes = epilogue != kSm90EpilogueDirect ? unsigned(bm * bn * 2 / epi_rounds) : 0u;
     const unsigned flag = c_tile + c_bytes + 2u * unsigned(stages) * 8u;
 
     FamilyAccesses out;
@@ -112,7 +112,7 @@ class Sm90BankModel final : public plan::banks::BankModel {
     if (epilogue == kSm90EpilogueDirect) {
       out.notes.emplace_back("EPILOGUE = 0: C is stored from registers straight to global memory, nothing is staged");
     } else {
-      const StagingTile staging{c_tile, consumers, wg_m, m_iters, bn / epi_split, epi_split};
+      const StagingTile staging{c_tile, consumers, wg_m, m_iters, bn / epi_rounds, epi_rounds};
       out.instructions.push_back(staging_stores(staging, stmatrix, epilogue));
       out.notes.emplace_back("the TMA store reads the staging tile without per-thread addresses; with beta != 0 the "
                              "kernel falls back to direct stores at run time (nothing staged)");

@@ -135,6 +135,14 @@ inline constexpr double kGpuLaunchSeconds = 3.0e-6;
 inline constexpr double kTmaRowOffSectorsCycles = 4.6;
 inline constexpr double kTmaRowCycles = 2.3;
 
+// Where that TMA-row stream and the tensor work take about as long per k-step, the ring between the producer and the
+// consumers absorbs the jitter of each only as far as it is deep: the main loop loses this share of the shorter of
+// the two over the stages in flight. Measured on 3000^3 (192x192 tiles in 1x2 clusters, rows off the sectors read in
+// place): 88.2 us with 4 stages against 92.0 with 3 (bench/results/h200/2026-12-04r-thirds), which 0.4 would give
+// in full; but from 0.2 up 64x192 tiles in 8x1 clusters tie with or pass 4x1 at 1000^3, measured slower (12.16-12.67
+// against 11.90-12.10 us, bench/results/h200/2026-12-04j-clusters). 0.1 keeps both orders as measured.
+inline constexpr double kTmaCouplingShare = 0.1;
+
 // COPY_AB's copy kernel (16 bytes per thread from 16-byte aligned rows): the share of the chip record's bandwidth it
 // moves an operand at, read and write counted. An estimate until the wide copy is measured; the 2-byte copy it
 // replaced measured 0.87 TB/s (3000^3: 123.0 us with both operands copied against 81.5 us for the GEMM alone).

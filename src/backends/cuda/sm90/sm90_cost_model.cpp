@@ -195,6 +195,13 @@ double tma_rows_seconds(const TileShape& t, bool a_slow, bool b_slow, double clo
   return cycles / clock * cluster_step_factor(t);
 }
 
+// The main loop's loss where the TMA-row stream and the tensor work are close: kTmaCouplingShare of the shorter over
+// the stages in flight (the ring's depth absorbs the jitter of each). Zero where no operand is read with rows off.
+double tma_coupling_seconds(double compute_s, double tma_s, int64_t stages) {
+  if (tma_s <= 0) return 0;
+  return kTmaCouplingShare * std::min(compute_s, tma_s) / double(std::max<int64_t>(1, stages - 1));
+}
+
 // Main loop of one k-step on one SM: the wgmma work at the family's share of the dense peak, or the shared-memory
 // reads of its operands if they take longer (each m64 row block reads 64 x BLOCK_K of A and BLOCK_K x BLOCK_N of
 // B), plus the fixed issue and barrier cycles; a CTA of a cluster also waits for its partner. `walk` is the slowdown
@@ -422,7 +429,9 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
     const double latency_s = stages ? latency_seconds(*stages, l2, operand_bytes, steps) : 0.0;
     const double top_stream = std::max({compute_s, dram_s, l2_s, smem_s, tma_s});
     const double streams = compute_s + dram_s + l2_s + smem_s + tma_s;
-    return std::max(0.0, std::max(top_stream, latency_s)) + plan::constants::kOverlapLeak * (streams - top_stream);
+    const double coupling_s = stages ? tma_coupling_seconds(compute_s, tma_s, *stages) : 0.0;
+    return std::max(0.0, std::max(top_stream, latency_s)) + plan::constants::kOverlapLeak * (streams - top_stream) +
+           coupling_s;
   };
 
   double epi_s = 0, fix_s = 0;
@@ -521,6 +530,12 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
                           {"shared memory", smem_s, true},
                           {"TMA rows", tma_s, true},
                           {"latency", c.latency_s, false}});
+  const double coupling_s = tma_coupling_seconds(c.compute_s, tma_s, stages);
+  c.body_s += coupling_s;
+  if (notes && coupling_s > 0) {
+    c.notes.push_back(fmt::format("the TMA rows and the tensor work share the ring of {} stages: {} more main loop",
+                                  stages, fmtx::time(coupling_s)));
+  }
 
   const double epi_s =
       epilogue_seconds(q, out, clock, bm, bn, sched, per_cta, epilogue, cfg.stmatrix.value_or(0), split);

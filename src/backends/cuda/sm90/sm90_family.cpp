@@ -96,10 +96,16 @@ int64_t sm90_resident_clusters(const hw::HwProfile& profile, int64_t cluster_siz
   return cs <= 2 ? std::max<int64_t>(1, sms / cs) : 0;
 }
 
+int64_t sm90_epi_rounds(int64_t block_n, int64_t epi_split) {
+  if (epi_split <= 1) return 1;
+  return block_n % 128 == 0 ? 2 : std::max<int64_t>(1, block_n / 64);
+}
+
 int64_t sm90_smem_bytes(const Config& c) {
   const int64_t bm = p(c, "BLOCK_M"), bn = p(c, "BLOCK_N"), bk = p(c, "BLOCK_K"), stages = p(c, "STAGES");
   const int64_t stage = (bm + bn) * bk * 2;
-  const int64_t c_tile = p(c, "EPILOGUE") != kSm90EpilogueDirect ? bm * bn * 2 / std::max<int64_t>(1, p(c, "EPI_SPLIT")) : 0;
+  const int64_t c_tile =
+      p(c, "EPILOGUE") != kSm90EpilogueDirect ? bm * bn * 2 / sm90_epi_rounds(bn, p(c, "EPI_SPLIT")) : 0;
   return stages * stage + c_tile + 2 * stages * 8 + 16 + 1024;
 }
 
@@ -246,7 +252,9 @@ std::vector<ParamDecl> sm90_params(bool large_clusters) {
       {"EPILOGUE", {kSm90EpilogueDirect, kSm90EpilogueTmaStore, kSm90EpilogueDeferred}, "hardware mapping",
        "0: direct stores from registers; 1: staged in shared memory and written by TMA; 2: as 1, deferred under the "
        "next tile's main loop"},
-      {"EPI_SPLIT", {1, 2}, "data scheduling", "staging rounds per tile of the TMA-store epilogue (2: half tiles)"},
+      {"EPI_SPLIT", {1, 2}, "data scheduling",
+       "staging rounds per tile of the TMA-store epilogue (2: half tiles, or thirds of a 192-column tile, whose smaller "
+       "staging tile leaves room for another stage)"},
       {"STMATRIX", {0, 1}, "hardware mapping", "1: the TMA-store epilogue writes its staging tile with stmatrix"},
       {"SPLIT_K", {1, 2, 3, 4, 6, 8, 16, 32}, "data scheduling",
        "slices of K per output tile, run by different CTAs and summed in slice order in a workspace (1: none); from "
@@ -321,12 +329,12 @@ void add_layout_and_memory_constraints(ParamSpace& s, const Problem& q, const hw
   }
   s.constraints.push_back(
       {Layer::data_scheduling,
-       "EPI_SPLIT == 1 unless the epilogue stages through shared memory (EPILOGUE 1 or 2), and BLOCK_N / EPI_SPLIT a "
-       "multiple of 64 (whole 64-column boxes per round)",
+       "EPI_SPLIT == 1 unless the epilogue stages through shared memory (EPILOGUE 1 or 2), and EPI_SPLIT == 2 only "
+       "with BLOCK_N of at least 128 (halves, or thirds of 192, in whole 64-column boxes per round)",
        [](const Config& c) {
          const int64_t split = p(c, "EPI_SPLIT");
          if (p(c, "EPILOGUE") == kSm90EpilogueDirect) return split == 1;
-         return (p(c, "BLOCK_N") / split) % 64 == 0 && p(c, "BLOCK_N") % split == 0;
+         return split == 1 || sm90_epi_rounds(p(c, "BLOCK_N"), split) > 1;
        },
        {"EPI_SPLIT", "EPILOGUE", "BLOCK_N"}});
   if (!profile.has("stmatrix")) {
@@ -343,7 +351,7 @@ void add_layout_and_memory_constraints(ParamSpace& s, const Problem& q, const hw
       {Layer::data_scheduling,
        smem_limit > 0
            ? fmt::format("shared memory STAGES * (BLOCK_M + BLOCK_N) * 128 + the C staging tile (BLOCK_M * BLOCK_N * "
-                         "2 / EPI_SPLIT, EPILOGUE 1 or 2) + barriers + 1024 <= {} bytes per block",
+                         "2 over its rounds, EPILOGUE 1 or 2) + barriers + 1024 <= {} bytes per block",
                          smem_limit)
            : std::string("shared memory per block: the profile records no smem_per_block_bytes"),
        [smem_limit](const Config& c) { return smem_limit > 0 && sm90_smem_bytes(c) <= smem_limit; },

@@ -82,6 +82,9 @@ int sm90_threads(const Config& config);
 // Dynamic shared memory of one CTA, as the template lays it out (gemm.cuh Config::SMEM_BYTES): STAGES x (A + B
 // tile), the C staging tile of the TMA-store epilogues, 2 x STAGES mbarriers, and 1 KB to align the base.
 int64_t sm90_smem_bytes(const Config& config);
+// The TMA-store epilogues' staging rounds per tile (the kernel's Config::EPI_ROUNDS): EPI_SPLIT 1 one, 2 halves of
+// the tile, or thirds where halves would not be whole 64-column boxes (BLOCK_N 192).
+int64_t sm90_epi_rounds(int64_t block_n, int64_t epi_split);
 // f32 accumulators per consumer thread: (BLOCK_M / CONSUMERS / 64) x BLOCK_N / 2.
 int sm90_accumulators(const Config& config);
 // setmaxnreg targets: 40 for the producer, 232 for each of two consumers or 152 for each of three; none (0) with one

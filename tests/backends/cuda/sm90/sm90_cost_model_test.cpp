@@ -408,6 +408,38 @@ TEST(Sm90CostModel, Properties) {
   EXPECT_GT(predicted(problem(16384, 16384, 256), kL16, "h100-sxm"), predicted(problem(16384, 16384, 256), kL16));
 }
 
+// EPI_SPLIT 2 stages halves of a tile, or thirds of a 192-column one (halves of 96 columns are no whole boxes): the
+// third's 24 KB per 64 rows leaves room for a fourth stage beside 192x192 tiles, which the space admits and the model
+// prefers where rows off the sectors are read in place (the TMA rows and the tensor work share the ring).
+TEST(Sm90CostModel, ThirdsOfA192ColumnStagingTileMakeRoomForAFourthStage) {
+  EXPECT_EQ(sm90_epi_rounds(128, 2), 2);
+  EXPECT_EQ(sm90_epi_rounds(256, 2), 2);
+  EXPECT_EQ(sm90_epi_rounds(192, 2), 3);
+  for (int64_t bn : {64, 128, 192, 256}) EXPECT_EQ(sm90_epi_rounds(bn, 1), 1) << bn;
+  const hw::HwProfile h200 = profile("h200");
+  const Problem p = problem(3000, 3000, 3000);
+  const Config whole3 = sm90_config(192, 192, 3, 3, 1, 2, 8, 1, 1, 1);
+  const Config whole4 = sm90_config(192, 192, 4, 3, 1, 2, 8, 1, 1, 1);
+  const Config thirds4 = sm90_config(192, 192, 4, 3, 1, 2, 8, 1, 2, 1);
+  const ParamSpace space = sm90_space(p, h200);
+  EXPECT_TRUE(space.check(whole3).ok());
+  EXPECT_TRUE(space.check(thirds4).ok()) << space.check(thirds4).message();
+  const Status no_room = space.check(whole4);
+  ASSERT_FALSE(no_room.ok());
+  EXPECT_NE(no_room.message().find("shared memory"), std::string::npos) << no_room.message();
+  // 4 x 48 KB of stages + 3 x 64 x 64 x 2 bytes of staging + barriers + alignment: under the 227 KB a block gets.
+  EXPECT_EQ(sm90_smem_bytes(thirds4), 4 * 49152 + 24576 + 2 * 4 * 8 + 16 + 1024);
+  EXPECT_LE(sm90_smem_bytes(thirds4), h200.smem_per_block_bytes);
+  // A 64-column tile has no halves: EPI_SPLIT 2 is refused there.
+  EXPECT_FALSE(space.check(sm90_config(128, 64, 8, 2, 1, 1, 8, 1, 2, 1)).ok());
+  // Rows 6000 bytes apart (off the sectors), read in place: the deeper ring is predicted faster, as measured (88.7
+  // against 93.3 us, bench/results/h200/2026-12-04r-thirds); on the sectors (3072^3) the two cost the same but for
+  // the thirds' extra rounds.
+  EXPECT_LT(predicted(p, thirds4), predicted(p, whole3));
+  const Problem aligned = problem(3072, 3072, 3072);
+  EXPECT_GE(predicted(aligned, thirds4), predicted(aligned, whole3));
+}
+
 TEST(Sm90CostModel, HilbertWalkIsPricedAndBoundedAsItself) {
   // GROUP_M 0 is the Hilbert walk, not an unset value: priced apart from every grouped order (the main loop's
   // measured slowdown, its own L2 walk), and the bound of a partial config that fixes it still bounds the price.

@@ -96,6 +96,7 @@ TEST_F(Sm90GpuTest, EveryKindOfConfigInEveryLayoutThatTakesIt) {
       sm90_config(64, 64, 8, 1, 1, 2, 0, 1, 1, 1),     // Hilbert walk over 1x2 cluster tiles (17 x 13)
       sm90_config(128, 64, 8, 2, 2, 1, 0, 1, 1, 1),    // Hilbert walk over 2x1 cluster tiles (5 x 25)
       sm90_config(192, 192, 3, 3, 1, 1, 8, 1, 1, 1),   // three consumers of 64x192, TMA-store epilogue
+      sm90_config(192, 192, 4, 3, 1, 2, 8, 1, 2, 1),   // three consumers, 1x2 cluster, staging tile in thirds
       sm90_config(192, 128, 4, 3, 2, 1, 8, 0, 1, 0),   // three consumers, 2x1 cluster, direct stores
       sm90_config(192, 64, 6, 1, 1, 2, 8, 1, 1, 1),    // one consumer, three m64 blocks, 1x2 cluster
   };

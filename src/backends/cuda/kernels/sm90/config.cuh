@@ -101,6 +101,10 @@ struct Config {
   static constexpr bool A_ROW = kARow, B_ROW = kBRow;
   static constexpr int EPI = kEpilogue, PRODUCER_REGS = kProducerRegs, CONSUMER_REGS = kConsumerRegs;
   static constexpr int EPI_SPLIT = kEpiSplit;
+  // Staging rounds per tile of the TMA-store epilogues: EPI_SPLIT 2 stages halves of the tile, or thirds where
+  // halves would not be whole 64-column boxes (BLOCK_N 192: a 24 KB staging tile per 64 rows instead of 72, which
+  // leaves room for a fourth stage beside 192x192 tiles).
+  static constexpr int EPI_ROUNDS = kEpiSplit == 1 ? 1 : (kBlockN % 128 == 0 ? 2 : kBlockN / 64);
   static constexpr bool STMATRIX = kStMatrix;
   static constexpr int SPLIT_K = kSplitK;
   static constexpr bool STREAM_K = kStreamK;
@@ -121,7 +125,7 @@ struct Config {
   // The sequence of work units of one cluster (sm90/schedule.cuh).
   using Sched = Schedule<kSplitK, kStreamK>;
   static constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;
-  static constexpr int C_BYTES = EPI != kEpilogueDirect ? BM * BN * 2 / EPI_SPLIT : 0;
+  static constexpr int C_BYTES = EPI != kEpilogueDirect ? BM * BN * 2 / EPI_ROUNDS : 0;
   static constexpr int BAR_OFFSET = STAGES * STAGE_BYTES + C_BYTES;  // from the 1024-aligned base
   // + 16 bytes for the fix-up's flag, + slack to align the base
   static constexpr int SMEM_BYTES = BAR_OFFSET + 2 * STAGES * 8 + 16 + 1024;
@@ -155,8 +159,8 @@ struct Config {
   static_assert(A_ROW || A_ROW_PARTS == 1 || 64 % (A_ROW_PARTS * 8) == 0, "A's boxes split into whole 8-row atoms");
   static_assert(!B_ROW || B_ROW_PARTS == 1 || 64 % (B_ROW_PARTS * 8) == 0, "B's boxes split into whole 8-row atoms");
   static_assert(EPI == kEpilogueDirect || OUT != 0, "the TMA-store epilogue writes 16-bit C");
-  static_assert(EPI_SPLIT == 1 || EPI_SPLIT == 2, "whole or half staging tiles");
-  static_assert((BN / EPI_SPLIT) % 64 == 0, "staged column groups are whole 64-column boxes");
+  static_assert(EPI_SPLIT == 1 || EPI_SPLIT == 2, "whole staging tiles, or halves (thirds of 192 columns)");
+  static_assert((BN / EPI_ROUNDS) % 64 == 0, "staged column groups are whole 64-column boxes");
   static_assert(SPLIT_K >= 1 && SPLIT_K <= 64, "SPLIT_K: 1 (none) to 64 slices of K");
   static_assert(!(STREAM_K && SPLIT_K > 1), "stream-K or split-K, not both");
   static_assert(SMEM_BYTES <= 232448, "at most 227 KB of shared memory per CTA");

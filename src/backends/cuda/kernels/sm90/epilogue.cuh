@@ -23,7 +23,7 @@ __device__ __forceinline__ float2 acc_pair(const typename Cfg::AccTile& acc, int
 }
 
 // TMA-store epilogues: the tile as 16-bit pairs (rows r and r+8 of each 8-column block), written into the staging
-// tile (BN/64/EPI_SPLIT boxes of WG_M rows x 128 bytes, 128-byte swizzled like the map of C, per column group) and
+// tile (BN/64/EPI_ROUNDS boxes of WG_M rows x 128 bytes, 128-byte swizzled like the map of C, per column group) and
 // stored with TMA by one thread; the stores clip at the matrix edges. The deferred epilogue keeps the pairs in
 // `packed` until the next tile's main loop; the immediate one converts while it stores.
 template <class Cfg>
@@ -70,7 +70,7 @@ template <class Cfg>
 __device__ __forceinline__ void write_staged(const Params& p, int warp, int lane, unsigned region, int row0, int col0) {
   if constexpr (Cfg::EPI != kEpilogueDirect) {
     using Out = Elem<Cfg::OUT>;
-    constexpr int WG_M = Cfg::WG_M, GROUP_COLS = Cfg::BN / Cfg::EPI_SPLIT;
+    constexpr int WG_M = Cfg::WG_M, GROUP_COLS = Cfg::BN / Cfg::EPI_ROUNDS;
     auto* const out = static_cast<typename Out::T*>(p.c_ptr);
     for (int r = warp; r < WG_M; r += 4) {
       const int row = row0 + r;
@@ -98,10 +98,10 @@ __device__ __forceinline__ void store_packed(const Params& p, const typename Cfg
                                              const typename Cfg::Packed& packed, unsigned c_tile, int cw, int tid,
                                              int warp, int lane, int tm0, int tn0, float alpha) {
   if constexpr (Cfg::EPI != kEpilogueDirect) {
-    constexpr int WG_M = Cfg::WG_M, GROUP_COLS = Cfg::BN / Cfg::EPI_SPLIT, JG = GROUP_COLS / 8;
+    constexpr int WG_M = Cfg::WG_M, GROUP_COLS = Cfg::BN / Cfg::EPI_ROUNDS, JG = GROUP_COLS / 8;
     const unsigned region = c_tile + cw * (WG_M * GROUP_COLS * 2);
 #pragma unroll
-    for (int g = 0; g < Cfg::EPI_SPLIT; ++g) {
+    for (int g = 0; g < Cfg::EPI_ROUNDS; ++g) {
       if (tid == 0) bulk_wait_read_all();  // the last store from the staging tile has read it
       named_barrier(kBarrierEpilogue0 + cw, 128);
 #pragma unroll
