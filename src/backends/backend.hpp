@@ -93,7 +93,8 @@ struct Constraint {
   std::function<bool(const Config&)> holds;
   // The parameters `holds` reads, whatever their values, when the family declares them (empty: not declared). A
   // walk of the product that needs no rejection list (dispatch) checks such a constraint as soon as these are set and
-  // skips every combination below a failing value at once.
+  // skips every combination below a failing value at once; a walk that lists the rejections evaluates it once per
+  // combination of these parameters' values and looks the rest up.
   std::vector<std::string> reads = {};
 };
 

@@ -28,8 +28,9 @@ std::vector<int64_t*> first_combination(Config& c, const std::vector<ParamDecl>&
   return slot;
 }
 
-// Walks the Cartesian product of `grid`, calling fn with one Config updated in place and its values in declaration
-// order (read from the config, so that a rejected one is recorded without a lookup per name).
+// Walks the Cartesian product of `grid`, calling fn with one Config updated in place, its values in declaration
+// order (read from the config, so that a rejected one is recorded without a lookup per name) and their indices into
+// `grid`.
 template <class Fn>
 void for_each_product(const std::string& family, const std::vector<ParamDecl>& decls,
                       const std::vector<std::vector<int64_t>>& grid, Fn&& fn) {
@@ -41,7 +42,7 @@ void for_each_product(const std::string& family, const std::vector<ParamDecl>& d
   std::vector<int64_t> values(decls.size());
   while (true) {
     for (std::size_t j = 0; j < decls.size(); ++j) values[j] = *slot[j];
-    fn(c, values.data());
+    fn(c, values.data(), index.data());
     std::size_t i = 0;
     for (; i < decls.size(); ++i) {
       if (++index[i] < grid[i].size()) {
@@ -124,6 +125,59 @@ class PrunedWalk {
   std::vector<int64_t*> slot_;
   std::vector<Config>* legal_ = nullptr;
   std::size_t* combinations_ = nullptr;
+};
+
+// The constraints of a product walk as tables over the grid indices of the parameters each reads (Constraint::reads,
+// which PrunedWalk relies on too): each is evaluated once per combination of its own parameters' values rather than
+// once per combination of the whole space, where the config's map lookups cost most of a full plan's time (a full
+// plan of a GPU shape walks millions of combinations). A constraint without declared reads, or with too many value
+// combinations to tabulate, is evaluated on the config.
+class ConstraintTables {
+ public:
+  ConstraintTables(const ParamSpace& space, const std::vector<std::vector<int64_t>>& grid) : space_(space) {
+    for (const Constraint& k : space.constraints) tables_.push_back(tabulate(k, grid));
+  }
+  // Whether constraint k holds for config `c`, whose values are at grid indices `index`.
+  bool holds(std::size_t k, const std::size_t* index, const Config& c) const {
+    const Table& t = tables_[k];
+    if (t.ok.empty()) return space_.constraints[k].holds(c);
+    std::size_t at = 0;
+    for (const auto& [param, stride] : t.terms) at += index[param] * stride;
+    return t.ok[at] != 0;
+  }
+
+ private:
+  static constexpr std::size_t kMaxEntries = std::size_t(1) << 16;
+  struct Table {
+    std::vector<std::pair<std::size_t, std::size_t>> terms;  // (parameter, stride)
+    std::vector<char> ok;                                    // empty: evaluated on the config
+  };
+  Table tabulate(const Constraint& k, const std::vector<std::vector<int64_t>>& grid) const {
+    Table t;
+    std::size_t size = 1;
+    for (const std::string& r : k.reads) {
+      const ParamDecl* d = space_.find(r);
+      if (!d) return {};
+      const std::size_t j = std::size_t(d - space_.params.data());
+      if (std::any_of(t.terms.begin(), t.terms.end(), [&](const auto& term) { return term.first == j; })) continue;
+      t.terms.emplace_back(j, size);
+      size *= grid[j].size();
+      if (size > kMaxEntries) return {};
+    }
+    if (t.terms.empty()) return {};
+    // Each entry: a config with the parameters read at the entry's values, the others at their first ones.
+    Config c{space_.family, {}};
+    const std::vector<int64_t*> slot = first_combination(c, space_.params, grid);
+    t.ok.resize(size);
+    for (std::size_t at = 0; at < size; ++at) {
+      for (const auto& [j, stride] : t.terms) *slot[j] = grid[j][(at / stride) % grid[j].size()];
+      t.ok[at] = k.holds(c) ? 1 : 0;
+    }
+    return t;
+  }
+
+  const ParamSpace& space_;
+  std::vector<Table> tables_;  // one per constraint, in order
 };
 
 // How to tell whether a value is declared: in O(1) when the declaration is an arithmetic progression (the CPU
@@ -299,7 +353,8 @@ Expected<Enumeration> enumerate(const FamilySpace& family, std::vector<Config>* 
     if (list_mode) {
       for (std::size_t i : list) fn(listed[i], keys.data() + i * names.size());
     } else {
-      for_each_product(space.family, space.params, grid, fn);
+      for_each_product(space.family, space.params, grid,
+                       [&](const Config& c, const int64_t* values, const std::size_t*) { fn(c, values); });
     }
   };
 
@@ -335,12 +390,14 @@ Expected<Enumeration> enumerate(const FamilySpace& family, std::vector<Config>* 
   } else {
     // Each constraint's reason index, found once (SIZE_MAX: not yet).
     std::vector<std::size_t> reason_of(space.constraints.size(), SIZE_MAX);
-    for_each([&](const Config& c, const int64_t* values) {
+    const ConstraintTables tables(space, grid);
+    for_each_product(space.family, space.params, grid, [&](const Config& c, const int64_t* values,
+                                                           const std::size_t* index) {
       ++e.combinations;
       // Product values come from the declarations: only the constraints can fail.
       for (std::size_t k = 0; k < space.constraints.size(); ++k) {
         const Constraint& rule = space.constraints[k];
-        if (!rule.holds(c)) {
+        if (!tables.holds(k, index, c)) {
           if (reason_of[k] == SIZE_MAX) reason_of[k] = e.rejected.reason_index(rule.text, rule.layer);
           e.rejected.add(values, reason_of[k]);
           return;

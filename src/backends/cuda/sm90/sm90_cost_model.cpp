@@ -202,6 +202,16 @@ double tma_coupling_seconds(double compute_s, double tma_s, int64_t stages) {
   return kTmaCouplingShare * std::min(compute_s, tma_s) / double(std::max<int64_t>(1, stages - 1));
 }
 
+// The price's coupling step: tma_coupling_seconds joins the body, and with notes is said.
+void add_tma_coupling(Cost& c, double tma_s, int64_t stages, bool notes) {
+  const double coupling_s = tma_coupling_seconds(c.compute_s, tma_s, stages);
+  c.body_s += coupling_s;
+  if (notes && coupling_s > 0) {
+    c.notes.push_back(fmt::format("the TMA rows and the tensor work share the ring of {} stages: {} more main loop",
+                                  stages, fmtx::time(coupling_s)));
+  }
+}
+
 // Main loop of one k-step on one SM: the wgmma work at the family's share of the dense peak, or the shared-memory
 // reads of its operands if they take longer (each m64 row block reads 64 x BLOCK_K of A and BLOCK_K x BLOCK_N of
 // B), plus the fixed issue and barrier cycles; a CTA of a cluster also waits for its partner. `walk` is the slowdown
@@ -530,12 +540,7 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
                           {"shared memory", smem_s, true},
                           {"TMA rows", tma_s, true},
                           {"latency", c.latency_s, false}});
-  const double coupling_s = tma_coupling_seconds(c.compute_s, tma_s, stages);
-  c.body_s += coupling_s;
-  if (notes && coupling_s > 0) {
-    c.notes.push_back(fmt::format("the TMA rows and the tensor work share the ring of {} stages: {} more main loop",
-                                  stages, fmtx::time(coupling_s)));
-  }
+  add_tma_coupling(c, tma_s, stages, notes);
 
   const double epi_s =
       epilogue_seconds(q, out, clock, bm, bn, sched, per_cta, epilogue, cfg.stmatrix.value_or(0), split);
