@@ -111,16 +111,22 @@ std::vector<Config> ParamSpace::enumerate(std::size_t limit) const {
   if (params.empty()) return out;
   for (const auto& p : params)
     if (p.values.empty()) return out;
+  // One config updated in place (a map per combination cost most of the walk's time), copied where legal.
   std::vector<std::size_t> index(params.size(), 0);
+  Config c{family, {}};
+  std::vector<int64_t*> slot;
+  for (const ParamDecl& p : params) slot.push_back(&(c.params[p.name] = p.values[0]));
   while (out.size() < limit) {
-    Config c{family, {}};
-    for (std::size_t i = 0; i < params.size(); ++i) c.params[params[i].name] = params[i].values[index[i]];
     bool legal = std::all_of(constraints.begin(), constraints.end(), [&](const Constraint& k) { return k.holds(c); });
-    if (legal) out.push_back(std::move(c));
+    if (legal) out.push_back(c);
     std::size_t i = 0;
     for (; i < params.size(); ++i) {
-      if (++index[i] < params[i].values.size()) break;
+      if (++index[i] < params[i].values.size()) {
+        *slot[i] = params[i].values[index[i]];
+        break;
+      }
       index[i] = 0;
+      *slot[i] = params[i].values[0];
     }
     if (i == params.size()) break;
   }
