@@ -98,7 +98,8 @@ TEST(DbConcurrency, FourProcessesWritingAtOnceLoseNothing) {
     std::vector<std::string> env_strings;
     // Not the sharding of the process that runs this test (ctest's unit shards): the writer runs its one test.
     auto dropped = [](std::string_view e) {
-      return e.rfind(kWriterEnv, 0) == 0 || e.rfind("GTEST_TOTAL_SHARDS=", 0) == 0 || e.rfind("GTEST_SHARD_INDEX=", 0) == 0;
+      return e.rfind(kWriterEnv, 0) == 0 || e.rfind("GTEST_TOTAL_SHARDS=", 0) == 0 ||
+             e.rfind("GTEST_SHARD_INDEX=", 0) == 0;
     };
     for (char** e = environ; *e; ++e)
       if (!dropped(*e)) env_strings.emplace_back(*e);

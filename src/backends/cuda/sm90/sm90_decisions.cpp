@@ -152,7 +152,8 @@ void explain_scheduling(plan::Plan& plan, const Facts& f) {
                fmt::format("shared memory {} per block of {}: {} stages of {}{}", fmtx::bytes(double(sm90_smem_bytes(c))),
                            fmtx::bytes(double(hw.smem_per_block_bytes)), st, fmtx::bytes(stage_bytes),
                            epi != kSm90EpilogueDirect
-                               ? fmt::format(" and a staging tile of {}", fmtx::bytes(double(bm * bn * 2 / sm90_epi_rounds(bn, split))))
+                               ? fmt::format(" and a staging tile of {}",
+                                             fmtx::bytes(double(bm * bn * 2 / sm90_epi_rounds(bn, split))))
                                : std::string()),
                neighbours_of(plan, {"EPI_SPLIT"}));
   {
