@@ -86,7 +86,7 @@ class Sm90BankModel final : public plan::banks::BankModel {
     }
     const int bm = int(c.at("BLOCK_M")), bn = int(c.at("BLOCK_N")), stages = int(c.at("STAGES"));
     const int consumers = int(c.at("CONSUMERS")), epilogue = int(c.at("EPILOGUE"));
-    const int epi_rounds = int(sm90_epi_rounds(c.get("BLOCK_N").value_or(64), c.get("EPI_SPLIT").value_or(1)));
+    const int epi_rounds = int(sm90_epi_rounds(bn, c.get("EPI_SPLIT").value_or(1)));
     const bool stmatrix = c.get("STMATRIX").value_or(0) != 0;
     const bool fixup = c.get("SPLIT_K").value_or(1) > 1 || c.get("STREAM_K").value_or(0) != 0;
     const int wg_m = bm / consumers, m_iters = wg_m / 64;
