@@ -12,7 +12,7 @@
 namespace tileforge::testing {
 
 GpuRun run_on_gpu(Backend& backend, const Device& device, measure::RepTimer& timer, const Problem& problem,
-                  const Config* config, int64_t offset_elems, uint64_t seed) {
+                  const Config* config, int64_t offset_elems, uint64_t seed, bool prepared_for_beta_zero) {
   GpuRun r;
   auto ops = make_operands(problem, seed);
   const Problem& p = ops.problem;
@@ -38,7 +38,9 @@ GpuRun run_on_gpu(Backend& backend, const Device& device, measure::RepTimer& tim
     if (!h.ok()) return r;
     chosen = *h;
   }
-  auto kernel = backend.prepare(p, chosen, device);
+  Problem prepared_for = p;
+  if (prepared_for_beta_zero) prepared_for.beta = 0.0;
+  auto kernel = backend.prepare(prepared_for, chosen, device);
   EXPECT_TRUE(kernel.ok()) << chosen.describe() << ": " << kernel.status().to_string();
   if (!kernel.ok()) return r;
   GemmArgs args{static_cast<char*>(a->data()) + off, static_cast<char*>(b->data()) + off, c->data(), timer.stream()};

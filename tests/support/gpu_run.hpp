@@ -23,9 +23,11 @@ struct GpuRun {
 };
 
 // Runs `config` (the backend's heuristic when null) through `backend` on `device`, reporting gtest failures for
-// every step that goes wrong.
+// every step that goes wrong. `prepared_for_beta_zero`: the kernel is prepared for the problem with beta 0 and then
+// run with the problem's own beta, as a caller that prepared once and calls with another beta does.
 GpuRun run_on_gpu(Backend& backend, const Device& device, measure::RepTimer& timer, const Problem& problem,
-                  const Config* config, int64_t offset_elems = 0, uint64_t seed = 1);
+                  const Config* config, int64_t offset_elems = 0, uint64_t seed = 1,
+                  bool prepared_for_beta_zero = false);
 
 // A fixture for tests on a CUDA device: the device, a timer on it (its stream, buffers and the device reference) and
 // the cuda backend; skips visibly without a GPU.

@@ -134,7 +134,10 @@ class CudaBackend final : public Backend {
     if (config.family == "sm90") {
       const plan::KernelFamily* f = plan::find_family("sm90");
       if (plan::SupportGap gap = f->supports(p); !gap.empty()) return unsupported(gap.why);
-      if (Status s = sm90_space(p, device.profile).check(config); !s) return s;
+      // A config that names SWAP_AB (planned with it declared, tuned or a test's) is checked against the space that
+      // declares it, one without it against the space without it, whatever the environment asks the planner for.
+      const Sm90SpaceOptions options{config.get("SWAP_AB").has_value()};
+      if (Status s = sm90_space(p, device.profile, options).check(config); !s) return s;
       auto k = prepare_sm90(p, config, device, *arch);
       if (k) return k;
       // A kernel that does not compile or may not run: the sm80 family runs the problem, and says so.

@@ -324,7 +324,7 @@ std::optional<std::string> sm90_missing_field(const hw::HwProfile& p) {
 }
 
 Sm90Grid sm90_grid(const Problem& problem, const Config& c, const hw::HwProfile& profile) {
-  return grid_of(problem.normalized(), Sm90ConfigView(c), profile);
+  return grid_of(sm90_kernel_problem(problem, c), Sm90ConfigView(c), profile);
 }
 
 Sm90Share sm90_share(const Sm90Schedule& s) {
@@ -370,6 +370,11 @@ void Sm90CostCache::fill(const Problem& problem, const hw::HwProfile& profile) {
   ready = true;
 }
 
+Sm90CostCache& Sm90CostCache::transposed() {
+  if (!transposed_) transposed_ = std::make_unique<Sm90CostCache>();
+  return *transposed_;
+}
+
 // Each term of sm90_cost() as it computes it, with the parameters `partial` lacks at the value that makes the term
 // least: a slowdown factor at 1, a term that needs the missing value left out (the terms only add, and the body
 // grows with each of them), the busiest CTA's k-steps at the work shared evenly by every cluster that fits (each
@@ -377,10 +382,14 @@ void Sm90CostCache::fill(const Problem& problem, const hw::HwProfile& profile) {
 // for more than the launch and the fill's latency.
 double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, const Config& config,
                        Sm90CostCache* cache, double enough) {
-  const Sm90ConfigView partial(config);
+  Sm90ConfigView partial(config);
   Sm90CostCache local;
-  Sm90CostCache& memo = cache ? *cache : local;
-  if (!memo.ready) memo.fill(problem, profile);
+  Sm90CostCache* base = cache ? cache : &local;
+  // SWAP_AB: bounded on the transposed problem, with its own memo; COPY_AB names the caller's operands.
+  const bool swap = partial.swap_ab.value_or(0) != 0;
+  if (swap && partial.copy_ab && (*partial.copy_ab == 2 || *partial.copy_ab == 3)) partial.copy_ab = 5 - *partial.copy_ab;
+  Sm90CostCache& memo = swap ? base->transposed() : *base;
+  if (!memo.ready) memo.fill(swap ? sm90_kernel_problem(problem, config) : problem, profile);
   if (!memo.valid) return 0;
   const Problem& q = memo.q;
   const double in = double(size_of(q.precision.input)), out = double(size_of(q.precision.output));
@@ -460,10 +469,11 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   return body_of(operands) + epi_s + fix_s + fill_s + overhead_s;
 }
 
-Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Config& config, Sm90CostCache* cache,
-               bool notes) {
-  const Problem q = problem.normalized();
-  const Sm90ConfigView cfg(config);
+namespace {
+
+// sm90_cost() on the kernel's problem `q` (normalized; with SWAP_AB the transposed one) and its cache.
+Cost kernel_cost(const Problem& q, const hw::HwProfile& profile, const Sm90ConfigView& cfg, Sm90CostCache* cache,
+                 bool notes) {
   const plan::PeakChoice peak = plan::peak_for(q, profile);
   if (!peak.tflops || *peak.tflops <= 0) return plan::invalid_cost(peak.note);
   if (profile.mem_bandwidth_gbps <= 0) return plan::invalid_cost("the profile records no memory bandwidth");
@@ -556,6 +566,22 @@ Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   }
   c.fill_s = fill_seconds(l2, l2_bw_sm);
   c.seconds = c.body_s + c.fill_s + c.overhead_s;
+  return c;
+}
+
+}  // namespace
+
+Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Config& config, Sm90CostCache* cache,
+               bool notes) {
+  Sm90ConfigView cfg(config);
+  if (cfg.swap_ab.value_or(0) == 0) return kernel_cost(problem.normalized(), profile, cfg, cache, notes);
+  // COPY_AB names the caller's operands: its A is the kernel's B.
+  if (cfg.copy_ab && (*cfg.copy_ab == 2 || *cfg.copy_ab == 3)) cfg.copy_ab = 5 - *cfg.copy_ab;
+  Cost c = kernel_cost(sm90_kernel_problem(problem, config), profile, cfg, cache ? &cache->transposed() : nullptr,
+                       notes);
+  if (notes && c.valid) {
+    c.notes.push_back("SWAP_AB: priced as the kernel runs it, C^T = B^T A^T (BLOCK_M tiles N, BLOCK_N tiles M)");
+  }
   return c;
 }
 

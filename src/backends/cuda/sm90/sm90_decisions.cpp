@@ -65,6 +65,17 @@ void explain_mapping(plan::Plan& plan, const Facts& f) {
                            hw.name, fmtx::pct(share), peak, cons, cons > 1 ? "s" : ""),
                fmt::format("compute term {} ({} of peak over the busiest SM's main loops)", fmtx::time(cost.compute_s),
                            fmtx::pct(cost.compute_share)));
+  if (const std::optional<int64_t> swap = f.c.get("SWAP_AB")) {
+    plan.log.add(L, fmt::format("SWAP_AB={}", *swap),
+                 *swap ? fmt::format("the kernel runs C^T = B^T A^T and writes C column by column: M = {} lies along "
+                                     "the wgmma's N in {}-row tiles ({} of them, {} rows past M), N = {} along its "
+                                     "64-row blocks in {}-column tiles",
+                                     q.m, bn, cdiv(q.m, bn), cdiv(q.m, bn) * bn - q.m, q.n, bm)
+                       : fmt::format("the kernel runs C = A B as given: M = {} in {}-row tiles of 64-row wgmma "
+                                     "blocks, N = {} along the wgmma's N",
+                                     q.m, bm, q.n),
+                 neighbours_of(plan, {"SWAP_AB"}));
+  }
   plan.log.add(L, "TMA loads (cp.async.bulk.tensor, 128-byte swizzle) completing on mbarriers",
                fmt::format("{}; one thread of the producer warpgroup issues every copy, the tensor maps are built per "
                            "call from the pointers and leading dimensions (all four layouts through the wgmma "

@@ -1,4 +1,5 @@
-// The sm90 kernel family on the host side: parameter space, resource estimates, heuristic and code generation.
+// The sm90 kernel family on the host side: resource estimates, the schedule, the heuristic and code generation (the
+// parameter space is sm90_space.cpp's).
 #include "backends/cuda/sm90/sm90_family.hpp"
 
 #include <algorithm>
@@ -15,58 +16,18 @@
 #include <fmt/ranges.h>
 
 #include "backends/cuda/common/elem_tag.hpp"
+#include "backends/cuda/sm90/sm90_config_reads.hpp"
 #include "core/int_math.hpp"
 
 namespace tileforge::cuda {
+
+using namespace sm90_detail;
+
 namespace {
-
-// setmaxnreg targets with two consumer warpgroups (the probe's, bench/results/h200/2026-12-01-sm90-probe: 40 for
-// the producer, which only issues TMA copies; 232 for each consumer, which holds up to 128 f32 accumulators).
-constexpr int kProducerRegs = 40;
-constexpr int kConsumerRegs = 232;
-// With three: the 65536 registers less the producer's 128 x 40 leave 157 per consumer thread, 152 in whole eights;
-// beside the addressing and the barriers' phases (about 56 in the two-consumer kernel) that holds 96 accumulators.
-constexpr int kConsumerRegs3 = 152;
-constexpr int kMaxAccumulators3 = 96;
-// Registers per thread a kernel may use without setmaxnreg.
-constexpr int kMaxRegistersPerThread = 255;
-
-// Whether `key` is the literal `name`: lengths first, then a fixed-size compare the compiler inlines (a std::string
-// compare calls memcmp). The constraints and Sm90ConfigView match parameter names this way thousands of times per
-// plan.
-template <std::size_t N>
-bool named(std::string_view key, const char (&name)[N]) {
-  return key.size() == N - 1 && std::memcmp(key.data(), name, N - 1) == 0;
-}
-
-// A parameter of a complete config, by its literal name: a scan of the map's (at most fourteen) names. A map lookup
-// built a std::string and called memcmp at each level.
-template <std::size_t N>
-int64_t p(const Config& c, const char (&name)[N]) {
-  for (const auto& [key, value] : c.params) {
-    if (named(key, name)) return value;
-  }
-  throw std::out_of_range(fmt::format("sm90 config lacks {}", name));
-}
-
-// Why TMA cannot read the operand with leading dimension `ld` (named `what`) in place: a row pitch that is not a
-// multiple of 16 bytes; "" when it can.
-std::string tma_ld_refusal(const Problem& q, int64_t ld, const char* what) {
-  const int64_t elems = 16 / int64_t(size_of(q.precision.input));
-  if (ld % elems == 0) return {};
-  return fmt::format("{} = {} is not a multiple of {} elements (TMA reads rows 16 bytes apart)", what, ld, elems);
-}
 
 int64_t sm90_default_copy(const Problem& q) {
   const bool a = !tma_ld_refusal(q, q.lda, "lda").empty(), b = !tma_ld_refusal(q, q.ldb, "ldb").empty();
   return a && b ? 1 : a ? (sm90_rows_off_sectors(q, q.ldb) ? 1 : 2) : b ? (sm90_rows_off_sectors(q, q.lda) ? 1 : 3) : 0;
-}
-
-// Why the staging epilogues cannot write this problem's C, or "" when they can. Where a TMA store cannot write C
-// (ldc not a multiple of 8 elements, or C's base off 16 bytes), the warpgroups store the staged tile themselves.
-std::string tma_store_refusal(const Problem& q) {
-  if (q.precision.output == DType::f32) return "C is f32 and the staging epilogues write 16-bit tiles";
-  return {};
 }
 
 struct TileShape {
@@ -142,6 +103,7 @@ std::optional<int64_t> Sm90ConfigView::*view_field(std::string_view n) {
       if (is("STAGES")) return &V::stages;
       if (is("STMATRIX")) return &V::stmatrix;
       if (is("STREAM_K")) return &V::stream_k;
+      if (is("SWAP_AB")) return &V::swap_ab;
       break;
     default:
       break;
@@ -157,8 +119,23 @@ Sm90ConfigView::Sm90ConfigView(const Config& config) {
   }
 }
 
+bool sm90_swap_ab(const Config& c) { return c.get("SWAP_AB").value_or(0) != 0; }
+
+Problem sm90_kernel_problem(const Problem& problem, const Config& c) {
+  Problem q = problem.normalized();
+  if (!sm90_swap_ab(c)) return q;
+  const bool a_row = a_row_major(q.layout), b_row = b_row_major(q.layout);
+  std::swap(q.m, q.n);
+  std::swap(q.lda, q.ldb);
+  std::swap(q.stride_a, q.stride_b);
+  // A' = B^T (N x K) is row-major where B is column-major; B' = A^T (K x M) is row-major where A is column-major.
+  q.layout = !b_row ? (!a_row ? Layout::RR : Layout::RC) : (!a_row ? Layout::CR : Layout::CC);
+  q.c_order = Order::col_major;
+  return q;
+}
+
 Sm90Schedule sm90_schedule(const Problem& problem, const Config& c, int64_t max_clusters) {
-  return sm90_schedule(problem, Sm90ConfigView(c), max_clusters);
+  return sm90_schedule(sm90_kernel_problem(problem, c), Sm90ConfigView(c), max_clusters);
 }
 
 Sm90Schedule sm90_schedule(const Problem& problem, const Sm90ConfigView& c, int64_t max_clusters) {
@@ -220,264 +197,6 @@ bool sm90_rows_off_sectors(const Problem& q, int64_t ld) {
   return ld % (32 / int64_t(size_of(q.precision.input))) != 0;
 }
 
-namespace {
-
-// Work units of a config's persistent walk: its cluster tiles (of every batch entry) times SPLIT_K slices. The
-// Hilbert rule and the cluster-size rule compare it with the clusters resident at once.
-int64_t cluster_units(const Problem& q, const Config& c) {
-  return cdiv(q.m, p(c, "BLOCK_M") * p(c, "CLUSTER_M")) * cdiv(q.n, p(c, "BLOCK_N") * p(c, "CLUSTER_N")) * q.batch *
-         p(c, "SPLIT_K");
-}
-
-// The family's parameters, their values and what each one decides. Clusters of 4 and 8 are declared only where
-// `large_clusters` (sm90_space says where they can pay): declared everywhere they would triple the product the
-// planner walks.
-std::vector<ParamDecl> sm90_params(bool large_clusters) {
-  const ParamValues clusters = large_clusters ? ParamValues{1, 2, 4, 8} : ParamValues{1, 2};
-  return {
-      {"BLOCK_M", {64, 128, 192, 256}, "data scheduling", "rows of C per CTA tile (whole 64-row wgmma blocks)"},
-      {"BLOCK_N", {64, 128, 192, 256}, "data scheduling", "columns of C per CTA tile (the wgmma N)"},
-      {"BLOCK_K", {kSm90BlockK}, "data scheduling", "depth of one stage: one 128-byte swizzle row of 16-bit elements"},
-      {"STAGES", {2, 3, 4, 5, 6, 7, 8}, "compute pipeline", "shared-memory stages in the TMA ring"},
-      {"CONSUMERS", {1, 2, 3}, "parameter adaptation",
-       "consumer warpgroups (they split BLOCK_M); one producer beside them"},
-      {"CLUSTER_M", clusters, "hardware mapping",
-       "CTAs per cluster along M: they share the B tile through TMA multicast (4 and 8 only for operands with rows off "
-       "32-byte sectors, on grids that can be one wave of them, as many as the chip record lists resident)"},
-      {"CLUSTER_N", clusters, "hardware mapping",
-       "CTAs per cluster along N: they share the A tile through TMA multicast (4 and 8 as for CLUSTER_M)"},
-      {"GROUP_M", {1, 4, 8, 16, 0}, "data scheduling",
-       "tile rows per group of the persistent walk, walked column by column (1: row-major order; 0: no groups, a "
-       "generalized Hilbert curve over the whole grid of tiles)"},
-      {"EPILOGUE", {kSm90EpilogueDirect, kSm90EpilogueTmaStore, kSm90EpilogueDeferred}, "hardware mapping",
-       "0: direct stores from registers; 1: staged in shared memory and written by TMA; 2: as 1, deferred under the "
-       "next tile's main loop"},
-      {"EPI_SPLIT", {1, 2}, "data scheduling",
-       "staging rounds per tile of the TMA-store epilogue (2: half tiles, or thirds of a 192-column tile, whose smaller "
-       "staging tile leaves room for another stage)"},
-      {"STMATRIX", {0, 1}, "hardware mapping", "1: the TMA-store epilogue writes its staging tile with stmatrix"},
-      {"SPLIT_K", {1, 2, 3, 4, 6, 8, 16, 32}, "data scheduling",
-       "slices of K per output tile, run by different CTAs and summed in slice order in a workspace (1: none); from "
-       "4 slices with every slice on an SM of its own, each sums its share of the tile"},
-      {"STREAM_K", {0, 1}, "data scheduling",
-       "1: the last partial wave (and one full wave) shared out by k-blocks over every CTA, summed in order"},
-      {"COPY_AB", {0, 1, 2, 3}, "hardware mapping",
-       "operands copied first into buffers with 128-byte aligned rows, which TMA reads (any leading dimension; an "
-       "operand already on 128-byte rows is read in place): 1 A and B, 2 A only, 3 B only"},
-  };
-}
-
-// COPY_AB's constraints: which operands a copy may name on this problem, and those TMA cannot read in place.
-void add_copy_constraints(ParamSpace& s, const Problem& q) {
-  // COPY_AB names only copies that happen: an operand on 32-byte sectors is read in place, so a value copying only
-  // such operands would be COPY_AB 0 again under another name (and tie with it in every ranking).
-  {
-    const bool a_off = sm90_rows_off_sectors(q, q.lda), b_off = sm90_rows_off_sectors(q, q.ldb);
-    const std::vector<int64_t> useful = a_off && b_off ? std::vector<int64_t>{0, 1, 2, 3}
-                                        : a_off        ? std::vector<int64_t>{0, 2}
-                                        : b_off        ? std::vector<int64_t>{0, 3}
-                                                       : std::vector<int64_t>{0};
-    if (useful.size() < 4) {
-      s.constraints.push_back(
-          {Layer::hardware_mapping,
-           fmt::format("COPY_AB in {{{}}}: {} (an operand whose rows start on 32-byte sectors is read in place)",
-                       fmt::join(useful, ", "),
-                       a_off ? "only A's rows are off 32-byte sectors"
-                             : b_off ? "only B's rows are off 32-byte sectors" : "no operand's rows are off 32-byte sectors"),
-           [useful](const Config& c) {
-             return std::find(useful.begin(), useful.end(), p(c, "COPY_AB")) != useful.end();
-           },
-           {"COPY_AB"}});
-    }
-  }
-  if (const std::string why = tma_ld_refusal(q, q.lda, "lda"); !why.empty()) {
-    s.constraints.push_back({Layer::hardware_mapping, fmt::format("COPY_AB in {{1, 2}} (A copied): {}", why),
-                             [](const Config& c) { return p(c, "COPY_AB") == 1 || p(c, "COPY_AB") == 2; },
-                             {"COPY_AB"}});
-  }
-  if (const std::string why = tma_ld_refusal(q, q.ldb, "ldb"); !why.empty()) {
-    s.constraints.push_back({Layer::hardware_mapping, fmt::format("COPY_AB in {{1, 3}} (B copied): {}", why),
-                             [](const Config& c) { return p(c, "COPY_AB") == 1 || p(c, "COPY_AB") == 3; },
-                             {"COPY_AB"}});
-  }
-}
-
-// The constraints of the operands' layouts, the epilogue and shared memory.
-void add_layout_and_memory_constraints(ParamSpace& s, const Problem& q, const hw::HwProfile& profile) {
-  const int64_t smem_limit = profile.smem_per_block_bytes;
-  const bool a_row = a_row_major(q.layout), b_row = b_row_major(q.layout);
-  // A K-major operand's tile is split over the CTAs that share it by rows: whole 8-row swizzle atoms each. An
-  // M/N-major one's 64-row boxes are split by whole boxes or, where their count does not divide, each box by K rows
-  // (64 / CTAs, at least 8): always whole atoms for clusters of up to 8.
-  if (a_row) {
-    s.constraints.push_back({Layer::hardware_mapping,
-                             "(BLOCK_M / CLUSTER_N) % 8 == 0 (A is row-major: the CTAs that share it copy whole "
-                             "8-row swizzle atoms of its tile)",
-                             [](const Config& c) { return (p(c, "BLOCK_M") / p(c, "CLUSTER_N")) % 8 == 0; },
-                             {"BLOCK_M", "CLUSTER_N"}});
-  }
-  if (!b_row) {
-    s.constraints.push_back({Layer::hardware_mapping,
-                             "(BLOCK_N / CLUSTER_M) % 8 == 0 (B is column-major: the CTAs that share it copy whole "
-                             "8-row swizzle atoms of its tile)",
-                             [](const Config& c) { return (p(c, "BLOCK_N") / p(c, "CLUSTER_M")) % 8 == 0; },
-                             {"BLOCK_N", "CLUSTER_M"}});
-  }
-  if (const std::string why = tma_store_refusal(q); !why.empty()) {
-    s.constraints.push_back({Layer::hardware_mapping, fmt::format("EPILOGUE == 0: {}", why),
-                             [](const Config& c) { return p(c, "EPILOGUE") == kSm90EpilogueDirect; }, {"EPILOGUE"}});
-  }
-  s.constraints.push_back(
-      {Layer::data_scheduling,
-       "EPI_SPLIT == 1 unless the epilogue stages through shared memory (EPILOGUE 1 or 2), and EPI_SPLIT == 2 only "
-       "with BLOCK_N of at least 128 (halves, or thirds of 192, in whole 64-column boxes per round)",
-       [](const Config& c) {
-         const int64_t split = p(c, "EPI_SPLIT");
-         if (p(c, "EPILOGUE") == kSm90EpilogueDirect) return split == 1;
-         return split == 1 || sm90_epi_rounds(p(c, "BLOCK_N"), split) > 1;
-       },
-       {"EPI_SPLIT", "EPILOGUE", "BLOCK_N"}});
-  if (!profile.has("stmatrix")) {
-    s.constraints.push_back({Layer::hardware_mapping, "STMATRIX == 0 (the chip record lists no stmatrix)",
-                             [](const Config& c) { return p(c, "STMATRIX") == 0; }, {"STMATRIX"}});
-  }
-  s.constraints.push_back({Layer::hardware_mapping,
-                           "STMATRIX == 0 unless the epilogue stages through shared memory (EPILOGUE 1 or 2)",
-                           [](const Config& c) {
-                             return p(c, "STMATRIX") == 0 || p(c, "EPILOGUE") != kSm90EpilogueDirect;
-                           },
-                           {"STMATRIX", "EPILOGUE"}});
-  s.constraints.push_back(
-      {Layer::data_scheduling,
-       smem_limit > 0
-           ? fmt::format("shared memory STAGES * (BLOCK_M + BLOCK_N) * 128 + the C staging tile (BLOCK_M * BLOCK_N * "
-                         "2 over its rounds, EPILOGUE 1 or 2) + barriers + 1024 <= {} bytes per block",
-                         smem_limit)
-           : std::string("shared memory per block: the profile records no smem_per_block_bytes"),
-       [smem_limit](const Config& c) { return smem_limit > 0 && sm90_smem_bytes(c) <= smem_limit; },
-       {"BLOCK_M", "BLOCK_N", "BLOCK_K", "STAGES", "EPILOGUE", "EPI_SPLIT"}});
-}
-
-// The constraints of the consumer warpgroups: whole m64 blocks each, the accumulators and the rules of three
-// consumers (their registers), and the register file.
-std::vector<Constraint> consumer_constraints(const hw::HwProfile& profile) {
-  // Limits the profile does not record are not assumed: the constraint then admits no config and names the field.
-  const int64_t regs_per_sm = profile.registers_per_core;
-  return {
-      {Layer::parameter_adaptation, "BLOCK_M % (64 * CONSUMERS) == 0 (each consumer warpgroup owns whole 64-row wgmma blocks)",
-       [](const Config& c) { return p(c, "BLOCK_M") % (64 * p(c, "CONSUMERS")) == 0; }, {"BLOCK_M", "CONSUMERS"}},
-      {Layer::parameter_adaptation,
-       fmt::format("(BLOCK_M / CONSUMERS / 64) * BLOCK_N / 2 <= 128 f32 accumulators per consumer thread ({} with "
-                   "three consumers, whose {} registers hold fewer)",
-                   kMaxAccumulators3, kConsumerRegs3),
-       [](const Config& c) { return sm90_accumulators(c) <= sm90_max_accumulators(c); },
-       {"BLOCK_M", "BLOCK_N", "CONSUMERS"}},
-      {Layer::parameter_adaptation,
-       fmt::format("EPILOGUE != 2 with three consumers (the deferred epilogue's 16-bit tile does not fit beside the "
-                   "accumulators in {} registers)",
-                   kConsumerRegs3),
-       [](const Config& c) { return p(c, "CONSUMERS") < 3 || p(c, "EPILOGUE") != kSm90EpilogueDeferred; },
-       {"CONSUMERS", "EPILOGUE"}},
-      {Layer::parameter_adaptation,
-       fmt::format("SPLIT_K == 1 and STREAM_K == 0 with three consumers (the fix-up's loads spill beside their "
-                   "accumulators in {} registers: 56 bytes for 192x128 stream-K)",
-                   kConsumerRegs3),
-       [](const Config& c) { return p(c, "CONSUMERS") < 3 || (p(c, "SPLIT_K") == 1 && p(c, "STREAM_K") == 0); },
-       {"CONSUMERS", "SPLIT_K", "STREAM_K"}},
-      {Layer::parameter_adaptation,
-       regs_per_sm > 0
-           ? fmt::format("registers: 128 x {} (producer) + 128 x CONSUMERS x {} ({} with three; consumers, "
-                         "setmaxnreg), or 255 per thread with one consumer, <= {} per SM",
-                         kProducerRegs, kConsumerRegs, kConsumerRegs3, regs_per_sm)
-           : std::string("registers per SM: the profile records no registers_per_core"),
-       [regs_per_sm](const Config& c) { return regs_per_sm > 0 && sm90_register_budget(c) <= regs_per_sm; },
-       {"CONSUMERS"}},
-  };
-}
-
-}  // namespace
-
-ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
-  const Problem q = problem.normalized();
-  ParamSpace s;
-  s.family = "sm90";
-  s.version = kSm90Version;
-  // Clusters of 4 or 8 are declared where they paid: an operand read in place with rows off 32-byte sectors (its
-  // TMA rows cost more requests; a wider multicast reads each of them for more CTAs), on a grid that can be one wave
-  // of them (the constraint below), i.e. where even the largest tiles, 256 x 256 per CTA, make no more cluster tiles
-  // than are resident. Aligned, they measured slower (1024^3: 11.4 us in 4x2 clusters of 64x192 against 9.4).
-  auto one_wave_possible = [&](int64_t cs) {
-    const int64_t resident = sm90_resident_clusters(profile, cs);
-    return resident > 0 && double(q.m) * double(q.n) * double(q.batch) / (256.0 * 256.0 * double(cs)) <= resident;
-  };
-  const bool rows_off = sm90_rows_off_sectors(q, q.lda) || sm90_rows_off_sectors(q, q.ldb);
-  s.params = sm90_params(profile.has("cluster") && rows_off && (one_wave_possible(4) || one_wave_possible(8)));
-  s.constraints = consumer_constraints(profile);
-  add_copy_constraints(s, q);
-  const int64_t k_blocks = cdiv(q.k, int64_t(kSm90BlockK));
-  s.constraints.push_back({Layer::data_scheduling,
-                           fmt::format("SPLIT_K <= ceil(K / BLOCK_K) = {} (every slice holds a k-block)", k_blocks),
-                           [k_blocks](const Config& c) { return p(c, "SPLIT_K") <= k_blocks; }, {"SPLIT_K"}});
-  s.constraints.push_back(
-      {Layer::data_scheduling,
-       "tiles x SPLIT_K, and with STREAM_K tiles x ceil(K / BLOCK_K), below 2^31 (the kernel's 32-bit schedule)",
-       [q, k_blocks](const Config& c) {
-         const int64_t tiles = cdiv(q.m, p(c, "BLOCK_M")) * cdiv(q.n, p(c, "BLOCK_N"));
-         return tiles * p(c, "SPLIT_K") < (int64_t(1) << 31) &&
-                (p(c, "STREAM_K") == 0 || tiles * k_blocks < (int64_t(1) << 31));
-       },
-       {"BLOCK_M", "BLOCK_N", "SPLIT_K", "STREAM_K"}});
-  // The order of the walk matters only when its tiles do not all run at once; this keeps the Hilbert walk out of the
-  // (far more numerous) spaces of small grids, where it would tie with every grouped order.
-  {
-    const int64_t sms = std::max(1, profile.cores);
-    const std::array<int64_t, 4> resident = {sm90_resident_clusters(profile, 1), sm90_resident_clusters(profile, 2),
-                                             sm90_resident_clusters(profile, 4), sm90_resident_clusters(profile, 8)};
-    s.constraints.push_back(
-        {Layer::data_scheduling,
-         fmt::format("GROUP_M == 0 (Hilbert) only when the cluster tiles outnumber the clusters the {} SMs hold", sms),
-         [q, resident](const Config& c) {
-           if (p(c, "GROUP_M") != 0) return true;
-           const int64_t cs = sm90_cluster_size(c);
-           // Other sizes (up to 8 x 8 are declared) are the cluster-size constraint's to refuse.
-           if (cs < 1 || cs > 8 || !std::has_single_bit(uint64_t(cs))) return true;
-           return cluster_units(q, c) > resident[std::bit_width(uint64_t(cs)) - 1];
-         },
-         {"GROUP_M", "BLOCK_M", "BLOCK_N", "CLUSTER_M", "CLUSTER_N", "SPLIT_K"}});
-  }
-  s.constraints.push_back({Layer::data_scheduling, "SPLIT_K == 1 when STREAM_K == 1 (one way of sharing K)",
-                           [](const Config& c) { return p(c, "STREAM_K") == 0 || p(c, "SPLIT_K") == 1; },
-                           {"STREAM_K", "SPLIT_K"}});
-  if (profile.has("cluster")) {
-    // Clusters of four and eight share each operand tile among more CTAs (fewer L2 reads, fewer rows read off
-    // sectors), but every CTA waits for all of them to release a stage, tile after tile: 1000^3 ran 11.9 us in 4x1
-    // clusters of 64x192 against 12.5 in dispatch's 2x1 of 64x128, while 4096^3 in 2x2 clusters took 243 us against
-    // 204 without (bench/sweeps/sm90-clusters-4-8.txt). So they are offered where the grid is one wave of them, at
-    // the count the chip record says are resident (GPCs leave SMs over), and not with stream-K's shared waves.
-    const int64_t r4 = sm90_resident_clusters(profile, 4), r8 = sm90_resident_clusters(profile, 8);
-    s.constraints.push_back(
-        {Layer::hardware_mapping,
-         r4 + r8 == 0
-             ? std::string("CLUSTER_M * CLUSTER_N <= 2 (the chip record lists no resident_clusters for larger ones)")
-             : fmt::format("CLUSTER_M * CLUSTER_N <= 2, or 4 or 8 without stream-K where the cluster tiles x SPLIT_K "
-                           "fit one wave of resident clusters ({} of 4, {} of 8: the chip record's resident_clusters)",
-                           r4, r8),
-         [q, r4, r8](const Config& c) {
-           const int64_t cs = sm90_cluster_size(c);
-           if (cs <= 2) return true;
-           if ((cs != 4 && cs != 8) || p(c, "STREAM_K") != 0) return false;
-           return cluster_units(q, c) <= (cs == 4 ? r4 : r8);
-         },
-         {"CLUSTER_M", "CLUSTER_N", "BLOCK_M", "BLOCK_N", "SPLIT_K", "STREAM_K"}});
-  } else {
-    s.constraints.push_back({Layer::hardware_mapping,
-                             "CLUSTER_M = CLUSTER_N = 1 (the chip record lists no thread-block clusters)",
-                             [](const Config& c) { return sm90_cluster_size(c) == 1; }, {"CLUSTER_M", "CLUSTER_N"}});
-  }
-  add_layout_and_memory_constraints(s, q, profile);
-  return s;
-}
-
 Config sm90_heuristic(const Problem& problem, const hw::HwProfile& profile) {
   return sm90_heuristic(problem, profile, sm90_space(problem, profile));
 }
@@ -495,6 +214,7 @@ Config sm90_heuristic(const Problem& problem, const hw::HwProfile& profile, cons
             {"CLUSTER_M", 1}, {"CLUSTER_N", 1}, {"GROUP_M", 8},
             {"EPILOGUE", tma_store ? kSm90EpilogueTmaStore : kSm90EpilogueDirect}, {"EPI_SPLIT", 1},
             {"STMATRIX", tma_store ? 1 : 0}, {"SPLIT_K", 0}, {"STREAM_K", 0}, {"COPY_AB", sm90_default_copy(q)}}};
+  if (space.find("SWAP_AB")) c.params["SWAP_AB"] = 0;  // the heuristic's tiles are the problem's own
   int64_t &bm = c.params.at("BLOCK_M"), &bn = c.params.at("BLOCK_N"), &consumers = c.params.at("CONSUMERS");
   int64_t &stages = c.params.at("STAGES"), &split_k = c.params.at("SPLIT_K");
   // A constraint that does not read STAGES (their reads are declared, and a test holds them to it) gives the same
@@ -541,7 +261,9 @@ Config sm90_heuristic(const Problem& problem, const hw::HwProfile& profile, cons
 }
 
 Sm90Source sm90_source(const Problem& problem, const Config& c) {
-  const Problem q = problem.normalized();
+  // The kernel's problem: with SWAP_AB the transposed one, whose C is column-major.
+  const Problem q = sm90_kernel_problem(problem, c);
+  const bool c_col = q.c_order == Order::col_major;
   Sm90Source k;
   const int64_t bm = p(c, "BLOCK_M"), bn = p(c, "BLOCK_N"), bk = p(c, "BLOCK_K"), cons = p(c, "CONSUMERS");
   const int64_t cm = p(c, "CLUSTER_M"), cn = p(c, "CLUSTER_N"), gm = p(c, "GROUP_M");
@@ -557,11 +279,12 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
   k.b_box[0] = 64;
   k.b_box[1] = int(b_row ? 64 / b_row_parts : bn / cm);
   k.c_box[0] = 64;
-  k.c_box[1] = int(bm / cons);
+  k.c_box[1] = int(c_col ? bn / sm90_epi_rounds(bn, p(c, "EPI_SPLIT")) : bm / cons);
   const int64_t split_k = c.get("SPLIT_K").value_or(1), stream_k = c.get("STREAM_K").value_or(0);
   const bool acc_f16 = q.precision.accum == DType::f16;
-  k.entry = fmt::format("sm90_gemm_{}_{}_{}_{}x{}x{}_c{}_s{}_k{}x{}_g{}_e{}{}{}{}{}", to_string(q.precision.input),
-                        to_string(q.precision.output), to_string(q.layout), bm, bn, bk, cons, p(c, "STAGES"), cm, cn,
+  k.entry = fmt::format("sm90_gemm_{}_{}_{}{}_{}x{}x{}_c{}_s{}_k{}x{}_g{}_e{}{}{}{}{}", to_string(q.precision.input),
+                        to_string(q.precision.output), to_string(q.layout), c_col ? "_swap" : "", bm, bn, bk, cons,
+                        p(c, "STAGES"), cm, cn,
                         gm == 0 ? std::string("h") : std::to_string(gm), p(c, "EPILOGUE"), p(c, "EPI_SPLIT"), p(c, "STMATRIX"),
                         split_k > 1 ? fmt::format("_sk{}", split_k) : stream_k ? "_stk" : "", acc_f16 ? "_acc16" : "");
   // One CTA per SM is the design (persistent, up to 227 KB of shared memory), so __launch_bounds__(threads, 1).
@@ -576,7 +299,7 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
       "{probe}"
       "#include \"sm90/gemm.cuh\"\n"
       "using Cfg = tf::sm90::Config<{bm}, {bn}, {bk}, {st}, {cons}, {cm}, {cn}, {order}, {gm}, {in}, {out}, {arow}, "
-      "{brow}, {epi}, {preg}, {creg}, {split}, {stm}, {splitk}, {streamk}, {acc16}>;\n"
+      "{brow}, {epi}, {preg}, {creg}, {split}, {stm}, {splitk}, {streamk}, {acc16}{ccol}>;\n"
       "extern \"C\" __global__ void __launch_bounds__(Cfg::THREADS, 1) {entry}(const __grid_constant__ "
       "tf::sm90::Params p) {{\n"
       "  tf::sm90::gemm<Cfg>(p);\n"
@@ -589,7 +312,7 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
       fmt::arg("preg", sm90_producer_regs(c)), fmt::arg("creg", sm90_consumer_regs(c)),
       fmt::arg("split", p(c, "EPI_SPLIT")), fmt::arg("stm", p(c, "STMATRIX") ? "true" : "false"),
       fmt::arg("splitk", split_k), fmt::arg("streamk", stream_k ? "true" : "false"),
-      fmt::arg("acc16", acc_f16 ? "true" : "false"),
+      fmt::arg("acc16", acc_f16 ? "true" : "false"), fmt::arg("ccol", c_col ? ", true" : ""),
       fmt::arg("entry", k.entry));
   return k;
 }

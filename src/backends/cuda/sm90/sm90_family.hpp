@@ -42,9 +42,21 @@ inline constexpr int64_t kSm90SharedSumMinSplit = 4;
 // set when the config sets it, with the value as set (a partial config of dispatch's bound search lacks some).
 struct Sm90ConfigView {
   std::optional<int64_t> block_k, block_m, block_n, cluster_m, cluster_n, consumers, copy_ab, epilogue, epi_split,
-      group_m, split_k, stages, stmatrix, stream_k;
+      group_m, split_k, stages, stmatrix, stream_k, swap_ab;
   explicit Sm90ConfigView(const Config& config);
 };
+
+// SWAP_AB: the kernel runs the transposed problem C^T = B^T A^T, writing C column by column (the kernel's C_COL), so
+// that M lies along the wgmma's N, which takes any multiple of 8 where the transposed run's B (the caller's A) is
+// K-major: an M of 16 to 112 (decode steps), or 1000 in 72-row tiles, without rounding M up to 64-row blocks. A
+// config without the parameter runs as it is. Not yet measured on a GPU, so the space declares it only where
+// TILEFORGE_SM90_SWAP_AB=1 (or Sm90SpaceOptions::swap_ab) asks for it.
+bool sm90_swap_ab(const Config& config);
+// The problem the kernel runs for `config`: the normalized problem, or with SWAP_AB its transpose (M and N, A and B
+// with their leading dimensions and layouts exchanged; C column-major).
+Problem sm90_kernel_problem(const Problem& problem, const Config& config);
+// BLOCK_N values of the transposed run beside the multiples of 64 (the wgmma N sizes of kernels/sm90/wgmma_ops.cuh).
+inline constexpr int64_t kSm90NarrowBlockN[] = {16, 32, 48, 72, 80, 96, 112};
 
 // How the persistent grid shares out the work of one problem, as the kernel's Schedule walks it (gemm.cuh): whole
 // tiles; SPLIT_K slices of every tile; or stream-K, the last `sk_tiles` tiles' k-blocks shared out evenly over the
@@ -74,8 +86,9 @@ struct Sm90Schedule {
 // of 8, against 33 and 16 by the SM count).
 int64_t sm90_resident_clusters(const hw::HwProfile& profile, int64_t cluster_size);
 
+// The Config overload takes the caller's problem (and applies SWAP_AB); the view's takes the kernel's problem.
 Sm90Schedule sm90_schedule(const Problem& problem, const Config& config, int64_t max_clusters);
-Sm90Schedule sm90_schedule(const Problem& problem, const Sm90ConfigView& config, int64_t max_clusters);
+Sm90Schedule sm90_schedule(const Problem& kernel_problem, const Sm90ConfigView& config, int64_t max_clusters);
 
 // Threads of one CTA: a producer warpgroup and CONSUMERS consumer warpgroups of 128.
 int sm90_threads(const Config& config);
@@ -98,12 +111,19 @@ int64_t sm90_register_budget(const Config& config);
 // CTAs per cluster.
 int sm90_cluster_size(const Config& config);
 
-// Every combination the kernel template and the chip record allow for this problem.
 // Whether an operand's rows (leading dimension `ld`) do not start on 32-byte sectors: TMA reads such rows slowly
 // (sm90_cost_constants.hpp), so COPY_AB copies them and the cost model charges them when read in place.
 bool sm90_rows_off_sectors(const Problem& problem, int64_t ld);
 
+struct Sm90SpaceOptions {
+  bool swap_ab = false;  // declare SWAP_AB and the narrow BLOCK_N values (where the problem allows them)
+};
+// The options from the environment: TILEFORGE_SM90_SWAP_AB=1 declares SWAP_AB.
+Sm90SpaceOptions sm90_space_options();
+// Every combination the kernel template and the chip record allow for this problem (options from the environment,
+// or as given).
 ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile);
+ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile, const Sm90SpaceOptions& options);
 
 // The heuristic: among a fixed list of tiles (128x256 and 256x128 with two consumer warpgroups down to 64x64 with
 // one), each with a per-SM efficiency from the probe (bench/results/h200/2026-12-01-sm90-probe), the one with the

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string_view>
 #include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -56,6 +57,9 @@ Status Sm90Kernel::run(const Problem& p, const GemmArgs& args) const {
     std::tie(a_ptr, b_ptr) = *copied;
   }
   const bool after_copy = a_ptr != args.a || b_ptr != args.b;
+  // SWAP_AB: the kernel runs C^T = B^T A^T, the caller's B as its A (sm90_kernel_problem), writing C column by column.
+  const Problem kp = sm90_kernel_problem(lp, config());
+  if (kp.c_order == Order::col_major) std::swap(a_ptr, b_ptr);
   // TMA reads A and B from 16-byte aligned bases; the epilogue writes C by TMA where its base and rows are on 16
   // bytes, otherwise with its own stores (staged or direct), which need C aligned to its element only.
   const uintptr_t a = reinterpret_cast<uintptr_t>(a_ptr), b = reinterpret_cast<uintptr_t>(b_ptr),
@@ -67,13 +71,13 @@ Status Sm90Kernel::run(const Problem& p, const GemmArgs& args) const {
                                     config().describe(), c_align));
   }
   std::lock_guard lock(mutex_);
-  if (!cached_ || cached_a_ != a_ptr || cached_b_ != b_ptr || cached_c_ != args.c || !same_shape(lp)) {
-    if (Status s = build_params(lp, a_ptr, b_ptr, args.c); !s) return s;
+  if (!cached_ || cached_a_ != a_ptr || cached_b_ != b_ptr || cached_c_ != args.c || !same_shape(kp)) {
+    if (Status s = build_params(kp, a_ptr, b_ptr, args.c); !s) return s;
     cached_ = true;
     cached_a_ = a_ptr;
     cached_b_ = b_ptr;
     cached_c_ = args.c;
-    cached_p_ = lp;
+    cached_p_ = kp;
   }
   params_.alpha = float(p.alpha);
   params_.beta = float(p.beta);
@@ -126,6 +130,7 @@ bool Sm90Kernel::same_shape(const Problem& p) const {
          q.layout == p.layout && q.precision.input == p.precision.input && q.precision.output == p.precision.output;
 }
 
+// `p` is the kernel's problem (sm90_kernel_problem): with SWAP_AB the transposed one, whose C is column-major.
 Status Sm90Kernel::build_params(const Problem& p, const void* a, const void* b, void* c) const {
   std::memset(&params_, 0, sizeof params_);
   const DType in = p.precision.input;
@@ -144,7 +149,13 @@ Status Sm90Kernel::build_params(const Problem& p, const void* a, const void* b, 
   if (config().at("EPILOGUE") != kSm90EpilogueDirect && p.precision.output != DType::f32) {
     const std::size_t row_bytes = std::size_t(p.ldc) * size_of(p.precision.output);
     if (reinterpret_cast<uintptr_t>(c) % 16 == 0 && row_bytes % 16 == 0) {
-      if (Status s = encode_map(params_.c, c, p.precision.output, p.n, p.m, p.ldc, source_.c_box, "C"); !s) return s;
+      // Row-major: N elements per row, M rows; column-major: M elements per column, N columns.
+      const bool col = p.c_order == Order::col_major;
+      if (Status s = encode_map(params_.c, c, p.precision.output, col ? p.m : p.n, col ? p.n : p.m, p.ldc,
+                                source_.c_box, "C");
+          !s) {
+        return s;
+      }
     } else {
       params_.c_staged_stores = 1;
     }

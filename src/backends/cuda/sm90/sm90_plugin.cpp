@@ -113,6 +113,11 @@ class Sm90Family final : public CudaJitFamily {
     // sm90_cost_bound prices nothing of a tile until all five of its parameters are set, and the schedule only
     // with SPLIT_K and STREAM_K both: asking for the bound before those would repeat the parent's.
     f.bound_skips = {"BLOCK_K", "BLOCK_M", "BLOCK_N", "CLUSTER_M", "SPLIT_K"};
+    // SWAP_AB (where declared) before everything: it decides which problem the rest of the config is priced on.
+    if (f.space.find("SWAP_AB")) {
+      f.search_order.insert(f.search_order.begin(), "SWAP_AB");
+      f.bound_skips.push_back("SWAP_AB");
+    }
     return f;
   }
 

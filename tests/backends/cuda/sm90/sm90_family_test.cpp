@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "backends/cuda/sm90/sm90_test_config.hpp"
+#include "backends/cuda/sm90/sm90_cost_model.hpp"
 #include "backends/cuda/sm90/sm90_family.hpp"
 #include "core/embedded.hpp"
 #include "hw/hw.hpp"
@@ -30,6 +31,7 @@ Problem acc16(Problem p) {
 }
 
 using testing_sm90::sm90_config;
+using testing_sm90::swapped;
 
 // Clusters of 4 and 8: as many resident as the chip record lists (none planned without the list), declared only
 // where an operand's rows are off 32-byte sectors, and legal only on a grid of one wave of them, without stream-K.
@@ -90,6 +92,82 @@ TEST(Sm90Family, WorkspaceIsTheSchedulesAndTheOperandCopies) {
             uint64_t(3000) * 3008 * 2);
 }
 
+// SWAP_AB: declared only when asked for (not yet measured on a GPU) and where the staging epilogue can write C; the
+// kernel's problem is the transpose in every layout; the space, the schedule, the source and the cost model all see
+// the transposed problem (the price of a swapped config is the price of its unswapped twin on the transpose).
+TEST(Sm90Family, SwapAbRunsTheTransposedProblem) {
+  auto h200 = hw::load_profile("h200");
+  ASSERT_TRUE(h200.ok());
+  const Sm90SpaceOptions on{true}, off{false};
+  const Problem decode = problem(16, 4096, 4096);
+  EXPECT_EQ(sm90_space(decode, *h200, off).find("SWAP_AB"), nullptr);
+  ASSERT_NE(sm90_space(decode, *h200, on).find("SWAP_AB"), nullptr);
+  const std::vector<int64_t> narrow_and_wide{16, 32, 48, 64, 72, 80, 96, 112, 128, 192, 256};
+  EXPECT_EQ(sm90_space(decode, *h200, on).find("BLOCK_N")->values.get(), narrow_and_wide);
+  Problem beta = decode;
+  beta.beta = 0.5;
+  EXPECT_EQ(sm90_space(beta, *h200, on).find("SWAP_AB"), nullptr);  // direct stores only
+  EXPECT_EQ(sm90_space(problem(16, 4096, 4096, Layout::RR, DType::f16, DType::f32), *h200, on).find("SWAP_AB"),
+            nullptr);  // f32 C: direct stores only
+
+  // The kernel's problem in each layout: M and N, A and B exchanged, each operand's major order flipped.
+  const Config dec = swapped(sm90_config(128, 16, 8, 2, 1, 1, 8, 1, 1, 1, 4, 0));
+  const std::pair<Layout, Layout> transposed[] = {
+      {Layout::RR, Layout::CC}, {Layout::RC, Layout::RC}, {Layout::CR, Layout::CR}, {Layout::CC, Layout::RR}};
+  for (const auto& [given, runs] : transposed) {
+    const Problem q = problem(40, 300, 512, given);
+    const Problem t = sm90_kernel_problem(q, dec);
+    EXPECT_EQ(t.m, 300);
+    EXPECT_EQ(t.n, 40);
+    EXPECT_EQ(t.lda, q.ldb);
+    EXPECT_EQ(t.ldb, q.lda);
+    EXPECT_EQ(t.layout, runs) << to_string(given);
+    EXPECT_EQ(t.c_order, Order::col_major);
+    EXPECT_EQ(sm90_kernel_problem(q, sm90_config(128, 64, 8, 2, 1, 1, 8, 1, 1, 1)).m, 40);
+  }
+
+  // Narrow BLOCK_N only swapped with A row-major (the kernel's B K-major); the stmatrix staging epilogue only.
+  const ParamSpace rr = sm90_space(decode, *h200, on), cr = sm90_space(problem(16, 4096, 4096, Layout::CR), *h200, on);
+  auto with_swap = [](Config c, int64_t v) {
+    c.params["SWAP_AB"] = v;
+    return c;
+  };
+  EXPECT_TRUE(rr.check(dec).ok()) << rr.check(dec).to_string();
+  EXPECT_FALSE(rr.check(with_swap(dec, 0)).ok());
+  EXPECT_FALSE(cr.check(dec).ok());
+  EXPECT_TRUE(cr.check(swapped(sm90_config(128, 64, 8, 2, 1, 1, 8, 1, 1, 1, 4, 0))).ok());
+  EXPECT_FALSE(rr.check(swapped(sm90_config(128, 16, 8, 2, 1, 1, 8, 0, 1, 0, 4, 0))).ok());  // direct stores
+  EXPECT_FALSE(rr.check(swapped(sm90_config(128, 16, 8, 2, 1, 1, 8, 1, 1, 0, 4, 0))).ok());  // 32-bit stores
+
+  // The schedule tiles the transposed problem: 4096 / 128 x 16 / 16 tiles x 4 slices.
+  const Sm90Schedule sched = sm90_schedule(decode, dec, h200->cores);
+  EXPECT_EQ(sched.cluster_tiles, 32);
+  EXPECT_EQ(sched.slots, 128);
+
+  // The source instantiates the column-major C of the transposed layout, with C's boxes 64 rows x BLOCK_N columns.
+  const Sm90Source src = sm90_source(decode, dec);
+  EXPECT_NE(src.entry.find("_CC_swap_128x16x64"), std::string::npos) << src.entry;
+  EXPECT_NE(src.source.find(", true>;"), std::string::npos) << src.source;
+  EXPECT_EQ(src.c_box[0], 64);
+  EXPECT_EQ(src.c_box[1], 16);
+  EXPECT_EQ(src.a_box[1], 64);  // the caller's B, N-major: 64 x 64 boxes
+  EXPECT_EQ(src.b_box[1], 16);  // the caller's A, K-major: 16 rows
+
+  // The price is that of the unswapped config on the transposed problem; COPY_AB names the caller's operands.
+  Sm90CostCache cache;
+  for (int64_t copy : {0, 2, 3}) {
+    const Problem q = problem(1000, 1000, 1000);
+    Config c = swapped(sm90_config(128, 72, 6, 2, 1, 2, 8, 1, 1, 1, 1, 0, copy));
+    Config twin = c;
+    twin.params.erase("SWAP_AB");
+    twin.params["COPY_AB"] = copy == 0 ? 0 : 5 - copy;
+    const double seconds = sm90_cost(q, *h200, c, &cache).seconds;
+    EXPECT_GT(seconds, 0);
+    EXPECT_DOUBLE_EQ(seconds, sm90_cost(sm90_kernel_problem(q, c), *h200, twin).seconds) << copy;
+    EXPECT_LE(sm90_cost_bound(q, *h200, c, &cache), seconds * (1 + 1e-12)) << copy;
+  }
+}
+
 TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
   auto nvrtc = jit::Nvrtc::get();
   if (!nvrtc.ok()) GTEST_SKIP() << "SKIPPED: NVRTC not available: " << nvrtc.status().message();
@@ -137,11 +215,23 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
       {problem(3000, 3000, 3000), sm90_config(192, 192, 3, 3, 1, 1, 8, 1, 1, 1)},
       {problem(3000, 3000, 3000, Layout::RC), sm90_config(192, 192, 4, 3, 2, 1, 8, 0, 1, 0)},
       {problem(3000, 3000, 3000, Layout::CR), sm90_config(192, 192, 3, 3, 1, 2, 8, 1, 1, 1)},
+      // SWAP_AB (C^T = B^T A^T, C written column by column by stmatrix .trans): M along the wgmma's N, narrow where A
+      // is row-major. A decode step with split-K; 72-row M tiles (an odd count of 8-column blocks: the x2 tail) in
+      // 1x2 clusters; the deferred epilogue; an N-major B (A column-major) with half staging tiles; stream-K with
+      // thirds; f16 accumulators; two m64 blocks per consumer beside 112-wide accumulators.
+      {problem(16, 4096, 4096), swapped(sm90_config(128, 16, 8, 2, 1, 1, 8, 1, 1, 1, 4, 0))},
+      {problem(1000, 1000, 1000), swapped(sm90_config(128, 72, 6, 2, 1, 2, 8, 1, 1, 1))},
+      {problem(64, 14336, 4096, Layout::RC), swapped(sm90_config(128, 64, 6, 2, 1, 1, 8, 2, 1, 1))},
+      {problem(4096, 4096, 4096, Layout::CC, DType::bf16, DType::bf16), swapped(sm90_config(128, 128, 4, 2, 1, 1, 8, 1, 2, 1))},
+      {problem(3000, 3000, 3000), swapped(sm90_config(128, 192, 4, 2, 1, 1, 8, 1, 2, 1, 1, 1))},
+      {acc16(problem(48, 4096, 4096)), swapped(sm90_config(128, 48, 8, 2, 1, 1, 8, 2, 1, 1, 4, 0))},
+      {problem(100, 8192, 4096), swapped(sm90_config(256, 112, 3, 2, 1, 1, 8, 1, 1, 1))},
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const Case& k = cases[i];
-    ASSERT_TRUE(sm90_space(k.problem, *h200).check(k.config).ok())
-        << k.config.describe() << ": " << sm90_space(k.problem, *h200).check(k.config).to_string();
+    const bool swap = sm90_swap_ab(k.config);
+    const ParamSpace space = sm90_space(k.problem, *h200, Sm90SpaceOptions{swap});
+    ASSERT_TRUE(space.check(k.config).ok()) << k.config.describe() << ": " << space.check(k.config).to_string();
     const Sm90Source g = sm90_source(k.problem, k.config);
     jit::CompileRequest req;
     req.name = g.entry;
@@ -158,6 +248,9 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
     EXPECT_EQ(out->ptx.find(f16_acc ? "k16.f32." : "k16.f16.f16.f16"), std::string::npos) << k.config.describe();
     EXPECT_NE(out->ptx.find(f16_acc ? "k16.f16.f16.f16" : "k16.f32."), std::string::npos) << k.config.describe();
     EXPECT_NE(out->ptx.find("cp.async.bulk.tensor"), std::string::npos) << k.config.describe();
+    EXPECT_NE(out->ptx.find(fmt::format("m64n{}k16", k.config.at("BLOCK_N"))), std::string::npos) << k.config.describe();
+    // The transposed run stages C column by column (stmatrix .trans); the others never transpose.
+    EXPECT_EQ(out->ptx.find("stmatrix.sync.aligned.m8n8.x4.trans") != std::string::npos, swap) << k.config.describe();
     if (k.config.at("EPILOGUE") != 0) {
       EXPECT_NE(out->ptx.find("cp.async.bulk.tensor.2d.global.shared"), std::string::npos) << k.config.describe();
     }

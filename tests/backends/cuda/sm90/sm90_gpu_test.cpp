@@ -2,7 +2,7 @@
 // all four layouts, f16 and bf16 in, 16-bit and f32 out, tails in M, N and K, alpha/beta, skinny shapes, clusters
 // along M and N, one and two consumer warpgroups, every epilogue; dispatch's family on the GPU; split-K and stream-K
 // exact and bit-identical; leading dimensions TMA cannot take through the operand copy; misaligned pointers run the
-// sm80 family. Skips visibly without an sm_90a GPU.
+// sm80 family; the transposed run (SWAP_AB) writing C column by column. Skips visibly without an sm_90a GPU.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -23,6 +23,7 @@ namespace tileforge {
 namespace {
 
 using cuda::testing_sm90::sm90_config;
+using cuda::testing_sm90::swapped;
 
 class Sm90GpuTest : public testing::CudaGpuTest {
  protected:
@@ -139,6 +140,86 @@ TEST_F(Sm90GpuTest, ClustersOfFourAndEightSplitEveryOperandLayout) {
       if (!legal.ok()) continue;
       EXPECT_EQ(run(p, &c, 0, seed), "sm90") << c.describe() << " " << to_string(l);
     }
+  }
+}
+
+// SWAP_AB: the kernel runs C^T = B^T A^T and writes C column by column: stmatrix .trans into the staging tile and a
+// TMA store, the warpgroups' own stores where TMA cannot store C (an odd ldc), direct stores where beta != 0 at run
+// time; narrow M tiles (16 to 112 rows, A row-major) with ragged edges, clusters sharing either operand, one to three
+// consumers; split-K and stream-K exact and bit-identical from run to run. Every element of C is checked.
+TEST_F(Sm90GpuTest, SwapAbWritesCColumnByColumnExactly) {
+  const Config configs[] = {
+      swapped(sm90_config(128, 64, 6, 2, 1, 1, 8, 1, 1, 1)),   // any layout: 64-row M tiles
+      swapped(sm90_config(128, 128, 4, 2, 1, 2, 8, 2, 2, 1)),  // deferred, half staging tiles, 1x2 cluster
+      swapped(sm90_config(128, 192, 4, 2, 2, 1, 8, 1, 2, 1)),  // staging in thirds, 2x1 cluster
+      swapped(sm90_config(128, 72, 6, 2, 1, 2, 8, 1, 1, 1)),   // 72-row M tiles: nine 8-column blocks (x2 tail)
+      swapped(sm90_config(128, 16, 8, 2, 1, 1, 8, 1, 1, 1)),   // 16-row M tiles
+      swapped(sm90_config(64, 48, 8, 1, 1, 1, 8, 2, 1, 1)),    // one consumer, deferred
+      swapped(sm90_config(256, 112, 3, 2, 1, 1, 8, 1, 1, 1)),  // two m64 blocks per consumer
+      swapped(sm90_config(192, 80, 4, 3, 1, 1, 8, 1, 1, 1)),   // three consumers
+  };
+  const cuda::Sm90SpaceOptions swap{true};
+  uint64_t seed = 1300;
+  for (const Config& c : configs) {
+    int ran = 0;
+    for (Layout l : {Layout::RR, Layout::RC, Layout::CR, Layout::CC}) {
+      const DType in = seed % 2 ? DType::bf16 : DType::f16;
+      // Ragged against every tile: 1032 = 14 x 72 + 24 = 9 x 112 + 24, 1544 = 6 x 256 + 8, 2056 = 32 x 64 + 8.
+      const Problem p = half(1032, 1544, 2056, l, in, in);
+      ++seed;
+      if (!cuda::sm90_space(p.normalized(), device_.profile, swap).check(c).ok()) continue;  // narrow: A row-major
+      EXPECT_EQ(run(p, &c, 0, seed), "sm90") << c.describe() << " " << to_string(l);
+      ++ran;
+    }
+    EXPECT_GE(ran, 2) << c.describe();
+  }
+  // Decode steps: M of 1 to 64 along the wgmma's N.
+  for (int64_t m : {1, 8, 16, 40, 64}) {
+    const Config c = swapped(sm90_config(128, m <= 16 ? 16 : m <= 48 ? 48 : 64, 8, 2, 1, 1, 8, 1, 1, 1));
+    EXPECT_EQ(run(half(m, 4104, 4096, Layout::RR), &c, 0, ++seed), "sm90") << m;
+  }
+  // An odd ldc: no TMA store of C, the warpgroups store the staged columns themselves.
+  Problem odd = half(1000, 1032, 520, Layout::RR);
+  odd.ldc = odd.min_ldc() + 1;
+  for (const Config& c : {configs[0], configs[3], configs[5]}) EXPECT_EQ(run(odd, &c, 0, ++seed), "sm90") << c.describe();
+  // beta != 0 at run time in a kernel prepared for beta == 0: the direct stores, column by column.
+  Problem beta = with_beta(half(1000, 1032, 520, Layout::RC));
+  for (const Config& c : {configs[0], configs[1]}) {
+    EXPECT_EQ(testing::run_on_gpu(*cuda_, device_, *timer_, beta, &c, 0, ++seed, true).family, "sm90") << c.describe();
+  }
+
+  // Split-K and stream-K: exact, and the same bits three times (the third on another stream).
+  struct Case {
+    Problem problem;
+    Config config;
+  };
+  const std::vector<Case> cases = {
+      {half(16, 4104, 4096, Layout::RR), swapped(sm90_config(128, 16, 8, 2, 1, 1, 8, 1, 1, 1, 4, 0))},
+      {half(64, 14336, 4096, Layout::RC), swapped(sm90_config(128, 64, 6, 2, 1, 1, 8, 2, 1, 1, 2, 0))},
+      {half(256, 264, 16392, Layout::RR), swapped(sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 16, 0))},
+      {half(1032, 1544, 2056, Layout::CC), swapped(sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 1, 1))},
+      {half(1000, 1000, 1000, Layout::RR), swapped(sm90_config(128, 72, 6, 2, 1, 1, 8, 1, 1, 1, 1, 1))},
+  };
+  for (const Case& k : cases) {
+    const Problem p = k.problem.normalized();
+    const Status legal = cuda::sm90_space(p, device_.profile, swap).check(k.config);
+    EXPECT_TRUE(legal.ok()) << k.config.describe() << ": " << legal.to_string();
+    if (!legal.ok()) continue;
+    EXPECT_EQ(run(p, &k.config, 0, ++seed), "sm90") << k.config.describe();
+    auto ops = testing::make_operands(p, seed);
+    auto a = upload(ops.a), b = upload(ops.b);
+    auto kernel = cuda_->prepare(p, k.config, device_);
+    ASSERT_TRUE(kernel.ok()) << kernel.status().to_string();
+    auto other = cuda::Stream::create();
+    ASSERT_TRUE(other.ok()) << other.status().to_string();
+    std::vector<std::vector<unsigned char>> outs;
+    for (void* stream : {timer_->stream(), timer_->stream(), static_cast<void*>(other->get())}) {
+      auto c = upload(ops.c);
+      outs.push_back(run_and_read(**kernel, p, GemmArgs{a->data(), b->data(), c->data(), stream}, *c));
+      ASSERT_EQ(outs.back().size(), ops.c.size());
+    }
+    EXPECT_EQ(outs[0], outs[1]) << k.config.describe() << " differs between two runs";
+    EXPECT_EQ(outs[0], outs[2]) << k.config.describe() << " differs on another stream";
   }
 }
 

@@ -16,4 +16,10 @@ inline Config sm90_config(int bm, int bn, int st, int cons, int cm, int cn, int 
                          {"COPY_AB", copy_ab}}};
 }
 
+// The same config run as the transposed problem (SWAP_AB 1: BLOCK_M tiles N, BLOCK_N tiles M).
+inline Config swapped(Config c) {
+  c.params["SWAP_AB"] = 1;
+  return c;
+}
+
 }  // namespace tileforge::cuda::testing_sm90

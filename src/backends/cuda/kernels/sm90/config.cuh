@@ -15,7 +15,8 @@ namespace tf::sm90 {
 struct Params {
   TmaDesc a;  // A: M x K; row-major: dims {K, M}, box {64, A_BOX_OUTER}; column-major: dims {M, K}, box {64, 64}
   TmaDesc b;  // B: K x N; row-major: dims {N, K}, box {64, 64}; column-major: dims {K, N}, box {64, B_BOX_OUTER}
-  TmaDesc c;  // C: M x N row-major, dims {N, M}, box {64, C_BOX_OUTER}; read only by the TMA-store epilogue
+  TmaDesc c;  // C: M x N row-major, dims {N, M}; column-major (Config::C_COL), dims {M, N}; box {64, C_BOX_OUTER};
+              // read only by the TMA-store epilogue
   void* c_ptr;
   int m, n, k;
   long long ldc;
@@ -89,10 +90,14 @@ struct AccType<true> {
 //     epilogue.
 //   kAccF16: f16 accumulators (wgmma .f16.f16.f16; f16 inputs only), the opt-in precision policy; split-K and
 //     stream-K partials are still stored and summed in f32.
+//   kCCol: C is column-major (element (i, j) at j * ldc + i). The host runs a row-major C as the transposed problem
+//     C^T = B^T A^T this way (SWAP_AB), so that a narrow M lies along wgmma's N, which takes any multiple of 8: the
+//     epilogues write the accumulators' columns as C's rows (stmatrix .trans into the staging tile, whose TMA boxes
+//     are 64 rows of M by the column group's columns; the direct stores one element at a time).
 template <int kBlockM, int kBlockN, int kBlockK, int kStages, int kConsumers, int kClusterM, int kClusterN, int kOrder,
           int kGroupM, int kInTag, int kOutTag, bool kARow, bool kBRow, int kEpilogue, int kProducerRegs,
           int kConsumerRegs, int kEpiSplit = 1, bool kStMatrix = false, int kSplitK = 1, bool kStreamK = false,
-          bool kAccF16 = false>
+          bool kAccF16 = false, bool kCCol = false>
 struct Config {
   static constexpr int BM = kBlockM, BN = kBlockN, BK = kBlockK, STAGES = kStages, CONSUMERS = kConsumers;
   static constexpr int CM = kClusterM, CN = kClusterN, CS = kClusterM * kClusterN;
@@ -101,6 +106,7 @@ struct Config {
   static constexpr bool A_ROW = kARow, B_ROW = kBRow;
   static constexpr int EPI = kEpilogue, PRODUCER_REGS = kProducerRegs, CONSUMER_REGS = kConsumerRegs;
   static constexpr int EPI_SPLIT = kEpiSplit;
+  static constexpr bool C_COL = kCCol;
   // Staging rounds per tile of the TMA-store epilogues: EPI_SPLIT 2 stages halves of the tile, or thirds where
   // halves would not be whole 64-column boxes (BLOCK_N 192: a 24 KB staging tile per 64 rows instead of 72, which
   // leaves room for a fourth stage beside 192x192 tiles).
@@ -142,14 +148,17 @@ struct Config {
   // M/N-major operands: boxes of 64 (M or N) x 64 (K), or x 64 / ROW_PARTS K rows where split by rows.
   static constexpr int A_BOX_INNER = 64, A_BOX_OUTER = A_ROW ? BM / A_SPLIT : 64 / A_ROW_PARTS;
   static constexpr int B_BOX_INNER = 64, B_BOX_OUTER = B_ROW ? 64 / B_ROW_PARTS : BN / B_SPLIT;
-  static constexpr int C_BOX_INNER = 64, C_BOX_OUTER = WG_M;
+  // C's boxes: 64 columns x the warpgroup's rows; column-major, 64 rows x the staging round's columns.
+  static constexpr int C_BOX_INNER = 64, C_BOX_OUTER = kCCol ? BN / EPI_ROUNDS : WG_M;
 
   static_assert(IN == 1 || IN == 2, "inputs are f16 or bf16");
   static_assert(OUT == 0 || OUT == 1 || OUT == 2, "output is f32, f16 or bf16");
   static_assert(BK == 64, "BLOCK_K is one 128-byte swizzle row of 16-bit elements");
   static_assert(CONSUMERS >= 1 && CONSUMERS <= kMaxConsumers, "one to three consumer warpgroups");
   static_assert(WG_M % 64 == 0 && M_ITERS >= 1, "each consumer warpgroup owns whole m64 row blocks");
-  static_assert(BN % 64 == 0 && BN <= 256, "BLOCK_N: a multiple of 64, at most 256 (one wgmma)");
+  static_assert(BN <= 256 && (BN % 64 == 0 || (!B_ROW && BN % 8 == 0)),
+                "BLOCK_N: at most 256 (one wgmma), a multiple of 64 (128-byte boxes of an N-major B), or of 8 for a "
+                "K-major B");
   static_assert(M_ITERS * BN / 2 <= 128, "at most 128 f32 accumulators per thread");
   static_assert(!kAccF16 || kInTag == 1, "f16 accumulators take f16 inputs only");
   static_assert(STAGES >= 2, "a ring needs two stages");
@@ -160,7 +169,9 @@ struct Config {
   static_assert(!B_ROW || B_ROW_PARTS == 1 || 64 % (B_ROW_PARTS * 8) == 0, "B's boxes split into whole 8-row atoms");
   static_assert(EPI == kEpilogueDirect || OUT != 0, "the TMA-store epilogue writes 16-bit C");
   static_assert(EPI_SPLIT == 1 || EPI_SPLIT == 2, "whole staging tiles, or halves (thirds of 192 columns)");
-  static_assert((BN / EPI_ROUNDS) % 64 == 0, "staged column groups are whole 64-column boxes");
+  static_assert(EPI == kEpilogueDirect || (kCCol ? (BN / EPI_ROUNDS) % 8 == 0 : (BN / EPI_ROUNDS) % 64 == 0),
+                "staged column groups: whole 64-column boxes, or column-major whole 8-column blocks");
+  static_assert(!kCCol || EPI == kEpilogueDirect || STMATRIX, "a column-major staging tile is written by stmatrix");
   static_assert(SPLIT_K >= 1 && SPLIT_K <= 64, "SPLIT_K: 1 (none) to 64 slices of K");
   static_assert(!(STREAM_K && SPLIT_K > 1), "stream-K or split-K, not both");
   static_assert(SMEM_BYTES <= 232448, "at most 227 KB of shared memory per CTA");

@@ -72,6 +72,26 @@ __device__ __forceinline__ void write_staged(const Params& p, int warp, int lane
     using Out = Elem<Cfg::OUT>;
     constexpr int WG_M = Cfg::WG_M, GROUP_COLS = Cfg::BN / Cfg::EPI_ROUNDS;
     auto* const out = static_cast<typename Out::T*>(p.c_ptr);
+    if constexpr (Cfg::C_COL) {
+      // Column-major: warp w takes columns w, w + 4, ... (staging rows), lane l the rows l, l + 32, ... of one,
+      // consecutive in C; row i of the tile is element i % 64 of staging row c of 64-row block i / 64.
+      for (int c = warp; c < GROUP_COLS; c += 4) {
+        const int col = col0 + c;
+        if (col >= p.n) break;
+        typename Out::T* const c_col = out + static_cast<long long>(col) * p.ldc;
+#pragma unroll 2
+        for (int i = lane; i < WG_M; i += 32) {
+          const int row = row0 + i;
+          if (row >= p.m) break;
+          const unsigned at = region + (i / 64) * (GROUP_COLS * 128) + c * 128 +
+                              static_cast<unsigned>((((i % 64) / 8) ^ (c % 8)) << 4) + (i % 8) * 2;
+          unsigned short bits;
+          asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(bits) : "r"(at));
+          c_col[row] = *reinterpret_cast<const typename Out::T*>(&bits);
+        }
+      }
+      return;
+    }
     for (int r = warp; r < WG_M; r += 4) {
       const int row = row0 + r;
       if (row >= p.m) break;
@@ -87,6 +107,35 @@ __device__ __forceinline__ void write_staged(const Params& p, int warp, int lane
         c_row[col] = *reinterpret_cast<const typename Out::T*>(&bits);
       }
     }
+  }
+}
+
+// Column-major C (Config::C_COL): warp `warp`'s 16 rows of m64 block mi, column blocks jj and jj + 1 of round g
+// (jj alone with `x2`), stored transposed by stmatrix .trans: each 8x8 block's column becomes a 16-byte staging row.
+// The staging tile holds, per 64-row block, GROUP_COLS rows of 128 bytes (one per column of C, 128-byte swizzled
+// like the map of C). Lane L addresses column L%8 of block L/8: blocks (rows 0-7, jj), (rows 8-15, jj), (rows 0-7,
+// jj+1), (rows 8-15, jj+1), whose registers are the accumulator pairs (jj, h 0), (jj, 1), (jj+1, 0), (jj+1, 1).
+template <class Cfg, bool kX2>
+__device__ __forceinline__ void stmatrix_trans(const typename Cfg::AccTile& acc, const typename Cfg::Packed& packed,
+                                               unsigned region, int warp, int lane, int mi, int g, int jj,
+                                               float alpha) {
+  constexpr int GROUP_COLS = Cfg::BN / Cfg::EPI_ROUNDS, JG = GROUP_COLS / 8;
+  const int m = lane / 8;
+  const int c = (jj + m / 2) * 8 + lane % 8;  // the column of the round: its staging row
+  const unsigned addr = region + mi * (GROUP_COLS * 128) + c * 128 +
+                        static_cast<unsigned>(((warp * 2 + m % 2) ^ (lane % 8)) << 4);
+  if constexpr (kX2) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%0], {%1, %2};\n" ::"r"(addr),
+                 "r"(staged_pair<Cfg>(acc, packed, mi, g * JG + jj, 0, alpha)),
+                 "r"(staged_pair<Cfg>(acc, packed, mi, g * JG + jj, 1, alpha))
+                 : "memory");
+  } else {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
+                 "r"(staged_pair<Cfg>(acc, packed, mi, g * JG + jj, 0, alpha)),
+                 "r"(staged_pair<Cfg>(acc, packed, mi, g * JG + jj, 1, alpha)),
+                 "r"(staged_pair<Cfg>(acc, packed, mi, g * JG + jj + 1, 0, alpha)),
+                 "r"(staged_pair<Cfg>(acc, packed, mi, g * JG + jj + 1, 1, alpha))
+                 : "memory");
   }
 }
 
@@ -106,8 +155,15 @@ __device__ __forceinline__ void store_packed(const Params& p, const typename Cfg
       named_barrier(kBarrierEpilogue0 + cw, 128);
 #pragma unroll
       for (int mi = 0; mi < Cfg::M_ITERS; ++mi) {
-        const int r0 = mi * 64 + warp * 16 + lane / 4;
-        if constexpr (Cfg::STMATRIX) {
+        if constexpr (Cfg::C_COL) {
+#pragma unroll
+          for (int jj = 0; jj + 1 < JG; jj += 2) {
+            stmatrix_trans<Cfg, false>(acc, packed, region, warp, lane, mi, g, jj, alpha);
+          }
+          if constexpr (JG % 2 == 1) {
+            stmatrix_trans<Cfg, true>(acc, packed, region, warp, lane, mi, g, JG - 1, alpha);
+          }
+        } else if constexpr (Cfg::STMATRIX) {
           // Lane L addresses row L%8 of 8x8 block L/8: blocks (jj, rows 0-7), (jj, rows 8-15), (jj+1, 0-7),
           // (jj+1, 8-15) of the warp's 16 rows; each block's fragment is exactly the accumulator pair layout.
           const int m = lane / 8;
@@ -125,6 +181,7 @@ __device__ __forceinline__ void store_packed(const Params& p, const typename Cfg
                          : "memory");
           }
         } else {
+          const int r0 = mi * 64 + warp * 16 + lane / 4;
 #pragma unroll
           for (int jj = 0; jj < JG; ++jj) {
             const unsigned chunk = region + (jj / 8) * (WG_M * 128) + ((lane % 4) * 4);
@@ -143,9 +200,16 @@ __device__ __forceinline__ void store_packed(const Params& p, const typename Cfg
       if (p.c_staged_stores) {
         write_staged<Cfg>(p, warp, lane, region, tm0 + cw * WG_M, tn0 + g * GROUP_COLS);
       } else if (tid == 0) {
+        if constexpr (Cfg::C_COL) {
+          // Column-major: one box per 64-row block, 64 rows (contiguous in C) x the round's columns.
 #pragma unroll
-        for (int q = 0; q < GROUP_COLS / 64; ++q)
-          tma_store(&p.c, region + q * (WG_M * 128), tn0 + g * GROUP_COLS + q * 64, tm0 + cw * WG_M);
+          for (int q = 0; q < Cfg::M_ITERS; ++q)
+            tma_store(&p.c, region + q * (GROUP_COLS * 128), tm0 + cw * WG_M + q * 64, tn0 + g * GROUP_COLS);
+        } else {
+#pragma unroll
+          for (int q = 0; q < GROUP_COLS / 64; ++q)
+            tma_store(&p.c, region + q * (WG_M * 128), tn0 + g * GROUP_COLS + q * 64, tm0 + cw * WG_M);
+        }
         bulk_commit();
       }
     }
@@ -154,21 +218,24 @@ __device__ __forceinline__ void store_packed(const Params& p, const typename Cfg
 
 // One thread's pair of C elements (row, col) and (row, col + 1) from f32 values: alpha, beta C, the conversion and
 // the bounds; a pair in one store where `pairs` says that every pair is aligned to its size (ldc even, C's base
-// aligned), otherwise (an odd ldc, as in 4095x4097) one element per store.
+// aligned), otherwise (an odd ldc, as in 4095x4097, or a column-major C) one element per store.
 template <class Cfg>
 __device__ __forceinline__ void store_c(const Params& p, typename Elem<Cfg::OUT>::T* C, bool pairs, int row, int col,
                                         float v0, float v1) {
   using Out = Elem<Cfg::OUT>;
   if (row >= p.m || col >= p.n) return;
-  typename Out::T* at = C + static_cast<long long>(row) * p.ldc + col;
+  // Column-major C: the pair's elements are a column apart, ldc elements.
+  typename Out::T* at = Cfg::C_COL ? C + static_cast<long long>(col) * p.ldc + row
+                                   : C + static_cast<long long>(row) * p.ldc + col;
+  const long long next = Cfg::C_COL ? p.ldc : 1;
   const bool second = col + 1 < p.n;
   v0 *= p.alpha;
   v1 *= p.alpha;
   if (p.beta != 0.0f) {
     v0 += p.beta * Out::to_float(at[0]);
-    if (second) v1 += p.beta * Out::to_float(at[1]);
+    if (second) v1 += p.beta * Out::to_float(at[next]);
   }
-  if (pairs && second) {
+  if (!Cfg::C_COL && pairs && second) {
     if constexpr (Cfg::OUT == 0) {
       *reinterpret_cast<float2*>(at) = make_float2(v0, v1);
     } else if constexpr (Cfg::OUT == 1) {
@@ -188,7 +255,7 @@ __device__ __forceinline__ void store_c(const Params& p, typename Elem<Cfg::OUT>
     }
   };
   store1(at, v0);
-  if (second) store1(at + 1, v1);
+  if (second) store1(at + next, v1);
 }
 
 // The direct epilogue of tile (m0, n0). Accumulator layout of m64nN: thread (warp w, lane l) holds rows 16w + l/4

@@ -167,6 +167,7 @@ __device__ __forceinline__ bool fixup(const Params& p, typename Cfg::AccTile& ac
   // first version tested each 8-column block before its load and added it at once, which serialized the
   // loads: 13 us for two partial tiles of 64x128, bench/results/h200/2026-12-01-splitk/probe.)
   constexpr int VG = fixup_group(M_ITERS, BN);
+  static_assert((BN / 8) % VG == 0, "the read-back's groups cover the 8-column blocks exactly");
 #pragma unroll
   for (int mi = 0; mi < M_ITERS; ++mi) {
     if (!warp_rows_in<Cfg>(p, m0, cw, warp, mi)) continue;

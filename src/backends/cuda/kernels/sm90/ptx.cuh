@@ -156,18 +156,22 @@ __device__ __forceinline__ unsigned long long make_desc(unsigned addr, unsigned 
                : TF_SM90_WGMMA_OPS##NN                                                                          \
                : "l"(da), "l"(db), "r"(scale_d), "n"(kTransA), "n"(kTransB))
 
+// Whether this family's wgmma_ops.cuh has the operand lists of m64nNk16.
+__device__ constexpr bool wgmma_has_n(int n) {
+#define TF_SM90_WGMMA_IS(NN) n == NN ||
+  return TF_SM90_WGMMA_SIZES(TF_SM90_WGMMA_IS) false;
+#undef TF_SM90_WGMMA_IS
+}
+
 template <int N, int kIn, int kTransA, int kTransB>
 __device__ __forceinline__ void wgmma(float (&d)[N / 2], unsigned long long da, unsigned long long db, int scale_d) {
-  static_assert(N == 64 || N == 128 || N == 192 || N == 256, "wgmma N used by this family");
-  if constexpr (N == 256) {
-    if constexpr (kIn == 1) TF_SM90_WGMMA(256, "f16"); else TF_SM90_WGMMA(256, "bf16");
-  } else if constexpr (N == 192) {
-    if constexpr (kIn == 1) TF_SM90_WGMMA(192, "f16"); else TF_SM90_WGMMA(192, "bf16");
-  } else if constexpr (N == 128) {
-    if constexpr (kIn == 1) TF_SM90_WGMMA(128, "f16"); else TF_SM90_WGMMA(128, "bf16");
-  } else {
-    if constexpr (kIn == 1) TF_SM90_WGMMA(64, "f16"); else TF_SM90_WGMMA(64, "bf16");
+  static_assert(wgmma_has_n(N), "wgmma N used by this family (scripts/gen-wgmma-ops)");
+#define TF_SM90_WGMMA_CASE(NN)                                               \
+  if constexpr (N == NN) {                                                   \
+    if constexpr (kIn == 1) TF_SM90_WGMMA(NN, "f16"); else TF_SM90_WGMMA(NN, "bf16"); \
   }
+  TF_SM90_WGMMA_SIZES(TF_SM90_WGMMA_CASE)
+#undef TF_SM90_WGMMA_CASE
 }
 
 // The same with f16 accumulators (f16 inputs only): d holds N/4 registers, each the f16 pair of two neighbouring
@@ -180,17 +184,14 @@ __device__ __forceinline__ void wgmma(float (&d)[N / 2], unsigned long long da, 
 
 template <int N, int kIn, int kTransA, int kTransB>
 __device__ __forceinline__ void wgmma(unsigned (&d)[N / 4], unsigned long long da, unsigned long long db, int scale_d) {
-  static_assert(N == 64 || N == 128 || N == 192 || N == 256, "wgmma N used by this family");
+  static_assert(wgmma_has_n(N), "wgmma N used by this family (scripts/gen-wgmma-ops)");
   static_assert(kIn == 1, "f16 accumulators take f16 inputs only");
-  if constexpr (N == 256) {
-    TF_SM90_WGMMA16(256);
-  } else if constexpr (N == 192) {
-    TF_SM90_WGMMA16(192);
-  } else if constexpr (N == 128) {
-    TF_SM90_WGMMA16(128);
-  } else {
-    TF_SM90_WGMMA16(64);
+#define TF_SM90_WGMMA16_CASE(NN) \
+  if constexpr (N == NN) {       \
+    TF_SM90_WGMMA16(NN);         \
   }
+  TF_SM90_WGMMA_SIZES(TF_SM90_WGMMA16_CASE)
+#undef TF_SM90_WGMMA16_CASE
 }
 #undef TF_SM90_WGMMA
 #undef TF_SM90_WGMMA16

@@ -13,11 +13,15 @@ namespace tf::sm90 {
 
 // The fix-up's read-back loads a slice in groups of this many float4 per thread, all of a group in flight at once:
 // 16 (64 registers) beside up to 64 accumulators, 4 beside 128 of them (with 8, ptxas spills 24 bytes in the
-// 128x256 stream-K instance under setmaxnreg's 232); never more than the BLOCK_N / 8 a thread holds per m64 block.
-// The kernel sizes its loads by it, the cost model counts the read-back's round trips by it.
+// 128x256 stream-K instance under setmaxnreg's 232); never more than the BLOCK_N / 8 a thread holds per m64 block,
+// and a divisor of it, so that the groups cover its 8-column blocks exactly (BLOCK_N 192: 12, not 16, whose second
+// group would run past the accumulators). The kernel sizes its loads by it, the cost model counts the read-back's
+// round trips by it.
 TF_SM90_HD constexpr int fixup_group(int m_iters, int block_n) {
   const int limit = m_iters * block_n / 2 >= 128 ? 4 : 16;
-  return block_n / 8 < limit ? block_n / 8 : limit;
+  int group = block_n / 8 < limit ? block_n / 8 : limit;
+  while (group > 1 && (block_n / 8) % group != 0) --group;
+  return group;
 }
 
 // The shared sum of split-K (fixup.cuh, Params::shared_sum) loads this many slices' float4 of one element at once:
