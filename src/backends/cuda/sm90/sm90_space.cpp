@@ -32,11 +32,12 @@ int64_t cluster_units(const Problem& q, const Config& c) {
 
 // The family's parameters, their values and what each one decides. Clusters of 4 and 8 are declared only where
 // `large_clusters` (sm90_space says where they can pay): declared everywhere they would triple the product the
-// planner walks.
-std::vector<ParamDecl> sm90_params(bool large_clusters, bool swap_ab) {
+// planner walks. SWAP_AB where `swap_ab`, and with it the narrow BLOCK_N values where `narrow_n` (A row-major: the
+// transposed run's B is K-major; elsewhere every one of them would be refused).
+std::vector<ParamDecl> sm90_params(bool large_clusters, bool swap_ab, bool narrow_n) {
   const ParamValues clusters = large_clusters ? ParamValues{1, 2, 4, 8} : ParamValues{1, 2};
   std::vector<int64_t> block_n = {64, 128, 192, 256};
-  if (swap_ab) {
+  if (swap_ab && narrow_n) {
     block_n.insert(block_n.end(), std::begin(kSm90NarrowBlockN), std::end(kSm90NarrowBlockN));
     std::sort(block_n.begin(), block_n.end());
   }
@@ -158,14 +159,15 @@ void add_layout_and_memory_constraints(ParamSpace& s, const Problem& q, const hw
                              },
                              {"BLOCK_N", "CLUSTER_M", "SWAP_AB"}});
   }
-  if (swap_declared) {
+  if (swap_declared && a_row) {  // the narrow values are declared
     s.constraints.push_back(
         {Layer::hardware_mapping,
-         fmt::format("BLOCK_N % 64 == 0 unless SWAP_AB == 1 with A row-major (the kernel's B is then K-major: the "
-                     "wgmma N takes {}; an N-major B tile is whole 128-byte boxes){}",
-                     fmt::join(kSm90NarrowBlockN, ", "), a_row ? "" : "; A is column-major here"),
-         [a_row](const Config& c) { return p(c, "BLOCK_N") % 64 == 0 || (a_row && swap_of(c) == 1); },
-         {"BLOCK_N", "SWAP_AB"}});
+         fmt::format("BLOCK_N % 64 == 0 unless SWAP_AB == 1 (the transposed run's B, the caller's row-major A, is "
+                     "K-major: the wgmma N takes {}; an N-major B tile is whole 128-byte boxes)",
+                     fmt::join(kSm90NarrowBlockN, ", ")),
+         [](const Config& c) { return p(c, "BLOCK_N") % 64 == 0 || swap_of(c) == 1; }, {"BLOCK_N", "SWAP_AB"}});
+  }
+  if (swap_declared) {
     s.constraints.push_back({Layer::hardware_mapping,
                              "SWAP_AB == 1 only with the staging epilogue written by stmatrix (EPILOGUE 1 or 2, "
                              "STMATRIX 1): the column-major staging tile is written by stmatrix .trans, and direct "
@@ -278,7 +280,8 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile, cons
   // SWAP_AB needs the staging epilogue (beta == 0, 16-bit C): direct stores to a column-major C would store one
   // element at a time.
   const bool swap_ab = options.swap_ab && q.beta == 0.0 && tma_store_refusal(q).empty();
-  s.params = sm90_params(profile.has("cluster") && rows_off && (one_wave_possible(4) || one_wave_possible(8)), swap_ab);
+  s.params = sm90_params(profile.has("cluster") && rows_off && (one_wave_possible(4) || one_wave_possible(8)), swap_ab,
+                         a_row_major(q.layout));
   // The reads of a constraint that depends on the kernel's M and N: SWAP_AB too where declared (a name the space
   // does not declare would leave the constraint to the leaves of the walk).
   auto with_swap = [swap_ab](std::vector<std::string> reads) {

@@ -104,6 +104,9 @@ TEST(Sm90Family, SwapAbRunsTheTransposedProblem) {
   ASSERT_NE(sm90_space(decode, *h200, on).find("SWAP_AB"), nullptr);
   const std::vector<int64_t> narrow_and_wide{16, 32, 48, 64, 72, 80, 96, 112, 128, 192, 256};
   EXPECT_EQ(sm90_space(decode, *h200, on).find("BLOCK_N")->values.get(), narrow_and_wide);
+  // A column-major A is the transposed run's N-major B: whole 64-column boxes, no narrow values to declare.
+  const std::vector<int64_t> wide{64, 128, 192, 256};
+  EXPECT_EQ(sm90_space(problem(16, 4096, 4096, Layout::CR), *h200, on).find("BLOCK_N")->values.get(), wide);
   Problem beta = decode;
   beta.beta = 0.5;
   EXPECT_EQ(sm90_space(beta, *h200, on).find("SWAP_AB"), nullptr);  // direct stores only
