@@ -98,6 +98,31 @@ struct Constraint {
   std::vector<std::string> reads = {};
 };
 
+// The walk of a parameter product with one config updated in place (a map per combination cost most of a walk's
+// time), shared by ParamSpace::enumerate and the planner's walks (plan/candidates.cpp). Every combination of
+// `lists` (one list of values per parameter, each non-empty; the first parameter varies fastest), written through
+// `slot` (where each parameter's value lives in the config being walked, set to the first combination by the
+// caller) before `fn(index)` is called with the combination's indices into `lists`; the walk stops after the last
+// combination or when fn returns false.
+template <class Lists, class Fn>
+void walk_product(const std::vector<int64_t*>& slot, const Lists& lists, Fn&& fn) {
+  const std::size_t n = slot.size();
+  std::vector<std::size_t> index(n, 0);
+  while (fn(static_cast<const std::size_t*>(index.data()))) {
+    std::size_t i = 0;
+    for (; i < n; ++i) {
+      const auto& values = lists[i];
+      if (++index[i] < std::size_t(values.size())) {
+        *slot[i] = values[index[i]];
+        break;
+      }
+      index[i] = 0;
+      *slot[i] = values[0];
+    }
+    if (i == n) return;
+  }
+}
+
 struct ParamSpace {
   std::string family;
   std::vector<ParamDecl> params;

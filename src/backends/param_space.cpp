@@ -108,28 +108,27 @@ Expected<Config> ParamSpace::pin(Config base, const std::vector<std::pair<std::s
 
 std::vector<Config> ParamSpace::enumerate(std::size_t limit) const {
   std::vector<Config> out;
-  if (params.empty()) return out;
+  if (params.empty() || limit == 0) return out;
   for (const auto& p : params)
     if (p.values.empty()) return out;
-  // One config updated in place (a map per combination cost most of the walk's time), copied where legal.
-  std::vector<std::size_t> index(params.size(), 0);
+  // One config updated in place, copied where legal.
   Config c{family, {}};
   std::vector<int64_t*> slot;
-  for (const ParamDecl& p : params) slot.push_back(&(c.params[p.name] = p.values[0]));
-  while (out.size() < limit) {
-    bool legal = std::all_of(constraints.begin(), constraints.end(), [&](const Constraint& k) { return k.holds(c); });
-    if (legal) out.push_back(c);
-    std::size_t i = 0;
-    for (; i < params.size(); ++i) {
-      if (++index[i] < params[i].values.size()) {
-        *slot[i] = params[i].values[index[i]];
-        break;
-      }
-      index[i] = 0;
-      *slot[i] = params[i].values[0];
-    }
-    if (i == params.size()) break;
+  std::vector<const std::vector<int64_t>*> lists;
+  for (const ParamDecl& p : params) {
+    slot.push_back(&(c.params[p.name] = p.values[0]));
+    lists.push_back(&p.values.get());
   }
+  struct Deref {  // lists[i] as the walk reads it
+    const std::vector<const std::vector<int64_t>*>& v;
+    const std::vector<int64_t>& operator[](std::size_t i) const { return *v[i]; }
+  };
+  walk_product(slot, Deref{lists}, [&](const std::size_t*) {
+    if (std::all_of(constraints.begin(), constraints.end(), [&](const Constraint& k) { return k.holds(c); })) {
+      out.push_back(c);
+    }
+    return out.size() < limit;
+  });
   return out;
 }
 

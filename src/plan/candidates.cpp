@@ -12,7 +12,6 @@
 namespace tileforge::plan {
 namespace {
 
-
 std::string join_pins(const Pins& pins) {
   std::vector<std::string> s;
   for (const auto& [n, v] : pins) s.push_back(fmt::format("{}={}", n, v));
@@ -38,22 +37,12 @@ void for_each_product(const std::string& family, const std::vector<ParamDecl>& d
     if (g.empty()) return;
   Config c{family, {}};
   const std::vector<int64_t*> slot = first_combination(c, decls, grid);
-  std::vector<std::size_t> index(decls.size(), 0);
   std::vector<int64_t> values(decls.size());
-  while (true) {
+  walk_product(slot, grid, [&](const std::size_t* index) {
     for (std::size_t j = 0; j < decls.size(); ++j) values[j] = *slot[j];
-    fn(c, values.data(), index.data());
-    std::size_t i = 0;
-    for (; i < decls.size(); ++i) {
-      if (++index[i] < grid[i].size()) {
-        *slot[i] = grid[i][index[i]];
-        break;
-      }
-      index[i] = 0;
-      *slot[i] = grid[i][0];
-    }
-    if (i == decls.size()) break;
-  }
+    fn(c, values.data(), index);
+    return true;
+  });
 }
 
 // The legal configs of a product space in for_each_product's order (the first parameter varying fastest), found by

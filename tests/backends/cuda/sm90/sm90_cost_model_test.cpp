@@ -68,13 +68,24 @@ TEST(Sm90Family, ConfigViewReadsEachParameterAsSet) {
   // configs, whose missing parameters stay unset.
   const std::vector<std::string> names = {"BLOCK_K", "BLOCK_M", "BLOCK_N", "CLUSTER_M", "CLUSTER_N", "CONSUMERS",
                                           "COPY_AB", "EPILOGUE", "EPI_SPLIT", "GROUP_M", "SPLIT_K", "STAGES",
-                                          "STMATRIX", "STREAM_K"};
+                                          "STMATRIX", "STREAM_K", "SWAP_AB"};
+  {
+    // Every name the family declares, SWAP_AB included (declared where asked for).
+    auto h200 = hw::load_profile("h200");
+    ASSERT_TRUE(h200.ok());
+    std::vector<std::string> declared;
+    for (const ParamDecl& d : sm90_space(problem(1000, 1000, 1000), *h200, Sm90SpaceOptions{true}).params) {
+      declared.push_back(d.name);
+    }
+    std::sort(declared.begin(), declared.end());
+    EXPECT_EQ(declared, names);
+  }
   auto field = [](const Sm90ConfigView& v, const std::string& n) {
     const std::map<std::string, std::optional<int64_t>> f = {
         {"BLOCK_K", v.block_k},     {"BLOCK_M", v.block_m},   {"BLOCK_N", v.block_n},     {"CLUSTER_M", v.cluster_m},
         {"CLUSTER_N", v.cluster_n}, {"CONSUMERS", v.consumers}, {"COPY_AB", v.copy_ab}, {"EPILOGUE", v.epilogue},
         {"EPI_SPLIT", v.epi_split}, {"GROUP_M", v.group_m},   {"SPLIT_K", v.split_k},     {"STAGES", v.stages},
-        {"STMATRIX", v.stmatrix},   {"STREAM_K", v.stream_k}};
+        {"STMATRIX", v.stmatrix},   {"STREAM_K", v.stream_k}, {"SWAP_AB", v.swap_ab}};
     return f.at(n);
   };
   std::mt19937_64 rng(20261202);

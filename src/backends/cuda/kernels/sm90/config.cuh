@@ -169,6 +169,7 @@ struct Config {
   static_assert(!B_ROW || B_ROW_PARTS == 1 || 64 % (B_ROW_PARTS * 8) == 0, "B's boxes split into whole 8-row atoms");
   static_assert(EPI == kEpilogueDirect || OUT != 0, "the TMA-store epilogue writes 16-bit C");
   static_assert(EPI_SPLIT == 1 || EPI_SPLIT == 2, "whole staging tiles, or halves (thirds of 192 columns)");
+  static_assert(EPI_ROUNDS >= 1, "EPI_SPLIT 2 needs a BLOCK_N of at least 128");
   static_assert(EPI == kEpilogueDirect || (kCCol ? (BN / EPI_ROUNDS) % 8 == 0 : (BN / EPI_ROUNDS) % 64 == 0),
                 "staged column groups: whole 64-column boxes, or column-major whole 8-column blocks");
   static_assert(!kCCol || EPI == kEpilogueDirect || STMATRIX, "a column-major staging tile is written by stmatrix");
