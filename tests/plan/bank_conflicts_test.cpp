@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <sstream>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -297,6 +298,17 @@ TEST(BankConflicts, Sm90EpilogueIsConflictFree) {
         EXPECT_EQ(rows[0].instruction, stmatrix ? "stmatrix.x4" : "st.shared.b32");
         EXPECT_EQ(rows[0].degree, 1) << c.describe() << " " << rows[0].worst_what;
       }
+  // SWAP_AB's column-major staging (stmatrix .trans), an odd count of 8-column blocks (the x2 tail) included.
+  for (const auto& [bm, bn, consumers, epilogue] : {std::tuple{128, 72, 2, 1}, std::tuple{128, 16, 2, 2},
+                                                     std::tuple{256, 112, 2, 1}, std::tuple{192, 80, 3, 1},
+                                                     std::tuple{64, 48, 1, 2}, std::tuple{128, 128, 2, 1}}) {
+    Config c = sm90(bm, bn, consumers, epilogue, 1);
+    c.params["SWAP_AB"] = 1;
+    const auto rows = family_report("sm90", problem_with(Layout::RR), c);
+    ASSERT_EQ(rows.size(), 1u) << c.describe();
+    EXPECT_EQ(rows[0].instruction, "stmatrix.x4.trans");
+    EXPECT_EQ(rows[0].degree, 1) << c.describe() << " " << rows[0].worst_what;
+  }
   // Direct stores: nothing staged, and the notes say why nothing is simulated.
   const BankModel* model = find_bank_model("sm90");
   ASSERT_NE(model, nullptr);

@@ -1,6 +1,6 @@
 // The sm90 family's per-thread shared-memory addresses for `tileforge banks`: the TMA-store epilogue's writes of
-// its staging tile (stmatrix or st.shared.b32) and the fix-up's flag, as kernels/sm90/epilogue.cuh and fixup.cuh
-// compute them.
+// its staging tile (stmatrix, stmatrix .trans for a column-major C, or st.shared.b32) and the fix-up's flag, as
+// kernels/sm90/epilogue.cuh and fixup.cuh compute them.
 #include <cstdint>
 #include <string>
 
@@ -19,18 +19,42 @@ using plan::banks::Issue;
 using plan::banks::kWarpSize;
 
 // The staging tile of the TMA-store epilogue: at shared offset `base`, one region of wg_m x group_cols per consumer
-// warpgroup, written in `rounds` rounds of group_cols columns, m_iters 64-row blocks each.
+// warpgroup, written in `rounds` rounds of group_cols columns, m_iters 64-row blocks each; `col`: C column-major
+// (SWAP_AB), each column of C a 128-byte staging row per 64-row block.
 struct StagingTile {
   unsigned base;
   int consumers, wg_m, m_iters, group_cols, rounds;
+  bool col = false;
 };
+
+// The column-major staging writes (epilogue.cuh's stmatrix_trans): lane L addresses column L%8 of 8x8 block L/8,
+// blocks (rows 0-7 | 8-15 of the warp's 16) x (column blocks jj | jj + 1); an odd last block alone (x2: lanes 0-15).
+void staging_stores_col(Instruction& ins, const StagingTile& t, unsigned region, int block_warp, int warp, int g,
+                        int mi) {
+  const int jg = t.group_cols / 8;
+  for (int jj = 0; jj < jg; jj += 2) {
+    const bool x2 = jj + 1 == jg;
+    Issue issue{block_warp, fmt::format("round {} mi={} jj={}{}", g, mi, jj, x2 ? " (x2)" : ""), {}};
+    issue.access.bytes_per_thread = 16;
+    for (int lane = 0; lane < kWarpSize; ++lane) {
+      if (x2 && lane >= 16) {
+        issue.access.address[lane] = -1;  // x2 reads the addresses of lanes 0-15 only
+        continue;
+      }
+      const int m = lane / 8, c = (jj + m / 2) * 8 + lane % 8;
+      issue.access.address[lane] = int64_t(region + unsigned(mi * (t.group_cols * 128) + c * 128) +
+                                           unsigned(((warp * 2 + m % 2) ^ (lane % 8)) << 4));
+    }
+    ins.issues.push_back(std::move(issue));
+  }
+}
 
 // The consumer warpgroups' writes of the staging tile (epilogue.cuh's store_packed), 128-byte rows swizzled in
 // 16-byte units. Consumer warpgroup cw is the block's warpgroup 1 + cw (warpgroup 0 is the producer); warp `warp`
 // inside it.
 Instruction staging_stores(const StagingTile& t, bool stmatrix, int epilogue) {
   const int jg = t.group_cols / 8;
-  Instruction ins{stmatrix ? "stmatrix.x4" : "st.shared.b32", "C",
+  Instruction ins{t.col ? "stmatrix.x4.trans" : stmatrix ? "stmatrix.x4" : "st.shared.b32", "C",
                   epilogue == kSm90EpilogueDeferred ? "deferred epilogue, per output tile" : "epilogue, per output tile",
                   {}};
   for (int cw = 0; cw < t.consumers; ++cw) {
@@ -39,7 +63,9 @@ Instruction staging_stores(const StagingTile& t, bool stmatrix, int epilogue) {
       const int block_warp = 4 * (1 + cw) + warp;
       for (int g = 0; g < t.rounds; ++g) {
         for (int mi = 0; mi < t.m_iters; ++mi) {
-          if (stmatrix) {
+          if (t.col) {
+            staging_stores_col(ins, t, region, block_warp, warp, g, mi);
+          } else if (stmatrix) {
             // Lane L addresses row L%8 of 8x8 block L/8 (store_packed's stmatrix branch).
             for (int jj = 0; jj < jg; jj += 2) {
               Issue issue{block_warp, fmt::format("round {} mi={} jj={}", g, mi, jj), {}};
@@ -89,10 +115,15 @@ class Sm90BankModel final : public plan::banks::BankModel {
     const int epi_rounds = int(sm90_epi_rounds(bn, c.get("EPI_SPLIT").value_or(1)));
     const bool stmatrix = c.get("STMATRIX").value_or(0) != 0;
     const bool fixup = c.get("SPLIT_K").value_or(1) > 1 || c.get("STREAM_K").value_or(0) != 0;
+    const bool col = c.get("SWAP_AB").value_or(0) != 0;  // C staged column by column (stmatrix .trans)
     const int wg_m = bm / consumers, m_iters = wg_m / 64;
-    if (consumers < 1 || wg_m % 64 != 0 || m_iters < 1 || bn % (64 * epi_rounds) != 0) {
+    if (consumers < 1 || wg_m % 64 != 0 || m_iters < 1 || bn % ((col ? 8 : 64) * epi_rounds) != 0) {
       return invalid_argument(fmt::format("{}: each consumer warpgroup needs whole 64-row blocks and the staged "
-                                          "column groups whole 64-column boxes", c.describe()));
+                                          "column groups whole {}", c.describe(),
+                                          col ? "8-column blocks" : "64-column boxes"));
+    }
+    if (col && epilogue != kSm90EpilogueDirect && !stmatrix) {
+      return invalid_argument(fmt::format("{}: SWAP_AB stages C with stmatrix .trans (STMATRIX 1)", c.describe()));
     }
 
     // Shared memory as gemm.cuh lays it out from its 1024-aligned base: STAGES x [A tile][B tile] (BLOCK_K 64),
@@ -112,7 +143,7 @@ class Sm90BankModel final : public plan::banks::BankModel {
     if (epilogue == kSm90EpilogueDirect) {
       out.notes.emplace_back("EPILOGUE = 0: C is stored from registers straight to global memory, nothing is staged");
     } else {
-      const StagingTile staging{c_tile, consumers, wg_m, m_iters, bn / epi_rounds, epi_rounds};
+      const StagingTile staging{c_tile, consumers, wg_m, m_iters, bn / epi_rounds, epi_rounds, col};
       out.instructions.push_back(staging_stores(staging, stmatrix, epilogue));
       out.notes.emplace_back("the TMA store reads the staging tile without per-thread addresses; with beta != 0 the "
                              "kernel falls back to direct stores at run time (nothing staged)");
