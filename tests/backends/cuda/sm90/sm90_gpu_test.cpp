@@ -36,6 +36,41 @@ class Sm90GpuTest : public testing::CudaGpuTest {
       GTEST_SKIP() << "SKIPPED: the sm90 family needs an sm_90a GPU; this is " << props->name;
     }
   }
+
+  // `c` in every layout whose space admits it (the multicast splits need whole 64-row boxes of a column-major A or
+  // 64-column boxes of a row-major B per CTA; narrow tiles a row-major A), f16 and bf16 in turn, ragged in every
+  // dimension against every tile (leading dimensions stay multiples of 8): 1032 = 8 x 128 + 8, 1544 = 6 x 256 + 8,
+  // 2056 = 32 x 64 + 8. Returns the layouts run.
+  int run_in_every_layout(const Config& c, uint64_t& seed, const cuda::Sm90SpaceOptions& options = {}) {
+    int ran = 0;
+    for (Layout l : {Layout::RR, Layout::RC, Layout::CR, Layout::CC}) {
+      const DType in = seed % 2 ? DType::bf16 : DType::f16;
+      const Problem p = testing::make_problem(1032, 1544, 2056, l, in, in);
+      ++seed;
+      if (!cuda::sm90_space(p.normalized(), device_.profile, options).check(c).ok()) continue;
+      EXPECT_EQ(run(p, &c, 0, seed), "sm90") << c.describe() << " " << to_string(l);
+      ++ran;
+    }
+    return ran;
+  }
+
+  // Bit-identical: `config` on the same operands three times, the third on another stream (its own workspace).
+  void expect_same_bits(const Problem& p, const Config& config, uint64_t seed) {
+    auto ops = testing::make_operands(p, seed);
+    auto a = upload(ops.a), b = upload(ops.b);
+    auto kernel = cuda_->prepare(p, config, device_);
+    ASSERT_TRUE(kernel.ok()) << kernel.status().to_string();
+    auto other = cuda::Stream::create();
+    ASSERT_TRUE(other.ok()) << other.status().to_string();
+    std::vector<std::vector<unsigned char>> outs;
+    for (void* stream : {timer_->stream(), timer_->stream(), static_cast<void*>(other->get())}) {
+      auto c = upload(ops.c);
+      outs.push_back(run_and_read(**kernel, p, GemmArgs{a->data(), b->data(), c->data(), stream}, *c));
+      ASSERT_EQ(outs.back().size(), ops.c.size());
+    }
+    EXPECT_EQ(outs[0], outs[1]) << config.describe() << " differs between two runs";
+    EXPECT_EQ(outs[0], outs[2]) << config.describe() << " differs on another stream";
+  }
 };
 
 Problem half(int64_t m, int64_t n, int64_t k, Layout l, DType in = DType::f16, DType out = DType::f16) {
@@ -102,21 +137,7 @@ TEST_F(Sm90GpuTest, EveryKindOfConfigInEveryLayoutThatTakesIt) {
       sm90_config(192, 64, 6, 1, 1, 2, 8, 1, 1, 1),    // one consumer, three m64 blocks, 1x2 cluster
   };
   uint64_t seed = 100;
-  for (const Config& c : configs) {
-    int ran = 0;
-    for (Layout l : {Layout::RR, Layout::RC, Layout::CR, Layout::CC}) {
-      const DType in = seed % 2 ? DType::bf16 : DType::f16;
-      // Ragged in every dimension against every tile (leading dimensions stay multiples of 8): 1032 = 8 x 128 + 8,
-      // 1544 = 6 x 256 + 8, 2056 = 32 x 64 + 8.
-      const Problem p = half(1032, 1544, 2056, l, in, in);
-      ++seed;
-      // The multicast splits need whole 64-row (column-major A) or 64-column (row-major B) boxes per CTA.
-      if (!cuda::sm90_space(p.normalized(), device_.profile).check(c).ok()) continue;
-      EXPECT_EQ(run(p, &c, 0, seed), "sm90") << c.describe();
-      ++ran;
-    }
-    EXPECT_GE(ran, 2) << c.describe();
-  }
+  for (const Config& c : configs) EXPECT_GE(run_in_every_layout(c, seed), 2) << c.describe();
 }
 
 // Clusters of four and eight (declared for operands with rows off 32-byte sectors, on grids of one wave of them): an
@@ -160,19 +181,8 @@ TEST_F(Sm90GpuTest, SwapAbWritesCColumnByColumnExactly) {
   };
   const cuda::Sm90SpaceOptions swap{true};
   uint64_t seed = 1300;
-  for (const Config& c : configs) {
-    int ran = 0;
-    for (Layout l : {Layout::RR, Layout::RC, Layout::CR, Layout::CC}) {
-      const DType in = seed % 2 ? DType::bf16 : DType::f16;
-      // Ragged against every tile: 1032 = 14 x 72 + 24 = 9 x 112 + 24, 1544 = 6 x 256 + 8, 2056 = 32 x 64 + 8.
-      const Problem p = half(1032, 1544, 2056, l, in, in);
-      ++seed;
-      if (!cuda::sm90_space(p.normalized(), device_.profile, swap).check(c).ok()) continue;  // narrow: A row-major
-      EXPECT_EQ(run(p, &c, 0, seed), "sm90") << c.describe() << " " << to_string(l);
-      ++ran;
-    }
-    EXPECT_GE(ran, 2) << c.describe();
-  }
+  // The narrow tiles take a row-major A only (RR, RC); 1032 = 14 x 72 + 24 = 9 x 112 + 24 is ragged against them.
+  for (const Config& c : configs) EXPECT_GE(run_in_every_layout(c, seed, swap), 2) << c.describe();
   // Decode steps: M of 1 to 64 along the wgmma's N.
   for (int64_t m : {1, 8, 16, 40, 64}) {
     const Config c = swapped(sm90_config(128, m <= 16 ? 16 : m <= 48 ? 48 : 64, 8, 2, 1, 1, 8, 1, 1, 1));
@@ -206,20 +216,7 @@ TEST_F(Sm90GpuTest, SwapAbWritesCColumnByColumnExactly) {
     EXPECT_TRUE(legal.ok()) << k.config.describe() << ": " << legal.to_string();
     if (!legal.ok()) continue;
     EXPECT_EQ(run(p, &k.config, 0, ++seed), "sm90") << k.config.describe();
-    auto ops = testing::make_operands(p, seed);
-    auto a = upload(ops.a), b = upload(ops.b);
-    auto kernel = cuda_->prepare(p, k.config, device_);
-    ASSERT_TRUE(kernel.ok()) << kernel.status().to_string();
-    auto other = cuda::Stream::create();
-    ASSERT_TRUE(other.ok()) << other.status().to_string();
-    std::vector<std::vector<unsigned char>> outs;
-    for (void* stream : {timer_->stream(), timer_->stream(), static_cast<void*>(other->get())}) {
-      auto c = upload(ops.c);
-      outs.push_back(run_and_read(**kernel, p, GemmArgs{a->data(), b->data(), c->data(), stream}, *c));
-      ASSERT_EQ(outs.back().size(), ops.c.size());
-    }
-    EXPECT_EQ(outs[0], outs[1]) << k.config.describe() << " differs between two runs";
-    EXPECT_EQ(outs[0], outs[2]) << k.config.describe() << " differs on another stream";
+    expect_same_bits(p, k.config, seed);
   }
 }
 
@@ -371,22 +368,7 @@ TEST_F(Sm90GpuTest, SplitKAndStreamKAreExactAndBitIdenticalFromRunToRun) {
     EXPECT_TRUE(legal.ok()) << k.config.describe() << ": " << legal.to_string();
     if (!legal.ok()) continue;
     EXPECT_EQ(run(p, &k.config, 0, ++seed), "sm90") << k.config.describe();
-
-    // Bit-identical: the same operands three times, the third on another stream (its own workspace).
-    auto ops = testing::make_operands(p, seed);
-    auto a = upload(ops.a), b = upload(ops.b);
-    auto kernel = cuda_->prepare(p, k.config, device_);
-    ASSERT_TRUE(kernel.ok()) << kernel.status().to_string();
-    auto other = cuda::Stream::create();
-    ASSERT_TRUE(other.ok()) << other.status().to_string();
-    std::vector<std::vector<unsigned char>> outs;
-    for (void* stream : {timer_->stream(), timer_->stream(), static_cast<void*>(other->get())}) {
-      auto c = upload(ops.c);
-      outs.push_back(run_and_read(**kernel, p, GemmArgs{a->data(), b->data(), c->data(), stream}, *c));
-      ASSERT_EQ(outs.back().size(), ops.c.size());
-    }
-    EXPECT_EQ(outs[0], outs[1]) << k.config.describe() << " differs between two runs";
-    EXPECT_EQ(outs[0], outs[2]) << k.config.describe() << " differs on another stream";
+    expect_same_bits(p, k.config, seed);
   }
 }
 
