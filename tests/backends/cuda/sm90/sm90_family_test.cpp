@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -13,6 +15,7 @@
 #include "backends/cuda/sm90/sm90_family.hpp"
 #include "core/embedded.hpp"
 #include "hw/hw.hpp"
+#include "support/cli_runner.hpp"
 #include "support/test_support.hpp"
 #include "jit/nvrtc.hpp"
 #include "plan/kernel_family.hpp"
@@ -169,6 +172,27 @@ TEST(Sm90Family, SwapAbRunsTheTransposedProblem) {
     EXPECT_DOUBLE_EQ(seconds, sm90_cost(sm90_kernel_problem(q, c), *h200, twin).seconds) << copy;
     EXPECT_LE(sm90_cost_bound(q, *h200, c, &cache), seconds * (1 + 1e-12)) << copy;
   }
+}
+
+// Through the CLI: SWAP_AB is a parameter only where TILEFORGE_SM90_SWAP_AB=1 declares it (a pin of it is refused
+// otherwise, naming it), and a plan that swaps says so in its decision log.
+TEST(Sm90Family, SwapAbIsDeclaredByTheEnvironmentAndExplained) {
+  const std::filesystem::path dir = testing::fresh_test_dir("tileforge_sm90_swap_");
+  const std::vector<std::string> args = {"plan", "--profile", "h200", "--dtype", "f16", "--shape", "1000x1000x1000",
+                                         "--family", "sm90", "--no-db", "-q", "--explain", "--set", "SWAP_AB=1",
+                                         "--set", "BLOCK_N=72"};
+  const testing::CliResult off = testing::run_cli(args, dir, {{"TILEFORGE_SM90_SWAP_AB", std::nullopt}});
+  EXPECT_NE(off.exit_code, 0) << off.out;
+  EXPECT_NE(off.err.find("SWAP_AB"), std::string::npos) << off.err;
+  EXPECT_EQ(off.out, "");
+  const testing::CliResult on = testing::run_cli(args, dir, {{"TILEFORGE_SM90_SWAP_AB", "1"}});
+  ASSERT_EQ(on.exit_code, 0) << on.err;
+  EXPECT_NE(on.out.find("SWAP_AB=1"), std::string::npos) << on.out;
+  EXPECT_NE(on.out.find("C^T = B^T A^T"), std::string::npos) << on.out;
+  EXPECT_NE(on.out.find("M = 1000 lies along the wgmma's N in 72-row tiles (14 of them, 8 rows past M)"),
+            std::string::npos)
+      << on.out;
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
