@@ -1,12 +1,13 @@
 // The sm90 family's per-thread shared-memory addresses for `tileforge banks`: the TMA-store epilogue's writes of
-// its staging tile (stmatrix, stmatrix .trans for a column-major C, or st.shared.b32) and the fix-up's flag, as
-// kernels/sm90/epilogue.cuh and fixup.cuh compute them.
+// its staging tile (stmatrix, stmatrix .trans for a column-major C, or st.shared.b32) from the kernel's own offsets
+// (kernels/sm90/staging.cuh), and the fix-up's flag as kernels/sm90/fixup.cuh computes it.
 #include <cstdint>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "backends/backend.hpp"
+#include "backends/cuda/kernels/sm90/staging.cuh"
 #include "backends/cuda/sm90/sm90_family.hpp"
 #include "plan/bank_conflicts.hpp"
 
@@ -41,9 +42,7 @@ void staging_stores_col(Instruction& ins, const StagingTile& t, unsigned region,
         issue.access.address[lane] = -1;  // x2 reads the addresses of lanes 0-15 only
         continue;
       }
-      const int m = lane / 8, c = (jj + m / 2) * 8 + lane % 8;
-      issue.access.address[lane] = int64_t(region + unsigned(mi * (t.group_cols * 128) + c * 128) +
-                                           unsigned(((warp * 2 + m % 2) ^ (lane % 8)) << 4));
+      issue.access.address[lane] = int64_t(region + tf::sm90::stmatrix_col_offset(t.group_cols, warp, lane, mi, jj));
     }
     ins.issues.push_back(std::move(issue));
   }
@@ -71,11 +70,7 @@ Instruction staging_stores(const StagingTile& t, bool stmatrix, int epilogue) {
               Issue issue{block_warp, fmt::format("round {} mi={} jj={}", g, mi, jj), {}};
               issue.access.bytes_per_thread = 16;
               for (int lane = 0; lane < kWarpSize; ++lane) {
-                const int m = lane / 8;
-                const int r = mi * 64 + warp * 16 + (m % 2) * 8 + lane % 8;
-                const int js = jj + m / 2;
-                issue.access.address[lane] =
-                    int64_t(region + unsigned((js / 8) * (t.wg_m * 128) + r * 128) + unsigned(((js % 8) ^ (lane % 8)) << 4));
+                issue.access.address[lane] = int64_t(region + tf::sm90::stmatrix_row_offset(t.wg_m, warp, lane, mi, jj));
               }
               ins.issues.push_back(std::move(issue));
             }
@@ -86,10 +81,7 @@ Instruction staging_stores(const StagingTile& t, bool stmatrix, int epilogue) {
                 Issue issue{block_warp, fmt::format("round {} mi={} jj={} rows +{}", g, mi, jj, 8 * half), {}};
                 issue.access.bytes_per_thread = 4;
                 for (int lane = 0; lane < kWarpSize; ++lane) {
-                  const int r0 = mi * 64 + warp * 16 + lane / 4 + 8 * half;
-                  const unsigned chunk = region + unsigned((jj / 8) * (t.wg_m * 128) + (lane % 4) * 4);
-                  const unsigned sw = unsigned(((jj % 8) ^ ((lane / 4) % 8)) << 4);
-                  issue.access.address[lane] = int64_t(chunk + unsigned(r0 * 128) + sw);
+                  issue.access.address[lane] = int64_t(region + tf::sm90::pair_offset(t.wg_m, warp, lane, mi, jj, half));
                 }
                 ins.issues.push_back(std::move(issue));
               }
@@ -168,8 +160,8 @@ class Sm90BankModel final : public plan::banks::BankModel {
       }
       out.instructions.push_back(std::move(ld));
     }
-    out.notes.emplace_back("addresses: kernels/sm90/epilogue.cuh's store_packed and fixup.cuh's flag, as written there "
-                           "(no host-side header holds them)");
+    out.notes.emplace_back("addresses: the staging offsets of kernels/sm90/staging.cuh, which the kernel's store_packed "
+                           "computes, and fixup.cuh's flag as written there");
     return out;
   }
 };

@@ -8,6 +8,7 @@
 #include <cuda_fp16.h>
 
 #include "sm90/config.cuh"
+#include "sm90/staging.cuh"
 
 namespace tf::sm90 {
 
@@ -83,8 +84,7 @@ __device__ __forceinline__ void write_staged(const Params& p, int warp, int lane
         for (int i = lane; i < WG_M; i += 32) {
           const int row = row0 + i;
           if (row >= p.m) break;
-          const unsigned at = region + (i / 64) * (GROUP_COLS * 128) + c * 128 +
-                              static_cast<unsigned>((((i % 64) / 8) ^ (c % 8)) << 4) + (i % 8) * 2;
+          const unsigned at = region + staged_offset(GROUP_COLS, c, i);
           unsigned short bits;
           asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(bits) : "r"(at));
           c_col[row] = *reinterpret_cast<const typename Out::T*>(&bits);
@@ -100,8 +100,7 @@ __device__ __forceinline__ void write_staged(const Params& p, int warp, int lane
       for (int c = lane; c < GROUP_COLS; c += 32) {
         const int col = col0 + c;
         if (col >= p.n) break;
-        const unsigned at = region + (c / 64) * (WG_M * 128) + r * 128 +
-                            static_cast<unsigned>((((c % 64) / 8) ^ (r % 8)) << 4) + (c % 8) * 2;
+        const unsigned at = region + staged_offset(WG_M, r, c);
         unsigned short bits;
         asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(bits) : "r"(at));
         c_row[col] = *reinterpret_cast<const typename Out::T*>(&bits);
@@ -120,10 +119,7 @@ __device__ __forceinline__ void stmatrix_trans(const typename Cfg::AccTile& acc,
                                                unsigned region, int warp, int lane, int mi, int g, int jj,
                                                float alpha) {
   constexpr int GROUP_COLS = Cfg::BN / Cfg::EPI_ROUNDS, JG = GROUP_COLS / 8;
-  const int m = lane / 8;
-  const int c = (jj + m / 2) * 8 + lane % 8;  // the column of the round: its staging row
-  const unsigned addr = region + mi * (GROUP_COLS * 128) + c * 128 +
-                        static_cast<unsigned>(((warp * 2 + m % 2) ^ (lane % 8)) << 4);
+  const unsigned addr = region + stmatrix_col_offset(GROUP_COLS, warp, lane, mi, jj);
   if constexpr (kX2) {
     asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%0], {%1, %2};\n" ::"r"(addr),
                  "r"(staged_pair<Cfg>(acc, packed, mi, g * JG + jj, 0, alpha)),
@@ -164,15 +160,13 @@ __device__ __forceinline__ void store_packed(const Params& p, const typename Cfg
             stmatrix_trans<Cfg, true>(acc, packed, region, warp, lane, mi, g, JG - 1, alpha);
           }
         } else if constexpr (Cfg::STMATRIX) {
-          // Lane L addresses row L%8 of 8x8 block L/8: blocks (jj, rows 0-7), (jj, rows 8-15), (jj+1, 0-7),
-          // (jj+1, 8-15) of the warp's 16 rows; each block's fragment is exactly the accumulator pair layout.
+          // stmatrix_row_offset (sm90/staging.cuh) with the lane's row hoisted out of the loop. Each 8x8 block's
+          // fragment is exactly the accumulator pair layout.
           const int m = lane / 8;
           const int r = mi * 64 + warp * 16 + (m % 2) * 8 + lane % 8;
 #pragma unroll
           for (int jj = 0; jj < JG; jj += 2) {
-            const int js = jj + m / 2;
-            const unsigned addr = region + (js / 8) * (WG_M * 128) + r * 128 +
-                                  static_cast<unsigned>(((js % 8) ^ (lane % 8)) << 4);
+            const unsigned addr = region + staged_offset(WG_M, r, (jj + m / 2) * 8, lane % 8);
             asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
                          "r"(staged_pair<Cfg>(acc, packed, mi, g * JG + jj, 0, alpha)),
                          "r"(staged_pair<Cfg>(acc, packed, mi, g * JG + jj, 1, alpha)),
@@ -181,15 +175,15 @@ __device__ __forceinline__ void store_packed(const Params& p, const typename Cfg
                          : "memory");
           }
         } else {
+          // pair_offset (sm90/staging.cuh) with the lane's rows hoisted out of the loop.
           const int r0 = mi * 64 + warp * 16 + lane / 4;
 #pragma unroll
           for (int jj = 0; jj < JG; ++jj) {
-            const unsigned chunk = region + (jj / 8) * (WG_M * 128) + ((lane % 4) * 4);
-            const unsigned sw = static_cast<unsigned>(((jj % 8) ^ ((lane / 4) % 8)) << 4);
-            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(chunk + r0 * 128 + sw),
+            const int e = jj * 8 + 2 * (lane % 4);
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(region + staged_offset(WG_M, r0, e, (lane / 4) % 8)),
                          "r"(staged_pair<Cfg>(acc, packed, mi, g * JG + jj, 0, alpha))
                          : "memory");
-            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(chunk + (r0 + 8) * 128 + sw),
+            asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(region + staged_offset(WG_M, r0 + 8, e, (lane / 4) % 8)),
                          "r"(staged_pair<Cfg>(acc, packed, mi, g * JG + jj, 1, alpha))
                          : "memory");
           }

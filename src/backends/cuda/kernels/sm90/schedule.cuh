@@ -3,10 +3,12 @@
 // cluster and check that each k-block of each tile is covered exactly once.
 #pragma once
 
+#ifndef TF_SM90_HD  // also defined by sm90/staging.cuh
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define TF_SM90_HD __host__ __device__
 #else
 #define TF_SM90_HD
+#endif
 #endif
 
 namespace tf::sm90 {
