@@ -18,6 +18,9 @@ using plan::banks::FamilyAccesses;
 using plan::banks::Instruction;
 using plan::banks::Issue;
 using plan::banks::kWarpSize;
+using tf::sm90::pair_offset;
+using tf::sm90::stmatrix_col_offset;
+using tf::sm90::stmatrix_row_offset;
 
 // The staging tile of the TMA-store epilogue: at shared offset `base`, one region of wg_m x group_cols per consumer
 // warpgroup, written in `rounds` rounds of group_cols columns, m_iters 64-row blocks each; `col`: C column-major
@@ -42,7 +45,7 @@ void staging_stores_col(Instruction& ins, const StagingTile& t, unsigned region,
         issue.access.address[lane] = -1;  // x2 reads the addresses of lanes 0-15 only
         continue;
       }
-      issue.access.address[lane] = int64_t(region + tf::sm90::stmatrix_col_offset(t.group_cols, warp, lane, mi, jj));
+      issue.access.address[lane] = int64_t(region + stmatrix_col_offset(t.group_cols, warp, lane, mi, jj));
     }
     ins.issues.push_back(std::move(issue));
   }
@@ -70,7 +73,7 @@ Instruction staging_stores(const StagingTile& t, bool stmatrix, int epilogue) {
               Issue issue{block_warp, fmt::format("round {} mi={} jj={}", g, mi, jj), {}};
               issue.access.bytes_per_thread = 16;
               for (int lane = 0; lane < kWarpSize; ++lane) {
-                issue.access.address[lane] = int64_t(region + tf::sm90::stmatrix_row_offset(t.wg_m, warp, lane, mi, jj));
+                issue.access.address[lane] = int64_t(region + stmatrix_row_offset(t.wg_m, warp, lane, mi, jj));
               }
               ins.issues.push_back(std::move(issue));
             }
@@ -81,7 +84,7 @@ Instruction staging_stores(const StagingTile& t, bool stmatrix, int epilogue) {
                 Issue issue{block_warp, fmt::format("round {} mi={} jj={} rows +{}", g, mi, jj, 8 * half), {}};
                 issue.access.bytes_per_thread = 4;
                 for (int lane = 0; lane < kWarpSize; ++lane) {
-                  issue.access.address[lane] = int64_t(region + tf::sm90::pair_offset(t.wg_m, warp, lane, mi, jj, half));
+                  issue.access.address[lane] = int64_t(region + pair_offset(t.wg_m, warp, lane, mi, jj, half));
                 }
                 ins.issues.push_back(std::move(issue));
               }

@@ -387,7 +387,9 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   Sm90CostCache* base = cache ? cache : &local;
   // SWAP_AB: bounded on the transposed problem, with its own memo; COPY_AB names the caller's operands.
   const bool swap = partial.swap_ab.value_or(0) != 0;
-  if (swap && partial.copy_ab && (*partial.copy_ab == 2 || *partial.copy_ab == 3)) partial.copy_ab = 5 - *partial.copy_ab;
+  if (swap && partial.copy_ab && (*partial.copy_ab == 2 || *partial.copy_ab == 3)) {
+    partial.copy_ab = 5 - *partial.copy_ab;
+  }
   Sm90CostCache& memo = swap ? base->transposed() : *base;
   if (!memo.ready) memo.fill(swap ? sm90_kernel_problem(problem, config) : problem, profile);
   if (!memo.valid) return 0;
