@@ -134,6 +134,15 @@ Problem sm90_kernel_problem(const Problem& problem, const Config& c) {
   return q;
 }
 
+Sm90Maps sm90_maps(const Problem& kernel_problem) {
+  const Problem& p = kernel_problem;
+  Sm90Maps m;
+  m.a = a_row_major(p.layout) ? Sm90MapShape{p.k, p.m, p.lda} : Sm90MapShape{p.m, p.k, p.lda};
+  m.b = b_row_major(p.layout) ? Sm90MapShape{p.n, p.k, p.ldb} : Sm90MapShape{p.k, p.n, p.ldb};
+  m.c = p.c_order == Order::col_major ? Sm90MapShape{p.m, p.n, p.ldc} : Sm90MapShape{p.n, p.m, p.ldc};
+  return m;
+}
+
 Sm90Schedule sm90_schedule(const Problem& problem, const Config& c, int64_t max_clusters) {
   return sm90_schedule(sm90_kernel_problem(problem, c), Sm90ConfigView(c), max_clusters);
 }

@@ -55,6 +55,17 @@ bool sm90_swap_ab(const Config& config);
 // The problem the kernel runs for `config`: the normalized problem, or with SWAP_AB its transpose (M and N, A and B
 // with their leading dimensions and layouts exchanged; C column-major).
 Problem sm90_kernel_problem(const Problem& problem, const Config& config);
+// The 2-D tensor maps of the kernel's problem as the kernel reads them: `inner` elements along the contiguous
+// dimension, `outer` lines `ld` elements apart. A: K x M lines where A is row-major (the kernel's coordinates (k, m)),
+// else M x K ((m, k)); B: N x K where row-major ((n, k)), else K x N ((k, n)); C: N x M row-major ((n, m)), or
+// M x N column-major ((m, n)).
+struct Sm90MapShape {
+  int64_t inner = 0, outer = 0, ld = 0;
+};
+struct Sm90Maps {
+  Sm90MapShape a, b, c;
+};
+Sm90Maps sm90_maps(const Problem& kernel_problem);
 // BLOCK_N values of the transposed run beside the multiples of 64 (the wgmma N sizes of kernels/sm90/wgmma_ops.cuh).
 inline constexpr int64_t kSm90NarrowBlockN[] = {16, 32, 48, 72, 80, 96, 112};
 

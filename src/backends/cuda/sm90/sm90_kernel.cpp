@@ -134,24 +134,15 @@ bool Sm90Kernel::same_shape(const Problem& p) const {
 Status Sm90Kernel::build_params(const Problem& p, const void* a, const void* b, void* c) const {
   std::memset(&params_, 0, sizeof params_);
   const DType in = p.precision.input;
-  if (a_row_major(p.layout)) {
-    if (Status s = encode_map(params_.a, a, in, p.k, p.m, p.lda, source_.a_box, "A"); !s) return s;
-  } else {
-    if (Status s = encode_map(params_.a, a, in, p.m, p.k, p.lda, source_.a_box, "A"); !s) return s;
-  }
-  if (b_row_major(p.layout)) {
-    if (Status s = encode_map(params_.b, b, in, p.n, p.k, p.ldb, source_.b_box, "B"); !s) return s;
-  } else {
-    if (Status s = encode_map(params_.b, b, in, p.k, p.n, p.ldb, source_.b_box, "B"); !s) return s;
-  }
+  const Sm90Maps maps = sm90_maps(p);
+  if (Status s = encode_map(params_.a, a, in, maps.a.inner, maps.a.outer, maps.a.ld, source_.a_box, "A"); !s) return s;
+  if (Status s = encode_map(params_.b, b, in, maps.b.inner, maps.b.outer, maps.b.ld, source_.b_box, "B"); !s) return s;
   // The staging epilogues store C by TMA where its rows start on 16 bytes, otherwise with the warpgroups' own
   // stores (Params::c_staged_stores, no map).
   if (config().at("EPILOGUE") != kSm90EpilogueDirect && p.precision.output != DType::f32) {
     const std::size_t row_bytes = std::size_t(p.ldc) * size_of(p.precision.output);
     if (reinterpret_cast<uintptr_t>(c) % 16 == 0 && row_bytes % 16 == 0) {
-      // Row-major: N elements per row, M rows; column-major: M elements per column, N columns.
-      const bool col = p.c_order == Order::col_major;
-      if (Status s = encode_map(params_.c, c, p.precision.output, col ? p.m : p.n, col ? p.n : p.m, p.ldc,
+      if (Status s = encode_map(params_.c, c, p.precision.output, maps.c.inner, maps.c.outer, maps.c.ld,
                                 source_.c_box, "C");
           !s) {
         return s;

@@ -174,6 +174,53 @@ TEST(Sm90Family, SwapAbRunsTheTransposedProblem) {
   }
 }
 
+// The tensor maps of the kernel's problem read, at the kernel's coordinates, the caller's elements: the same ones
+// without SWAP_AB, the transposed ones with it (the kernel's A(n, k) is the caller's B(k, n), its B(k, m) the caller's
+// A(m, k), its C(n, m) the caller's C(m, n)), in every layout, with padded leading dimensions.
+TEST(Sm90Family, TensorMapsOfTheKernelsProblemReadTheCallersElements) {
+  auto at = [](const Sm90MapShape& map, int64_t inner, int64_t outer) {
+    EXPECT_LT(inner, map.inner);
+    EXPECT_LT(outer, map.outer);
+    return outer * map.ld + inner;
+  };
+  for (Layout l : {Layout::RR, Layout::RC, Layout::CR, Layout::CC}) {
+    Problem q = problem(40, 300, 512, l);
+    q.lda += 8;
+    q.ldb += 16;
+    q.ldc += 24;
+    const bool a_row = a_row_major(l), b_row = b_row_major(l);
+    auto caller_a = [&](int64_t m, int64_t k) { return a_row ? m * q.lda + k : k * q.lda + m; };
+    auto caller_b = [&](int64_t k, int64_t n) { return b_row ? k * q.ldb + n : n * q.ldb + k; };
+    for (const bool swap : {false, true}) {
+      const Config plain = sm90_config(128, 64, 6, 2, 1, 1, 8, 1, 1, 1);
+      const Config c = swap ? swapped(plain) : plain;
+      const Problem kp = sm90_kernel_problem(q, c);
+      const Sm90Maps maps = sm90_maps(kp);
+      const bool ka_row = a_row_major(kp.layout), kb_row = b_row_major(kp.layout);
+      const bool c_col = kp.c_order == Order::col_major;
+      EXPECT_EQ(c_col, swap);
+      for (int64_t i : {0, 1, 7, 39}) {
+        for (int64_t j : {0, 5, 64, 299}) {
+          for (int64_t k : {0, 3, 256, 511}) {
+            // Where the kernel reads the caller's A(i, k), B(k, j) and writes C(i, j): its A(m, k) at (k, m) of a
+            // row-major map, else (m, k); its B(k, n) at (n, k) of a row-major map, else (k, n); its C(m, n) at (n, m)
+            // row-major, (m, n) column-major. Swapped, A(i, k) is the kernel's B(k, i), B(k, j) its A(j, k), and
+            // C(i, j) its C(j, i), which the column-major map places at (j, i) as the row-major one places C(i, j).
+            const int64_t ka = swap ? at(maps.b, kb_row ? i : k, kb_row ? k : i)
+                                    : at(maps.a, ka_row ? k : i, ka_row ? i : k);
+            const int64_t kb = swap ? at(maps.a, ka_row ? k : j, ka_row ? j : k)
+                                    : at(maps.b, kb_row ? j : k, kb_row ? k : j);
+            const int64_t kc = at(maps.c, j, i);
+            EXPECT_EQ(ka, caller_a(i, k)) << to_string(l) << (swap ? " swapped" : "");
+            EXPECT_EQ(kb, caller_b(k, j)) << to_string(l) << (swap ? " swapped" : "");
+            EXPECT_EQ(kc, i * q.ldc + j) << to_string(l) << (swap ? " swapped" : "");
+          }
+        }
+      }
+    }
+  }
+}
+
 // Through the CLI: SWAP_AB is a parameter only where TILEFORGE_SM90_SWAP_AB=1 declares it (a pin of it is refused
 // otherwise, naming it), and a plan that swaps says so in its decision log.
 TEST(Sm90Family, SwapAbIsDeclaredByTheEnvironmentAndExplained) {
