@@ -103,7 +103,7 @@ class CudaBackend final : public Backend {
   ParamSpace space(const Problem& p, const Device& device) const override {
     const Problem q = p.normalized();
     const plan::KernelFamily* f = cuda_family(q, device);
-    if (f && f->name() == "sm90") return sm90_space(q, device.profile);
+    if (f && f->name() == "sm90") return sm90_space(q, device.profile, sm90_space_options());  // as the planner
     if (f && plugged(f->name())) return f->candidates(q, device.profile, 0).space;
     return sm80_space(q, device.profile);
   }

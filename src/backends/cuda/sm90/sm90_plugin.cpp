@@ -98,7 +98,7 @@ class Sm90Family final : public CudaJitFamily {
   }
 
   plan::FamilySpace candidates(const Problem& q, const hw::HwProfile& profile, int) const override {
-    ParamSpace space = sm90_space(q, profile);
+    ParamSpace space = sm90_space(q, profile, sm90_space_options());
     Config pick = sm90_heuristic(q, profile, space);
     plan::FamilySpace f =
         plan::full_product(std::move(space), std::move(pick), "the sm90 heuristic",

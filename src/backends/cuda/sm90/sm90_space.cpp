@@ -260,7 +260,7 @@ Sm90SpaceOptions sm90_space_options() {
 }
 
 ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
-  return sm90_space(problem, profile, sm90_space_options());
+  return sm90_space(problem, profile, Sm90SpaceOptions{});
 }
 
 ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile, const Sm90SpaceOptions& options) {
