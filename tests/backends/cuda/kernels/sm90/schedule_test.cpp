@@ -177,5 +177,25 @@ TEST(Sm90Schedule, StreamKSharesOnlyThePartialWave) {
   EXPECT_EQ(s.clusters, 132);
 }
 
+// The fix-up's read-back groups (fixup_group): for every BLOCK_N the family declares (the narrow ones of SWAP_AB
+// too) and every count of m64 blocks a consumer may hold beside it, a divisor of the 8-column blocks a thread holds
+// (so that the groups cover them exactly: 192 once gave 16 of 24), at most 16, and 4 at most beside 128 accumulators.
+TEST(Sm90Schedule, FixupGroupsCoverEveryThreadsColumnBlocksExactly) {
+  std::vector<int> widths(std::begin(kSm90NarrowBlockN), std::end(kSm90NarrowBlockN));
+  for (int bn : {64, 128, 192, 256}) widths.push_back(bn);
+  for (int bn : widths) {
+    for (int m_iters = 1; m_iters * bn / 2 <= 128; ++m_iters) {
+      const int g = tf::sm90::fixup_group(m_iters, bn);
+      EXPECT_GE(g, 1) << bn << " " << m_iters;
+      EXPECT_EQ((bn / 8) % g, 0) << bn << " " << m_iters;
+      EXPECT_LE(g, m_iters * bn / 2 >= 128 ? 4 : 16) << bn << " " << m_iters;
+    }
+  }
+  EXPECT_EQ(tf::sm90::fixup_group(1, 192), 12);
+  EXPECT_EQ(tf::sm90::fixup_group(1, 128), 16);
+  EXPECT_EQ(tf::sm90::fixup_group(1, 256), 4);
+  EXPECT_EQ(tf::sm90::fixup_group(1, 72), 9);
+}
+
 }  // namespace
 }  // namespace tileforge::cuda
