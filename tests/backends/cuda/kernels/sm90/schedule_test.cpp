@@ -180,7 +180,7 @@ TEST(Sm90Schedule, StreamKSharesOnlyThePartialWave) {
 // The fix-up's read-back groups (fixup_group): for every BLOCK_N the family declares (the narrow ones of SWAP_AB
 // too) and every count of m64 blocks a consumer may hold beside it, a divisor of the 8-column blocks a thread holds
 // (so that the groups cover them exactly: 192 once gave 16 of 24), at most 16, and 4 at most beside 128 accumulators.
-TEST(Sm90Schedule, FixupGroupsCoverEveryThreadsColumnBlocksExactly) {
+TEST(Sm90Schedule, FixupGroupsCoverEachLanesColumnBlocksExactly) {
   std::vector<int> widths(std::begin(kSm90NarrowBlockN), std::end(kSm90NarrowBlockN));
   for (int bn : {64, 128, 192, 256}) widths.push_back(bn);
   for (int bn : widths) {
