@@ -157,10 +157,11 @@ Status Problem::validate() const {
   return {};
 }
 
-Problem row_major_c(const Problem& p) {
-  if (p.c_order == Order::row_major) return p;
+Problem row_major_c(const Problem& p) { return p.c_order == Order::row_major ? p : transposed(p); }
+
+Problem transposed(const Problem& p) {
   Problem t = p;
-  t.c_order = Order::row_major;
+  t.c_order = p.c_order == Order::row_major ? Order::col_major : Order::row_major;
   t.m = p.n;
   t.n = p.m;
   const bool a_row = !b_row_major(p.layout), b_row = !a_row_major(p.layout);

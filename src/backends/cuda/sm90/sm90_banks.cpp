@@ -110,7 +110,7 @@ class Sm90BankModel final : public plan::banks::BankModel {
     const int epi_rounds = int(sm90_epi_rounds(bn, c.get("EPI_SPLIT").value_or(1)));
     const bool stmatrix = c.get("STMATRIX").value_or(0) != 0;
     const bool fixup = c.get("SPLIT_K").value_or(1) > 1 || c.get("STREAM_K").value_or(0) != 0;
-    const bool col = c.get("SWAP_AB").value_or(0) != 0;  // C staged column by column (stmatrix .trans)
+    const bool col = sm90_swap_ab(c);  // C staged column by column (stmatrix .trans)
     const int wg_m = bm / consumers, m_iters = wg_m / 64;
     if (consumers < 1 || wg_m % 64 != 0 || m_iters < 1 || bn % ((col ? 8 : 64) * epi_rounds) != 0) {
       return invalid_argument(fmt::format("{}: each consumer warpgroup needs whole 64-row blocks and the staged "

@@ -375,6 +375,18 @@ Sm90CostCache& Sm90CostCache::transposed() {
   return *transposed_;
 }
 
+namespace {
+
+// The config's parameters as the kernel's problem reads them: with SWAP_AB, COPY_AB's "A only" (2) and "B only" (3),
+// which name the caller's operands, are the kernel's B and A.
+Sm90ConfigView kernel_view(const Config& config) {
+  Sm90ConfigView v(config);
+  if (v.swap_ab.value_or(0) != 0 && v.copy_ab && (*v.copy_ab == 2 || *v.copy_ab == 3)) v.copy_ab = 5 - *v.copy_ab;
+  return v;
+}
+
+}  // namespace
+
 // Each term of sm90_cost() as it computes it, with the parameters `partial` lacks at the value that makes the term
 // least: a slowdown factor at 1, a term that needs the missing value left out (the terms only add, and the body
 // grows with each of them), the busiest CTA's k-steps at the work shared evenly by every cluster that fits (each
@@ -382,14 +394,11 @@ Sm90CostCache& Sm90CostCache::transposed() {
 // for more than the launch and the fill's latency.
 double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, const Config& config,
                        Sm90CostCache* cache, double enough) {
-  Sm90ConfigView partial(config);
+  const Sm90ConfigView partial = kernel_view(config);
   Sm90CostCache local;
   Sm90CostCache* base = cache ? cache : &local;
-  // SWAP_AB: bounded on the transposed problem, with its own memo; COPY_AB names the caller's operands.
+  // SWAP_AB: bounded on the transposed problem, with its own memo.
   const bool swap = partial.swap_ab.value_or(0) != 0;
-  if (swap && partial.copy_ab && (*partial.copy_ab == 2 || *partial.copy_ab == 3)) {
-    partial.copy_ab = 5 - *partial.copy_ab;
-  }
   Sm90CostCache& memo = swap ? base->transposed() : *base;
   if (!memo.ready) memo.fill(swap ? sm90_kernel_problem(problem, config) : problem, profile);
   if (!memo.valid) return 0;
@@ -575,10 +584,8 @@ Cost kernel_cost(const Problem& q, const hw::HwProfile& profile, const Sm90Confi
 
 Cost sm90_cost(const Problem& problem, const hw::HwProfile& profile, const Config& config, Sm90CostCache* cache,
                bool notes) {
-  Sm90ConfigView cfg(config);
+  const Sm90ConfigView cfg = kernel_view(config);
   if (cfg.swap_ab.value_or(0) == 0) return kernel_cost(problem.normalized(), profile, cfg, cache, notes);
-  // COPY_AB names the caller's operands: its A is the kernel's B.
-  if (cfg.copy_ab && (*cfg.copy_ab == 2 || *cfg.copy_ab == 3)) cfg.copy_ab = 5 - *cfg.copy_ab;
   Cost c = kernel_cost(sm90_kernel_problem(problem, config), profile, cfg, cache ? &cache->transposed() : nullptr,
                        notes);
   if (notes && c.valid) {

@@ -17,6 +17,7 @@
 
 #include "backends/cuda/common/elem_tag.hpp"
 #include "backends/cuda/sm90/sm90_config_reads.hpp"
+#include "core/c_order.hpp"
 #include "core/int_math.hpp"
 
 namespace tileforge::cuda {
@@ -119,19 +120,11 @@ Sm90ConfigView::Sm90ConfigView(const Config& config) {
   }
 }
 
-bool sm90_swap_ab(const Config& c) { return c.get("SWAP_AB").value_or(0) != 0; }
+bool sm90_swap_ab(const Config& c) { return swap_of(c) != 0; }
 
 Problem sm90_kernel_problem(const Problem& problem, const Config& c) {
-  Problem q = problem.normalized();
-  if (!sm90_swap_ab(c)) return q;
-  const bool a_row = a_row_major(q.layout), b_row = b_row_major(q.layout);
-  std::swap(q.m, q.n);
-  std::swap(q.lda, q.ldb);
-  std::swap(q.stride_a, q.stride_b);
-  // A' = B^T (N x K) is row-major where B is column-major; B' = A^T (K x M) is row-major where A is column-major.
-  q.layout = !b_row ? (!a_row ? Layout::RR : Layout::RC) : (!a_row ? Layout::CR : Layout::CC);
-  q.c_order = Order::col_major;
-  return q;
+  const Problem q = problem.normalized();
+  return sm90_swap_ab(c) ? transposed(q) : q;  // the families' problems have a row-major C: this one column-major
 }
 
 Sm90Maps sm90_maps(const Problem& kernel_problem) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "backends/backend.hpp"
 #include "hw/hw_profile.hpp"
@@ -66,8 +67,9 @@ struct Sm90Maps {
   Sm90MapShape a, b, c;
 };
 Sm90Maps sm90_maps(const Problem& kernel_problem);
-// BLOCK_N values of the transposed run beside the multiples of 64 (the wgmma N sizes of kernels/sm90/wgmma_ops.cuh).
-inline constexpr int64_t kSm90NarrowBlockN[] = {16, 32, 48, 72, 80, 96, 112};
+// BLOCK_N values of the transposed run beside the multiples of 64: the other wgmma N sizes the kernel has operand
+// lists for (kernels/sm90/wgmma_ops.cuh, written by scripts/gen-wgmma-ops), in increasing order.
+std::vector<int64_t> sm90_narrow_block_n();
 
 // How the persistent grid shares out the work of one problem, as the kernel's Schedule walks it (gemm.cuh): whole
 // tiles; SPLIT_K slices of every tile; or stream-K, the last `sk_tiles` tiles' k-blocks shared out evenly over the

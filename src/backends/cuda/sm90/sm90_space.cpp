@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "backends/cuda/kernels/sm90/wgmma_ops.cuh"
 #include "backends/cuda/sm90/sm90_config_reads.hpp"
 #include "backends/cuda/sm90/sm90_family.hpp"
 #include "core/int_math.hpp"
@@ -38,7 +39,8 @@ std::vector<ParamDecl> sm90_params(bool large_clusters, bool swap_ab, bool narro
   const ParamValues clusters = large_clusters ? ParamValues{1, 2, 4, 8} : ParamValues{1, 2};
   std::vector<int64_t> block_n = {64, 128, 192, 256};
   if (swap_ab && narrow_n) {
-    block_n.insert(block_n.end(), std::begin(kSm90NarrowBlockN), std::end(kSm90NarrowBlockN));
+    const std::vector<int64_t> narrow = sm90_narrow_block_n();
+    block_n.insert(block_n.end(), narrow.begin(), narrow.end());
     std::sort(block_n.begin(), block_n.end());
   }
   std::vector<ParamDecl> decls = {
@@ -164,7 +166,7 @@ void add_layout_and_memory_constraints(ParamSpace& s, const Problem& q, const hw
         {Layer::hardware_mapping,
          fmt::format("BLOCK_N % 64 == 0 unless SWAP_AB == 1 (the transposed run's B, the caller's row-major A, is "
                      "K-major: the wgmma N takes {}; an N-major B tile is whole 128-byte boxes)",
-                     fmt::join(kSm90NarrowBlockN, ", ")),
+                     fmt::join(sm90_narrow_block_n(), ", ")),
          [](const Config& c) { return p(c, "BLOCK_N") % 64 == 0 || swap_of(c) == 1; }, {"BLOCK_N", "SWAP_AB"}});
   }
   if (swap_declared) {
@@ -251,6 +253,17 @@ std::vector<Constraint> consumer_constraints(const hw::HwProfile& profile) {
 }
 
 }  // namespace
+
+std::vector<int64_t> sm90_narrow_block_n() {
+#define TF_SM90_N_VALUE(NN) NN,
+  constexpr int64_t kWgmmaN[] = {TF_SM90_WGMMA_SIZES(TF_SM90_N_VALUE)};
+#undef TF_SM90_N_VALUE
+  std::vector<int64_t> narrow;
+  for (const int64_t n : kWgmmaN) {
+    if (n % 64 != 0) narrow.push_back(n);
+  }
+  return narrow;
+}
 
 Sm90SpaceOptions sm90_space_options() {
   Sm90SpaceOptions o;

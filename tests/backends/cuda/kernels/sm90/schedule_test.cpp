@@ -181,9 +181,9 @@ TEST(Sm90Schedule, StreamKSharesOnlyThePartialWave) {
 // too) and every count of m64 blocks a consumer may hold beside it, a divisor of the 8-column blocks a thread holds
 // (so that the groups cover them exactly: 192 once gave 16 of 24), at most 16, and 4 at most beside 128 accumulators.
 TEST(Sm90Schedule, FixupGroupsCoverEachLanesColumnBlocksExactly) {
-  std::vector<int> widths(std::begin(kSm90NarrowBlockN), std::end(kSm90NarrowBlockN));
-  for (int bn : {64, 128, 192, 256}) widths.push_back(bn);
-  for (int bn : widths) {
+  std::vector<int64_t> widths = sm90_narrow_block_n();
+  for (int64_t bn : {64, 128, 192, 256}) widths.push_back(bn);
+  for (const int bn : widths) {
     for (int m_iters = 1; m_iters * bn / 2 <= 128; ++m_iters) {
       const int g = tf::sm90::fixup_group(m_iters, bn);
       EXPECT_GE(g, 1) << bn << " " << m_iters;

@@ -103,7 +103,7 @@ void expect_placed(const Tile& t, int g, const std::vector<int32_t>& smem) {
 }
 
 TEST(Sm90Staging, EveryLanesWritesPutEveryElementWhereTheStoresOfCReadIt) {
-  std::vector<int64_t> widths(std::begin(kSm90NarrowBlockN), std::end(kSm90NarrowBlockN));
+  std::vector<int64_t> widths = sm90_narrow_block_n();
   for (int64_t bn : {64, 128, 192, 256}) widths.push_back(bn);
   int tiles = 0;
   for (bool col : {false, true}) {
