@@ -111,6 +111,16 @@ bool HwProfile::has(const std::string& feature) const {
   return false;
 }
 
+int HwProfile::nvidia_sm() const {
+  if (kind != "gpu" || vendor != "nvidia" || !arch.starts_with("sm_")) return 0;
+  int n = 0;
+  for (const char ch : std::string_view(arch).substr(3)) {
+    if (ch < '0' || ch > '9') break;
+    n = n * 10 + (ch - '0');
+  }
+  return n;
+}
+
 const CacheLevel* HwProfile::cache(int level) const {
   // A level may list a data cache and (rarely) a unified one; the data cache is what GEMM blocking uses.
   const CacheLevel* found = nullptr;

@@ -89,6 +89,8 @@ struct HwProfile {
   // Feature names compare case-insensitively with '-' and '_' equal ("avx512_bf16" finds "avx512-bf16").
   bool has(const std::string& feature) const;
   const CacheLevel* cache(int level) const;        // nullptr when the record has none
+  // The NVIDIA compute capability of `arch` as one number (sm_80 -> 80, sm_90a -> 90); 0 for other chips.
+  int nvidia_sm() const;
   std::optional<double> peak_tflops(DType input, DType accum) const;
   // Compute-bound above this many FLOPs per byte (peak / bandwidth), for the given precision.
   std::optional<double> ridge_flops_per_byte(DType input, DType accum) const;

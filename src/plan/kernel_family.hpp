@@ -100,6 +100,9 @@ class KernelFamily {
   virtual Support runs_on(const Device& device) const { return Support::yes(); }
   // Whether the family takes the problem (precision policy, size limits): empty when it does.
   virtual SupportGap supports(const Problem& problem) const = 0;
+  // A specialist that takes a problem ranks above the chip's general family unless this says why it yields to it
+  // there (its measured lead depends on what the general family can do on the chip): empty when it leads.
+  virtual std::string yields(const hw::HwProfile& profile, const Problem& problem) const { return {}; }
   // The declared space, the values the planner tries, and the family's own pick without a cost model.
   // `threads` > 0 for families that plan threads.
   virtual FamilySpace candidates(const Problem& problem, const hw::HwProfile& profile, int threads) const = 0;

@@ -310,11 +310,17 @@ FamilyChoice choose_family(const hw::HwProfile& p) {
 }
 
 FamilyChoice choose_family(const hw::HwProfile& p, const Problem& problem) {
-  // A specialist that fits the chip and takes the problem ranks above the chip's general family (by preference).
+  // A specialist that fits the chip and takes the problem ranks above the chip's general family (by preference),
+  // unless it yields the problem to it on this chip.
+  std::string yielded;
   for (const KernelFamily* k : families()) {
     if (!k->specialist()) continue;
     FamilyFit fit = k->fit(p);
     if (!fit.ok || !k->supports(problem).empty()) continue;
+    if (std::string why = k->yields(p, problem); !why.empty()) {
+      if (yielded.empty()) yielded = fmt::format("{} yields this problem: {}", k->name(), why);
+      continue;
+    }
     FamilyChoice f;
     f.family = std::string(k->name());
     f.reason = std::move(fit.reason);
@@ -322,6 +328,7 @@ FamilyChoice choose_family(const hw::HwProfile& p, const Problem& problem) {
   }
   FamilyChoice first = choose_family(p);
   if (first.family.empty()) return first;
+  if (!yielded.empty()) first.reason = fmt::format("{}; {}", first.reason, yielded);
   const SupportGap gap = find_family(first.family)->supports(problem);
   if (gap.empty()) return first;
   // The first family refuses the problem (its precision policy or its limits): a lower-preference family that fits

@@ -14,17 +14,6 @@
 namespace tileforge::cuda {
 namespace {
 
-// sm_80 -> 80, sm_90a -> 90; 0 when the arch is not an NVIDIA sm_ name.
-int sm_number(std::string_view arch) {
-  if (!arch.starts_with("sm_")) return 0;
-  int n = 0;
-  for (char ch : arch.substr(3)) {
-    if (ch < '0' || ch > '9') break;
-    n = n * 10 + (ch - '0');
-  }
-  return n;
-}
-
 struct Sm80Scratch : plan::CostScratch {
   DramCache dram;
 };
@@ -37,7 +26,7 @@ class Sm80Family final : public CudaJitFamily {
 
   plan::FamilyFit fit(const hw::HwProfile& p) const override {
     const bool nvidia = p.kind == "gpu" && p.vendor == "nvidia";
-    const int sm = sm_number(p.arch);
+    const int sm = p.nvidia_sm();
     if (nvidia && sm >= 80) {
       return plan::FamilyFit::yes(fmt::format(
           "NVIDIA {}: cp.async, ldmatrix and mma.sync (sm_80 and later) run the sm80 family{}", p.arch,

@@ -21,6 +21,12 @@ inline constexpr int kSkinnyStepK = 16;
 // and the sm90 family's wgmma tiles win (bench/results/h200/2026-12-01-skinny: 64x14336x4096 at 0.64x cuBLAS here,
 // 0.88x with sm90).
 inline constexpr int64_t kSkinnyMaxM = 16;
+// On sm_90 and later the sm90 family's transposed run (SWAP_AB: M along the wgmma's N, 16-row tiles) streams B
+// faster from 8 rows up, so the family leads only up to this M there. Measured on the H200 (bench/results/h200/
+// 2026-12-05-swap-ab, call2, f16, against the sm90 family's own choice): 8x14336x4096 43.1 us against 39.3,
+// 16x14336x4096 43.2 against 40.2, 16x4096x14336 42.9 against 40.8, 16x4096x4096 19.0 against 18.0; but
+// 4x4096x4096 17.0 against 17.9 and 1x8192x8192 43.9 against 44.7.
+inline constexpr int64_t kSkinnyLeadMOnWgmma = 4;
 
 // Why the family does not take a problem ("" when it does): f16/bf16 inputs with f32 accumulation, one matrix,
 // M <= 16, A and B row-major (RR) with leading dimensions and N multiples of 8 (whole 16-byte chunks), K >= 1,

@@ -154,9 +154,7 @@ class SkinnyFamily final : public CudaJitFamily {
 
   plan::FamilyFit fit(const hw::HwProfile& p) const override {
     const bool nvidia = p.kind == "gpu" && p.vendor == "nvidia";
-    int sm = 0;
-    if (p.arch.rfind("sm_", 0) == 0) sm = std::atoi(p.arch.c_str() + 3);
-    if (nvidia && sm >= 80) {
+    if (nvidia && p.nvidia_sm() >= 80) {
       return plan::FamilyFit::yes(fmt::format("NVIDIA {}: cp.async and mma.sync (sm_80 and later) run the "
                                               "sm80_skinny family for GEMMs of up to {} rows",
                                               p.arch, kSkinnyMaxM));
@@ -171,6 +169,14 @@ class SkinnyFamily final : public CudaJitFamily {
     std::string why = skinny_refusal(problem);
     if (why.empty()) return {};
     return {why, "the sm90 or sm80 family"};
+  }
+
+  std::string yields(const hw::HwProfile& p, const Problem& problem) const override {
+    const int64_t m = problem.normalized().m;
+    if (p.nvidia_sm() < 90 || m <= kSkinnyLeadMOnWgmma) return {};
+    return fmt::format("on {} the sm90 family's transposed run (M along the wgmma's N) was measured faster from {} "
+                       "rows up; M = {}",
+                       p.arch, kSkinnyLeadMOnWgmma + 1, m);
   }
 
   plan::FamilySpace candidates(const Problem& q, const hw::HwProfile& profile, int) const override {

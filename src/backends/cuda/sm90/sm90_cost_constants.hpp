@@ -50,6 +50,15 @@ inline constexpr double kKStepFloorCycles = 320;
 // the tensor time (the wgmma is shared-memory bound), at 256 it is 62% of it. The TMA loads draw on the L2 at the
 // record's rate (52 on the H200, measured with cp.async; 80 fitted the probe a little better, 0.016 against 0.017).
 
+// Share of each stage's TMA writes into shared memory ((BLOCK_M + BLOCK_N) x BLOCK_K) that draws on the bandwidth the
+// wgmma operand reads use. With only the reads counted, 256x112 tiles (SWAP_AB) were predicted 1.7% faster than
+// 128x256 at 5120^3 and measured 15% slower (479.0 against 416.3 us, bench/results/h200/2026-12-05-swap-ab, call1):
+// per k-step they read 90 KB and write 46 KB against 471 ns of tensor work, 541 ns at 128 B/cycle with the writes;
+// 128x256 reads 80 KB and writes 48 KB against 539 ns (not bound). 0.9 is the least share that orders them as
+// measured; 1 (every byte written is a byte the banks serve) moves the choice of no other plan of the public suite
+// but 1000^3 (unswapped 64x192 4x1 clusters to 64x128 2x1, measured 5% slower: 12.58 against 11.94 us, call2).
+inline constexpr double kTmaWriteSmemShare = 1.0;
+
 // Latency of a TMA load under load (the fit above: 0.6, 0.8 and 1.0 us were tried; the sm80 family uses 1 us for
 // cp.async). STAGES - 1 stages are in flight while one is consumed (Little's law).
 inline constexpr double kLoadedLatencySeconds = 0.8e-6;

@@ -226,7 +226,8 @@ KStep k_step(const ChipRates& chip, const TileShape& t, bool one_consumer, doubl
   const double rate_sm =
       chip.peak_tflops * 1e12 / double(chip.sms) * kWgmmaShare * (one_consumer ? kOneConsumerShare : 1.0);
   s.tensor_s = 2.0 * double(t.bm * t.bn * t.bk) / rate_sm;
-  s.smem_bytes = double(t.bm / 64) * double((64 + t.bn) * t.bk) * in;
+  s.smem_bytes = (double(t.bm / 64) * double((64 + t.bn) * t.bk) +
+                  kTmaWriteSmemShare * double((t.bm + t.bn) * t.bk)) * in;
   s.smem_s = s.smem_bytes / (chip.smem_rate * chip.clock);
   s.seconds =
       (std::max({s.tensor_s, s.smem_s, kKStepFloorCycles / chip.clock}) * cluster_step_factor(t) +

@@ -21,7 +21,8 @@ namespace tileforge::cuda {
 //    SPLIT_K 32.
 // 4: COPY_AB's copy reads 16 bytes at a time from any row alignment and the kernel starts during its tail (timings
 //    of version 3 records with COPY_AB are of the 2-byte copy).
-inline constexpr int kSm90Version = 4;
+// 5: SWAP_AB and the narrow BLOCK_N values declared (a version 4 record was tuned without them).
+inline constexpr int kSm90Version = 5;
 
 // EPILOGUE values (tf::sm90::kEpilogue* in gemm.cuh).
 inline constexpr int kSm90EpilogueDirect = 0;
@@ -49,9 +50,9 @@ struct Sm90ConfigView {
 
 // SWAP_AB: the kernel runs the transposed problem C^T = B^T A^T, writing C column by column (the kernel's C_COL), so
 // that M lies along the wgmma's N, which takes any multiple of 8 where the transposed run's B (the caller's A) is
-// K-major: an M of 16 to 112 (decode steps), or 1000 in 72-row tiles, without rounding M up to 64-row blocks. A
-// config without the parameter runs as it is. Not yet measured on a GPU, so the planner's space declares it only
-// where TILEFORGE_SM90_SWAP_AB=1 (Sm90SpaceOptions::swap_ab) asks for it.
+// K-major: an M of 16 to 112 (decode steps), or 1000 in 80-row tiles, without rounding M up to 64-row blocks. A
+// config without the parameter runs as it is. The planner's space declares it (Sm90SpaceOptions::swap_ab) unless
+// TILEFORGE_SM90_SWAP_AB=0 turns it off.
 bool sm90_swap_ab(const Config& config);
 // The problem the kernel runs for `config`: the normalized problem, or with SWAP_AB its transpose (M and N, A and B
 // with their leading dimensions and layouts exchanged; C column-major).
@@ -131,7 +132,7 @@ bool sm90_rows_off_sectors(const Problem& problem, int64_t ld);
 struct Sm90SpaceOptions {
   bool swap_ab = false;  // declare SWAP_AB and the narrow BLOCK_N values (where the problem allows them)
 };
-// The planner's options, from the environment: TILEFORGE_SM90_SWAP_AB=1 declares SWAP_AB.
+// The planner's options, from the environment: SWAP_AB declared unless TILEFORGE_SM90_SWAP_AB=0.
 Sm90SpaceOptions sm90_space_options();
 // Every combination the kernel template and the chip record allow for this problem (without SWAP_AB, or with the
 // options given; the family's plug-in plans with sm90_space_options()).

@@ -268,7 +268,7 @@ std::vector<int64_t> sm90_narrow_block_n() {
 Sm90SpaceOptions sm90_space_options() {
   Sm90SpaceOptions o;
   const char* v = std::getenv("TILEFORGE_SM90_SWAP_AB");
-  o.swap_ab = v && std::string_view(v) == "1";
+  o.swap_ab = !(v && std::string_view(v) == "0");
   return o;
 }
 

@@ -113,7 +113,7 @@ TritonTarget triton_target(const hw::HwProfile& p) {
   TritonTarget t;
   if (p.kind != "gpu") return t;
   if (p.vendor == "nvidia" && p.arch.rfind("sm_", 0) == 0) {
-    const int sm = std::atoi(p.arch.c_str() + 3);
+    const int sm = p.nvidia_sm();
     if (sm >= 80) {
       t.backend = "cuda";
       t.arch = std::to_string(sm);

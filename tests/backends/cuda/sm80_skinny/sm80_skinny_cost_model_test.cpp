@@ -35,11 +35,18 @@ TEST(SkinnyFamily, ASpecialistForFewRowsThatIsNeverTheChipsFamily) {
   EXPECT_FALSE(f->fit(profile("mi300x")).ok);
   EXPECT_FALSE(f->fit(profile("generic-avx2")).ok);
 
-  const hw::HwProfile h200 = profile("h200");
-  for (int64_t m : {1, 7, 16}) {
-    EXPECT_EQ(plan::choose_family(h200, problem(m, 4096, 4096)).family, "sm80_skinny") << m;
-    EXPECT_EQ(plan::choose_family(h200, problem(m, 4096, 4096, Layout::RR, DType::bf16, DType::f32)).family,
-              "sm80_skinny");
+  // On sm_80 it takes every M it supports; on sm_90 it yields those above kSkinnyLeadMOnWgmma to the sm90
+  // family's transposed run, and the general family's reason says so.
+  const hw::HwProfile h200 = profile("h200"), a100 = profile("a100-sxm");
+  for (int64_t m : {int64_t(1), kSkinnyLeadMOnWgmma, int64_t(7), kSkinnyMaxM}) {
+    EXPECT_EQ(plan::choose_family(a100, problem(m, 4096, 4096)).family, "sm80_skinny") << m;
+    const bool leads = m <= kSkinnyLeadMOnWgmma;
+    for (const DType in : {DType::f16, DType::bf16}) {
+      const plan::FamilyChoice c = plan::choose_family(h200, problem(m, 4096, 4096, Layout::RR, in, DType::f32));
+      EXPECT_EQ(c.family, leads ? "sm80_skinny" : "sm90") << m;
+      const bool said = c.reason.find("sm80_skinny yields this problem") != std::string::npos;
+      EXPECT_EQ(said, !leads) << m << ": " << c.reason;
+    }
   }
   // Outside its class the chip's general family plans, with its own reason (no word of the specialist).
   const plan::FamilyChoice big = plan::choose_family(h200, problem(17, 4096, 4096));

@@ -221,18 +221,18 @@ TEST(Sm90Family, TensorMapsOfTheKernelsProblemReadTheCallersElements) {
   }
 }
 
-// Through the CLI: SWAP_AB is a parameter only where TILEFORGE_SM90_SWAP_AB=1 declares it (a pin of it is refused
-// otherwise, naming it), and a plan that swaps says so in its decision log.
-TEST(Sm90Family, SwapAbIsDeclaredByTheEnvironmentAndExplained) {
+// Through the CLI: SWAP_AB is a parameter unless TILEFORGE_SM90_SWAP_AB=0 leaves it out (a pin of it is refused
+// then, naming it), and a plan that swaps says so in its decision log.
+TEST(Sm90Family, SwapAbIsDeclaredUnlessTheEnvironmentTurnsItOffAndExplained) {
   const std::filesystem::path dir = testing::fresh_test_dir("tileforge_sm90_swap_");
   const std::vector<std::string> args = {"plan", "--profile", "h200", "--dtype", "f16", "--shape", "1000x1000x1000",
                                          "--family", "sm90", "--no-db", "-q", "--explain", "--set", "SWAP_AB=1",
                                          "--set", "BLOCK_N=72"};
-  const testing::CliResult off = testing::run_cli(args, dir, {{"TILEFORGE_SM90_SWAP_AB", std::nullopt}});
+  const testing::CliResult off = testing::run_cli(args, dir, {{"TILEFORGE_SM90_SWAP_AB", "0"}});
   EXPECT_NE(off.exit_code, 0) << off.out;
   EXPECT_NE(off.err.find("SWAP_AB"), std::string::npos) << off.err;
   EXPECT_EQ(off.out, "");
-  const testing::CliResult on = testing::run_cli(args, dir, {{"TILEFORGE_SM90_SWAP_AB", "1"}});
+  const testing::CliResult on = testing::run_cli(args, dir, {{"TILEFORGE_SM90_SWAP_AB", std::nullopt}});
   ASSERT_EQ(on.exit_code, 0) << on.err;
   EXPECT_NE(on.out.find("SWAP_AB=1"), std::string::npos) << on.out;
   EXPECT_NE(on.out.find("C^T = B^T A^T"), std::string::npos) << on.out;
