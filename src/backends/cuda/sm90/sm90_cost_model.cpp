@@ -213,12 +213,12 @@ void add_tma_coupling(Cost& c, double tma_s, int64_t stages, bool notes) {
 }
 
 // Main loop of one k-step on one SM: the wgmma work at the family's share of the dense peak, or the shared-memory
-// reads of its operands if they take longer (each m64 row block reads 64 x BLOCK_K of A and BLOCK_K x BLOCK_N of
-// B), plus the fixed issue and barrier cycles; a CTA of a cluster also waits for its partner. `walk` is the slowdown
+// traffic of its operands if it takes longer (each m64 row block reads 64 x BLOCK_K of A and BLOCK_K x BLOCK_N of
+// B; the TMA writes the stage), plus the fixed issue and barrier cycles; a CTA of a cluster also waits for its partner. `walk` is the slowdown
 // of the walk's order (walk_slowdown).
 struct KStep {
   double tensor_s = 0;                 // the wgmma work
-  double smem_bytes = 0, smem_s = 0;   // the shared-memory reads of the operands, and their time
+  double smem_bytes = 0, smem_s = 0;   // the operands' shared-memory reads and TMA writes, and their time
   double seconds = 0;                  // the k-step
 };
 KStep k_step(const ChipRates& chip, const TileShape& t, bool one_consumer, double in, double walk) {
@@ -226,8 +226,7 @@ KStep k_step(const ChipRates& chip, const TileShape& t, bool one_consumer, doubl
   const double rate_sm =
       chip.peak_tflops * 1e12 / double(chip.sms) * kWgmmaShare * (one_consumer ? kOneConsumerShare : 1.0);
   s.tensor_s = 2.0 * double(t.bm * t.bn * t.bk) / rate_sm;
-  s.smem_bytes = (double(t.bm / 64) * double((64 + t.bn) * t.bk) +
-                  kTmaWriteSmemShare * double((t.bm + t.bn) * t.bk)) * in;
+  s.smem_bytes = (double(t.bm / 64 * (64 + t.bn) * t.bk) + kTmaWriteSmemShare * double((t.bm + t.bn) * t.bk)) * in;
   s.smem_s = s.smem_bytes / (chip.smem_rate * chip.clock);
   s.seconds =
       (std::max({s.tensor_s, s.smem_s, kKStepFloorCycles / chip.clock}) * cluster_step_factor(t) +
