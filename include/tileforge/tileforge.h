@@ -58,6 +58,10 @@ tfStatus_t tfSetThreads(tfHandle_t handle, int threads);
  * folder's tileforge/tune.db. tfUseDatabase(handle, 0): no DB, the planner chooses. */
 tfStatus_t tfSetDatabase(tfHandle_t handle, const char* path);
 tfStatus_t tfUseDatabase(tfHandle_t handle, int use);
+/* 1 (the default): results bit-identical from run to run (split-K and stream-K sum in a fixed order); 0 allows
+ * configs that sum by float atomics in arrival order where they are faster (as cublasSetAtomicsMode(h,
+ * CUBLAS_ATOMICS_ALLOWED)). */
+tfStatus_t tfSetDeterministic(tfHandle_t handle, int deterministic);
 /* The chip record plans are made for: a builtin name ("h200", "generic-avx512") or a JSON file; NULL: the running
  * device's own. */
 tfStatus_t tfSetProfile(tfHandle_t handle, const char* profile);

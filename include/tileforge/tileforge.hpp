@@ -138,6 +138,10 @@ struct Options {
   // $XDG_CACHE_HOME/tileforge/tune.db or ~/.cache/tileforge/tune.db. Without a record the planner chooses.
   std::string db;
   bool no_db = false;           // ignore every tuning DB: the planner chooses (pins still apply)
+  // Results bit-identical from run to run (the default): split-K and stream-K sum a tile's slices in a fixed order.
+  // false allows configs that sum them by float atomics in the order they arrive where that is faster (REDUCE 1
+  // of the sm90 family); their DB records and pins are refused while this is true.
+  bool deterministic = true;
   // CUDA: the stream the kernel is launched on, a cudaStream_t or CUstream passed as void* (no CUDA header is
   // needed to compile against tileforge); nullptr: the legacy default stream. Unused on the CPU.
   void* stream = nullptr;

@@ -111,6 +111,7 @@ struct Settings {
   int threads = 0;
   std::string db;
   bool no_db = false;
+  bool deterministic = true;
 };
 
 // The problem and options the three arrays describe; checks they agree (shapes, dtypes, one device).
@@ -177,14 +178,16 @@ std::pair<tf::Problem, tf::Options> describe(const Array& a, const Array& b, con
   o.threads = s.threads;
   o.db = s.db;
   o.no_db = s.no_db;
+  o.deterministic = s.deterministic;
   o.stream = reinterpret_cast<void*>(stream);
   return {p, o};
 }
 
 void gemm(const Array& a, const Array& b, Output& c, double alpha, double beta, std::optional<std::string> accum,
           uintptr_t stream, std::string profile, std::vector<std::pair<std::string, int64_t>> set, int threads,
-          std::string db, bool no_db) {
-  auto [p, o] = describe(a, b, c, alpha, beta, accum, stream, Settings{profile, set, threads, db, no_db});
+          std::string db, bool no_db, bool deterministic) {
+  auto [p, o] = describe(a, b, c, alpha, beta, accum, stream,
+                         Settings{profile, set, threads, db, no_db, deterministic});
   tf::Status s;
   {
     nb::gil_scoped_release released;  // other Python threads run while the GEMM does
@@ -198,8 +201,9 @@ class Plan {
  public:
   Plan(const Array& a, const Array& b, const Output& c, double alpha, double beta, std::optional<std::string> accum,
        uintptr_t stream, std::string profile, std::vector<std::pair<std::string, int64_t>> set, int threads,
-       std::string db, bool no_db) {
-    auto [p, o] = describe(a, b, c, alpha, beta, accum, stream, Settings{profile, set, threads, db, no_db});
+       std::string db, bool no_db, bool deterministic) {
+    auto [p, o] = describe(a, b, c, alpha, beta, accum, stream,
+                           Settings{profile, set, threads, db, no_db, deterministic});
     {
       nb::gil_scoped_release released;
       plan_ = tf::prepare(p, o);
@@ -247,15 +251,15 @@ NB_MODULE(_core, m) {
   m.def("gemm", &gemm, nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("alpha") = 1.0, nb::arg("beta") = 0.0,
         nb::arg("accum") = nb::none(), nb::arg("stream") = 0, nb::arg("profile") = "",
         nb::arg("set") = std::vector<std::pair<std::string, int64_t>>{}, nb::arg("threads") = 0, nb::arg("db") = "",
-        nb::arg("no_db") = false,
+        nb::arg("no_db") = false, nb::arg("deterministic") = true,
         "out = alpha * a @ b + beta * out on the arrays' device, in place (see tileforge.gemm)");
   nb::class_<Plan>(m, "Plan")
       .def(nb::init<const Array&, const Array&, const Output&, double, double, std::optional<std::string>, uintptr_t,
-                    std::string, std::vector<std::pair<std::string, int64_t>>, int, std::string, bool>(),
+                    std::string, std::vector<std::pair<std::string, int64_t>>, int, std::string, bool, bool>(),
            nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("alpha") = 1.0, nb::arg("beta") = 0.0,
            nb::arg("accum") = nb::none(), nb::arg("stream") = 0, nb::arg("profile") = "",
            nb::arg("set") = std::vector<std::pair<std::string, int64_t>>{}, nb::arg("threads") = 0,
-           nb::arg("db") = "", nb::arg("no_db") = false)
+           nb::arg("db") = "", nb::arg("no_db") = false, nb::arg("deterministic") = true)
       .def("run", &Plan::run, nb::arg("a"), nb::arg("b"), nb::arg("out"), nb::arg("stream") = 0)
       .def_prop_ro("config", &Plan::config)
       .def_prop_ro("device", &Plan::device)

@@ -76,22 +76,24 @@ def _empty_like_product(a: Any, b: Any, dtype: Any | None) -> Any:
 
 
 def _settings(profile: str | None, set: Mapping[str, int] | Iterable[tuple[str, int]] | None, threads: int,
-              db: str | None, no_db: bool) -> dict:
+              db: str | None, no_db: bool, deterministic: bool) -> dict:
     pins = list(set.items()) if isinstance(set, Mapping) else list(set or [])
     return dict(profile=profile or "", set=[(str(k), int(v)) for k, v in pins], threads=int(threads), db=db or "",
-                no_db=bool(no_db))
+                no_db=bool(no_db), deterministic=bool(deterministic))
 
 
 def gemm(a: Any, b: Any, out: Any | None = None, *, alpha: float = 1.0, beta: float = 0.0, accum: str | None = None,
          out_dtype: Any | None = None, stream: int | None = None, profile: str | None = None,
-         set: Mapping[str, int] | None = None, threads: int = 0, db: str | None = None, no_db: bool = False) -> Any:
+         set: Mapping[str, int] | None = None, threads: int = 0, db: str | None = None, no_db: bool = False,
+         deterministic: bool = True) -> Any:
     """out = alpha * a @ b + beta * out with tileforge's own kernels, on the arrays' device.
 
     a is (M, K) or (batch, M, K), b (K, N) or (batch, K, N), out (M, N) or (batch, M, N); each row- or column-major
     (transposed views are fine). Inputs float32, float16 or bfloat16 (a and b alike); out the inputs' dtype or
     float32. out=None makes a row-major one (out_dtype, default a's dtype) in a's framework. accum: 'f32' (default)
     or 'f16' (f16 inputs). stream: a CUDA stream handle as an int (default: the caller's current stream). profile,
-    set (pinned parameters), threads, db and no_db are the tool's --profile, --set, --threads, --db and --no-db.
+    set (pinned parameters), threads, db and no_db are the tool's --profile, --set, --threads, --db and --no-db;
+    deterministic=False is its --nondeterministic (float-atomic split-K sums allowed where faster).
     Raises ValueError naming a bad argument, TypeError for an unsupported dtype, Unsupported (a RuntimeError) when no tileforge kernel runs the
     problem on its device, RuntimeError when a kernel fails.
     """
@@ -100,7 +102,8 @@ def gemm(a: Any, b: Any, out: Any | None = None, *, alpha: float = 1.0, beta: fl
             raise ValueError(f"beta = {beta} with out=None (allowed: beta = 0, or an out array to scale)")
         out = _empty_like_product(a, b, out_dtype)
     _core.gemm(a, b, out, alpha=float(alpha), beta=float(beta), accum=accum,
-               stream=_stream_of(a) if stream is None else int(stream), **_settings(profile, set, threads, db, no_db))
+               stream=_stream_of(a) if stream is None else int(stream),
+               **_settings(profile, set, threads, db, no_db, deterministic))
     return out
 
 
@@ -109,10 +112,10 @@ class Plan:
 
     def __init__(self, a: Any, b: Any, out: Any, *, alpha: float = 1.0, beta: float = 0.0, accum: str | None = None,
                  stream: int | None = None, profile: str | None = None, set: Mapping[str, int] | None = None,
-                 threads: int = 0, db: str | None = None, no_db: bool = False):
+                 threads: int = 0, db: str | None = None, no_db: bool = False, deterministic: bool = True):
         self._plan = _core.Plan(a, b, out, alpha=float(alpha), beta=float(beta), accum=accum,
                                 stream=_stream_of(a) if stream is None else int(stream),
-                                **_settings(profile, set, threads, db, no_db))
+                                **_settings(profile, set, threads, db, no_db, deterministic))
 
     def run(self, a: Any, b: Any, out: Any, stream: int | None = None) -> Any:
         self._plan.run(a, b, out, stream=_stream_of(a) if stream is None else int(stream))

@@ -300,6 +300,12 @@ tfStatus_t tfUseDatabase(tfHandle_t handle, int use) {
   return finish(handle, {});
 }
 
+tfStatus_t tfSetDeterministic(tfHandle_t handle, int deterministic) {
+  if (!handle) return TF_STATUS_INVALID_ARGUMENT;
+  handle->update([&](tileforge::Options& o) { o.deterministic = deterministic != 0; });
+  return finish(handle, {});
+}
+
 tfStatus_t tfSetProfile(tfHandle_t handle, const char* profile) {
   if (!handle) return TF_STATUS_INVALID_ARGUMENT;
   handle->update([&](tileforge::Options& o) { o.profile = profile ? profile : ""; });

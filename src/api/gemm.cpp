@@ -149,6 +149,7 @@ GemmPlan::State* prepare_state(const Problem& described, const std::string& spec
   dispatch::DispatchOptions dispatch;
   dispatch.pins = options.set;
   dispatch.db = db::LocationRequest{options.db, options.no_db};
+  dispatch.deterministic = options.deterministic;
   auto choice = dispatch::choose_config(p, *device, *ours, dispatch);
   if (!choice) {
     status = choice.status();
@@ -218,7 +219,7 @@ std::string resolve_device(const Options& options) {
 // hot path.
 struct CallKey {
   int64_t m, n, k, batch, lda, ldb, ldc, stride_a, stride_b, stride_c;
-  int input, output, accum, layout, c_order, reads_c, threads, no_db;
+  int input, output, accum, layout, c_order, reads_c, threads, no_db, deterministic;
   std::string device, profile, db;
   std::vector<std::pair<std::string, int64_t>> pins;
   auto operator<=>(const CallKey&) const = default;
@@ -228,7 +229,7 @@ CallKey call_key(const Problem& p, const std::string& device, const Options& o) 
   return CallKey{p.m,          p.n,           p.k,          p.batch,         p.lda,         p.ldb,
                  p.ldc,        p.stride_a,    p.stride_b,   p.stride_c,      int(p.precision.input),
                  int(p.precision.output),    int(p.precision.accum),        int(p.layout), int(p.c_order),
-                 p.beta != 0.0, o.threads,    o.no_db,      device,          o.profile,     o.db,
+                 p.beta != 0.0, o.threads,    o.no_db,      o.deterministic, device,        o.profile,     o.db,
                  o.set};
 }
 

@@ -63,6 +63,7 @@ Expected<CasePlan> plan_case(const Device& device, const Problem& problem, const
   dispatch.pins = settings.pins;
   dispatch.db = settings.db;
   dispatch.use_planner = settings.use_planner;
+  dispatch.deterministic = settings.deterministic;
   auto choice = dispatch::choose_config(plan.problem, device, *plan.ours, dispatch);
   if (!choice) {
     // A bad --set is the user's error, not a kernel failure: refuse it before anything runs.

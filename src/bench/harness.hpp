@@ -25,6 +25,7 @@ struct Settings : measure::Contract {
   std::vector<std::pair<std::string, int64_t>> pins;  // --set NAME=VALUE, applied to our backend's space
   db::LocationRequest db;       // --db PATH / --no-db: the tuning DB dispatch reads (see dispatch/dispatch.hpp)
   bool use_planner = true;      // false: the backend's heuristic when the DB has no record
+  bool deterministic = true;    // false (--nondeterministic): configs summing by float atomics allowed
   bool measure = true;          // false: verify only (the `verify` verb)
   // --config-peers: also time, as peers, other tuners' config lists for our family's kernel (KernelFamily::
   // config_peers); each list's best verified config is that peer's row.

@@ -313,6 +313,7 @@ Expected<Ladder> run_ladder(const Device& device, const Problem& problem, const 
   const ParamSpace space = dispatched.ours->space(p, device);
   plan::PlanOptions po;
   po.family = space.family;
+  po.deterministic = settings.deterministic;
   po.top_n = 0;
   po.threads = device.kind == "cpu" ? effective_threads(device) : 0;
   po.running_profiles = {device.profile.name};

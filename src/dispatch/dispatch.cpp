@@ -65,19 +65,19 @@ std::atomic<uint64_t> g_plans_made{0};
 
 // The problem's part of a plan's key, with the profile, family, threads and pins the plan is for.
 std::string plan_key(const Problem& p, const hw::HwProfile& profile, const std::string& family, int threads,
-                     const std::vector<std::pair<std::string, int64_t>>& pins) {
-  std::string key = fmt::format("{} | {} {} {} {} t{}", problem_key(p), profile.name, profile.display_name,
-                                profile.arch, family, threads);
+                     bool deterministic, const std::vector<std::pair<std::string, int64_t>>& pins) {
+  std::string key = fmt::format("{} | {} {} {} {} t{}{}", problem_key(p), profile.name, profile.display_name,
+                                profile.arch, family, threads, deterministic ? "" : " nondeterministic");
   for (const auto& [name, value] : pins) key += fmt::format(" {}={}", name, value);
   return key;
 }
 
-PlanPick plan_pick(const Problem& p, const Device& device, const std::string& family,
+PlanPick plan_pick(const Problem& p, const Device& device, const std::string& family, bool deterministic,
                    const std::vector<std::pair<std::string, int64_t>>& pins) {
   static std::mutex mutex;
   static std::map<std::string, PlanPick> cache;
   const int threads = device.kind == "cpu" ? effective_threads(device) : 0;
-  const std::string key = plan_key(p, device.profile, family, threads, pins);
+  const std::string key = plan_key(p, device.profile, family, threads, deterministic, pins);
   {
     std::lock_guard lock(mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -88,6 +88,7 @@ PlanPick plan_pick(const Problem& p, const Device& device, const std::string& fa
   plan::PlanOptions o;
   o.family = family;
   o.pins = pins;
+  o.deterministic = deterministic;
   o.threads = threads;
   o.top_n = 0;
   // Only the choice, the ranked list's size and the backend's own pick's rank are read below: no rejection list, and
@@ -254,7 +255,10 @@ Expected<Choice> choose_config(const Problem& problem, const Device& device, Bac
                                const DispatchOptions& options) {
   if (Status s = problem.validate(); !s) return s;
   const Problem p = problem.normalized();
-  const ParamSpace space = ours.space(p, device);
+  ParamSpace space = ours.space(p, device);
+  // Under the deterministic policy the space refuses what would vary from run to run: DB records, the planner's
+  // candidates and pins alike.
+  plan::with_determinism(space, options.deterministic);
 
   // 1. The tuning DB on this device's fingerprint; the backend's space vetoes records illegal here.
   Choice choice;
@@ -295,7 +299,7 @@ Expected<Choice> choose_config(const Problem& problem, const Device& device, Bac
     } else if (!planner_serves(space.family)) {
       why_not_planner = fmt::format("the planner does not serve family '{}'", space.family);
     } else {
-      PlanPick pick = plan_pick(p, device, space.family, {});
+      PlanPick pick = plan_pick(p, device, space.family, options.deterministic, {});
       if (pick.config) {
         if (Status s = space.check(*pick.config); s) {
           choice.config = *pick.config;
@@ -329,7 +333,7 @@ Expected<Choice> choose_config(const Problem& problem, const Device& device, Bac
     }
     // Legal values that break a constraint of this base: the planner's best config that has them, if any.
     if (options.use_planner && planner_serves(space.family) && pins_declared(space, options.pins)) {
-      PlanPick pick = plan_pick(p, device, space.family, options.pins);
+      PlanPick pick = plan_pick(p, device, space.family, options.deterministic, options.pins);
       if (pick.config && space.check(*pick.config)) {
         choice.reason = fmt::format("pinned {}: the planner's best config with these values ({}), since the {} "
                                     "config with them breaks a constraint ({})",

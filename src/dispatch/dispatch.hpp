@@ -21,6 +21,9 @@ struct DispatchOptions {
   std::vector<std::pair<std::string, int64_t>> pins;  // --set NAME=VALUE, applied on top of the chosen config
   db::LocationRequest db;                             // --db PATH / --no-db; else TILEFORGE_DB or the default
   bool use_planner = true;                            // false: the backend's heuristic when the DB has nothing
+  // Options::deterministic: configs whose results vary from run to run (float-atomic sums) are refused wherever they
+  // come from, the DB, the planner or a pin (KernelFamily::determinism); false (--nondeterministic) allows them.
+  bool deterministic = true;
 };
 
 // What dispatch chose, and why.

@@ -27,6 +27,20 @@ std::string KernelFamily::violation_detail(std::string_view constraint, const Co
   return fmt::format("violates {}", constraint);
 }
 
+void with_determinism(ParamSpace& space, bool deterministic) {
+  if (!deterministic) return;
+  const KernelFamily* family = find_family(space.family);
+  if (!family) return;
+  if (std::optional<Constraint> c = family->determinism(space)) space.constraints.push_back(std::move(*c));
+}
+
+void with_determinism(FamilySpace& space, bool deterministic) {
+  const std::size_t before = space.space.constraints.size();
+  with_determinism(space.space, deterministic);
+  // A listed space's configs were built legal under the family's own constraints: the new one must be checked.
+  if (space.space.constraints.size() != before) space.list_legal = false;
+}
+
 Expected<std::unique_ptr<Kernel>> KernelFamily::prepare(const Problem&, const Config&, const Device&) const {
   return unsupported(fmt::format("family {} has no code of its own: its backend ({}) runs it", name(), backend()));
 }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -131,6 +132,11 @@ class KernelFamily {
                                    int threads) const {
     return 0;
   }
+  // The constraint that keeps a config of `space` bit-identical from run to run, where the space declares configs
+  // whose results are not (float atomics summing in arrival order): Options::deterministic, the default, adds it to
+  // the space that the planner, dispatch and tune walk (with_determinism), so that no plan, DB record or pin gives
+  // such a config. Nothing where every config is deterministic.
+  virtual std::optional<Constraint> determinism(const ParamSpace& space) const { return std::nullopt; }
   // A violated constraint with the config's own numbers ("needs 196608 B > 166912 B of shared memory ...").
   virtual std::string violation_detail(std::string_view constraint, const Config& config,
                                        const hw::HwProfile& profile) const;
@@ -158,6 +164,11 @@ class KernelFamily {
   virtual Expected<AheadCompile> compile_ahead(const Problem& problem, const Config& config, std::string_view arch,
                                                jit::KernelCache* cache) const;
 };
+
+// Options::deterministic on a space: the family's determinism() constraint added to `space` when `deterministic`
+// and the family has one (nothing for another family's space or none).
+void with_determinism(ParamSpace& space, bool deterministic);
+void with_determinism(FamilySpace& space, bool deterministic);
 
 // The family a backend runs a problem with on a device: of those registered for `backend` that fit the device's
 // profile, run on the device and take the problem, the one of highest preference; nullptr when none does.

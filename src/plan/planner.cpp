@@ -515,10 +515,12 @@ Expected<Plan> make_plan(const Problem& problem, const hw::HwProfile& profile, c
   const bool best_only = options.best_only && options.pick_only && options.legal_only;
   FamilySpace space = best_only ? family.choice_candidates(plan.problem, profile, plan.threads)
                                 : family.candidates(plan.problem, profile, plan.threads);
+  with_determinism(space, options.deterministic);
   if (best_only && pins_declared(space.space, options.pins) &&
       (space.listed() || !space.search_order.empty())) {
     if (choose_alone(plan, family, space, options)) return plan;
     space = family.candidates(plan.problem, profile, plan.threads);
+    with_determinism(space, options.deterministic);
   }
   // Only the neighbour search looks at the list again: without it, the legal configs are moved out, not copied.
   auto en = options.pick_only

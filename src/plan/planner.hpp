@@ -20,6 +20,9 @@ namespace tileforge::plan {
 
 struct PlanOptions {
   Pins pins;                    // --set NAME=VALUE: only candidates with these values
+  // Options::deterministic: only configs whose results are bit-identical from run to run (the family's determinism()
+  // constraint); false (--nondeterministic) lets float-atomic sums compete.
+  bool deterministic = true;
   int top_n = 5;                // alternatives to show after the choice
   std::string family;           // empty or "auto": the registered family of highest preference that fits the profile
   int threads = 0;              // CPU threads the plan is for; 0 = all cores of the profile

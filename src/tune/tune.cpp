@@ -78,6 +78,7 @@ Expected<plan::Plan> plan_for(const Problem& p, const Device& device, const Tune
   }
   plan::PlanOptions po;
   po.pins = options.pins;
+  po.deterministic = options.deterministic;
   po.family = options.family;
   po.top_n = 0;
   po.threads = device.kind == "cpu" ? tileforge::effective_threads(device) : 0;

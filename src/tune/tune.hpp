@@ -35,6 +35,7 @@ struct TuneOptions {
   bool exhaustive = false;       // every config the planner ranks (a GPU family's full space; a CPU family's coarse grid)
   std::string family;            // the planner's family; empty = by the profile
   plan::Pins pins;               // --set: only candidates with these values
+  bool deterministic = true;     // false (--nondeterministic): configs summing by float atomics compete too
   bool with_heuristic = true;    // also the backend's own pick when the planner ranks it below the top N
   // Exactly these planner ranks (1-based), every one screened and confirmed, with no early stop: re-measures
   // chosen configs of an earlier tune or exhaustive search side by side in one run. Not with top/exhaustive.

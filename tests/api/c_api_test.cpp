@@ -195,6 +195,13 @@ TEST_F(CApi, PinsProfileAndDatabaseReachTheCall) {
   ASSERT_EQ(tfUseDatabase(handle, 0), TF_STATUS_SUCCESS);
   ASSERT_EQ(call(), TF_STATUS_SUCCESS) << tfGetLastErrorMessage(handle);
   for (float v : c) EXPECT_FLOAT_EQ(v, 8 * 0.5f * 0.25f);
+  // The non-deterministic policy (float-atomic sums allowed) is a setting like the others; the CPU sums in order.
+  EXPECT_EQ(tfSetDeterministic(nullptr, 0), TF_STATUS_INVALID_ARGUMENT);
+  ASSERT_EQ(tfSetDeterministic(handle, 0), TF_STATUS_SUCCESS);
+  std::fill(c.begin(), c.end(), -1.0f);
+  ASSERT_EQ(call(), TF_STATUS_SUCCESS) << tfGetLastErrorMessage(handle);
+  for (float v : c) EXPECT_FLOAT_EQ(v, 8 * 0.5f * 0.25f);
+  ASSERT_EQ(tfSetDeterministic(handle, 1), TF_STATUS_SUCCESS);
 }
 
 TEST_F(CApi, APlanRunsOnOtherOperandsAndSaysWhatRuns) {

@@ -478,6 +478,89 @@ TEST(DispatchSm80, PlannerThenDbOnAnH200ProfileWithoutAGpu) {
   EXPECT_EQ(c->config, mine);
 }
 
+// The sm90 family's space and pick as the CUDA backend hands them to dispatch on an H200 (which needs the GPU to say
+// sm90 runs there): dispatch's policy is tested on the family's real space without one.
+class Sm90SpaceBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "cuda"; }
+  bool native() const override { return false; }
+  std::string_view device_kind() const override { return "cuda"; }
+  Support available() const override { return Support::yes(); }
+  Support supports(const Problem&, const Device&) const override { return Support::yes(); }
+  ParamSpace space(const Problem& p, const Device& d) const override {
+    return plan::find_family("sm90")->candidates(p.normalized(), d.profile, 0).space;
+  }
+  Expected<Config> heuristic(const Problem& p, const Device& d) const override {
+    return *plan::find_family("sm90")->candidates(p.normalized(), d.profile, 0).reference;
+  }
+  Expected<std::unique_ptr<Kernel>> prepare(const Problem&, const Config&, const Device&) override {
+    return unsupported("a space without kernels");
+  }
+  Status run(const Kernel&, const Problem&, const GemmArgs&) override { return unsupported("a space without kernels"); }
+};
+
+// Options::deterministic on the sm90 space, planned for an H200 profile: a tuned record and a pin of REDUCE 1
+// (float-atomic sums) are refused by default, naming the policy, and taken under the non-deterministic one; the
+// planner's choice under the default sums in order.
+TEST(DeterministicPolicy, AtomicSumRecordsAndPinsOnlyWhenAllowed) {
+  if (!plan::find_family("sm90")) GTEST_SKIP() << "this build has no sm90 family";
+  Sm90SpaceBackend backend;
+  Backend* cuda = &backend;
+  const Device d = h200_without_gpu();
+  const Problem p = testing::make_problem(256, 256, 16384, Layout::RR, DType::f16, DType::f16);
+  ScratchDir dir;
+  DispatchOptions o;
+  o.db.path = dir.file("tune.db");
+  auto planned = choose_config(p, d, *cuda, o);
+  ASSERT_TRUE(planned) << planned.status().to_string();
+  EXPECT_EQ(planned->config.get("REDUCE"), 0) << planned->config.describe();
+
+  Config atomic = planned->config;
+  atomic.params["SPLIT_K"] = 8;
+  atomic.params["STREAM_K"] = 0;
+  atomic.params["REDUCE"] = 1;
+  const ParamSpace space = cuda->space(p, d);  // the backend's own space: the policy is dispatch's
+  ASSERT_TRUE(space.check(atomic)) << space.check(atomic).to_string();
+  db::Record r;
+  r.device = running_fingerprint(d);
+  r.backend = "cuda";
+  r.family_version = space.version;
+  r.problem = db::signature_of(p);
+  r.config = atomic;
+  r.time = {0.01, 0.01, 0.01, 30};
+  r.tflops = p.flops() / 1e-5 / 1e12;
+  r.tool_version = "0.1.0";
+  r.created_at = "2026-01-02T03:04:05Z";
+  {
+    auto store = db::Store::open(o.db.path);
+    ASSERT_TRUE(store) << store.status().to_string();
+    ASSERT_TRUE(store->upsert(r));
+  }
+  auto c = choose_config(p, d, *cuda, o);
+  ASSERT_TRUE(c) << c.status().to_string();
+  EXPECT_EQ(c->source, "planner") << c->reason;
+  EXPECT_EQ(c->config.get("REDUCE"), 0);
+  ASSERT_FALSE(c->rejected.empty());
+  EXPECT_NE(c->rejected.front().find("deterministic"), std::string::npos) << c->rejected.front();
+
+  o.deterministic = false;
+  c = choose_config(p, d, *cuda, o);
+  ASSERT_TRUE(c) << c.status().to_string();
+  EXPECT_EQ(c->source, "db-exact") << c->reason;
+  EXPECT_EQ(c->config, atomic);
+
+  o.db.disabled = true;
+  o.pins = {{"REDUCE", 1}};
+  c = choose_config(p, d, *cuda, o);
+  ASSERT_TRUE(c) << c.status().to_string();
+  EXPECT_EQ(c->config.get("REDUCE"), 1);
+  EXPECT_TRUE(c->config.at("SPLIT_K") > 1 || c->config.at("STREAM_K") == 1) << c->config.describe();
+  o.deterministic = true;
+  c = choose_config(p, d, *cuda, o);
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.status().code(), Code::invalid_argument);
+  EXPECT_NE(c.status().message().find("--nondeterministic"), std::string::npos) << c.status().message();
+}
 
 // Dispatch with no DB runs the planner's first choice whenever the model predicts it faster than the backend's own
 // pick (the sm80 heuristic), and keeps the backend's own pick otherwise (docs/PERF-LOG.md: the planner's pick

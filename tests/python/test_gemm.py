@@ -65,6 +65,16 @@ def test_a_plan_runs_on_new_operands(rng):
         plan.run(a[:40], b, out[:40])
 
 
+def test_the_nondeterministic_policy_is_an_option(rng):
+    # deterministic=False allows float-atomic sums where a GPU family has them; the CPU's results stay exact.
+    a, b = random((33, 70), np.float32, rng), random((70, 45), np.float32, rng)
+    check(tileforge.gemm(a, b, deterministic=False), a, b)
+    out = np.empty((33, 45), np.float32)
+    plan = tileforge.Plan(a, b, out, no_db=True, deterministic=False)
+    plan.run(a, b, out)
+    check(out, a, b)
+
+
 def test_bad_arguments_are_named(rng):
     a, b = random((8, 6), np.float32, rng), random((6, 5), np.float32, rng)
     with pytest.raises(ValueError, match="a's columns == b's rows"):

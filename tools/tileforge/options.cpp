@@ -154,8 +154,16 @@ void add_set_option(CLI::App& app, std::vector<std::string>& sets, std::string_v
       ->check(parsed("--set", [](const std::string& t, const char* n) { return parse_pin(t, n); }));
 }
 
+void add_nondeterministic_flag(CLI::App& app, bool& flag) {
+  app.add_flag("--nondeterministic", flag,
+               "allow configs whose results may differ in the last bits from run to run (split-K or stream-K slices "
+               "summed by float atomics in the order they arrive) where they are predicted faster; without it every "
+               "config sums in a fixed order and such DB records and pins are refused");
+}
+
 void add_run_options(CLI::App& app, RunArgs& a, bool with_timing, bool with_memory) {
   add_set_option(app, a.sets, "pin a parameter of our kernel, NAME=VALUE (repeatable)");
+  add_nondeterministic_flag(app, a.nondeterministic);
   app.add_option("--seed", a.seed, "seed of the random operands (default: 42)")
       ->type_name("N")
       ->check(check::integer(0, kMaxInt, "an integer >= 0"));
@@ -279,6 +287,7 @@ Expected<bench::Settings> settings_from(const RunArgs& a) {
     if (!pin) return pin.status();
     s.pins.push_back(*pin);
   }
+  s.deterministic = !a.nondeterministic;
   s.seed = uint64_t(a.seed);
   s.min_reps = a.min_reps;
   s.min_time_s = a.min_time;

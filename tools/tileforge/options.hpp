@@ -77,6 +77,7 @@ struct RunArgs {
   double min_time = bench::Settings{}.min_time_s, max_time = bench::Settings{}.max_time_s;
   std::string max_memory;  // --max-memory BYTES|NG, checked when parsed
   DbArgs db;
+  bool nondeterministic = false;  // --nondeterministic: Options::deterministic false
 };
 
 // bench: repeatable --shape or --suite; verify: exactly one --shape, --alpha and --beta; plan: repeatable --shape,
@@ -96,6 +97,8 @@ void add_output_options(CLI::App& app, OutputArgs& args, const std::vector<std::
 inline constexpr std::string_view kOutInsteadOfStdout =
     "write the report to FILE instead of stdout (atomically: whole or not at all; a device or FIFO in place, - for "
     "stdout; docs/RELIABILITY.md)";
+// --nondeterministic: configs whose sums vary from run to run (float atomics) allowed; without it, refused.
+void add_nondeterministic_flag(CLI::App& app, bool& flag);
 // --set NAME=VALUE (repeatable), each checked as NAME=VALUE; the family checks the name and value.
 void add_set_option(CLI::App& app, std::vector<std::string>& sets, std::string_view help);
 // with_memory: --max-memory, for the verbs whose cases run through bench::run_case (bench, verify).

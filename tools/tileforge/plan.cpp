@@ -82,6 +82,7 @@ Command add_plan_command(CLI::App& parent) {
                   "(default auto)")
       ->check(check::one_of(families, "family"));
   add_set_option(*app, a->sets, "pin a parameter: NAME=VALUE (repeatable)");
+  add_nondeterministic_flag(*app, a->own.nondeterministic);
   app->add_flag("--explain", a->own.explain, "print the whole decision log, grouped by the four layers");
   add_output_options(*app, a->output, kFormats, kOutInsteadOfStdout);
   // The DB's record for each problem is reported beside the plan; plan only reads it (a missing --db is an error).

@@ -139,6 +139,7 @@ Expected<PlanOptions> plan_options_of(const PlanCommandOptions& o) {
   PlanOptions po;
   po.top_n = o.top;
   po.family = o.family;
+  po.deterministic = !o.nondeterministic;
   for (const std::string& s : o.sets) {
     auto pin = parse_pin(s, "--set");
     if (!pin) return pin.status();

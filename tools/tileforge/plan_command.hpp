@@ -28,6 +28,7 @@ struct PlanCommandOptions {
   std::string format = "text";      // --format text|table|json (text and table are the same)
   int top = 5;                      // --top N alternatives
   bool all_rejected = false;        // --all-rejected
+  bool nondeterministic = false;    // --nondeterministic: float-atomic sums compete (PlanOptions::deterministic)
   // --compile: compile each served plan's choice for the chip's target into the kernel cache (families compiled at
   // run time, through their own compiler, which needs no GPU: a plan for a chip that is not present builds its
   // binary all the same), and say what the compiler reported.

@@ -62,6 +62,7 @@ Expected<tune::TuneOptions> options_from(const TuneArgs& a, const bench::Setting
   o.exhaustive = a.exhaustive;
   o.contract = settings;
   o.pins = settings.pins;
+  o.deterministic = settings.deterministic;
   o.family = a.family;
   o.top = a.top;
   o.tie_cap = a.ties;

@@ -130,6 +130,10 @@ inline constexpr double kFixupL2Share = 0.8;
 // and two slices per CTA.
 inline constexpr double kFixupSeconds = 2.0e-6;
 inline constexpr double kFixupReadSeconds = 0.5e-6;
+// REDUCE 1: a partial added into the sum tile by vector float atomics (red.global.add.v4.f32, performed at the L2)
+// costs this many times its plain store. Not yet measured on the H200: half the store rate is the assumption, to be
+// replaced by the sweep's number (bench/sweeps/sm90-atomic-sum.txt).
+inline constexpr double kFixupAtomicSlowdown = 2.0;
 
 // Fixed cost of one kernel launch seen by device-side timing (launch-to-start gap, block scheduling, tail drain),
 // as for the sm80 family.

@@ -74,18 +74,19 @@ double epilogue_seconds(const Problem& q, double out, double clock, int64_t bm, 
 // bytes) and waits for the store to be visible (fence, counter); the tiles it finishes read every slice back, in
 // order, in groups of float4 per thread (the kernel's own fixup_group), one L2 round trip per group and slice. With
 // the shared sum each consumer thread sums its float4 of the share over every slice, kSharedSumBatch slices' loads
-// at once; the wait for the other slices and the departure add one more fixed cost. Without CONSUMERS (the bound's
-// partial configs) the round trips are left out.
+// at once; the wait for the other slices and the departure add one more fixed cost. REDUCE 1 adds the partials by
+// atomics and reads one sum tile back. Without CONSUMERS (the bound's partial configs) no round trips are counted.
 struct Fixup {
-  double seconds = 0;
-  double part = 0;
+  double seconds = 0, part = 0;
 };
 Fixup fixup_seconds(const Problem& q, int64_t bm, int64_t bn, const Sm90Schedule& sched, const Sm90Share& share,
                     std::optional<int64_t> consumers, double l2_bw_sm) {
   Fixup f;
   if (share.partials_written <= 0) return f;
   f.part = double(std::min(bm, q.m)) * double(std::min(bn, q.n)) * 4.0;
-  const double bytes = double(share.partials_written + share.partials_read) * f.part;
+  const double atomic = sched.atomic_sum ? kFixupAtomicSlowdown : 1.0;  // REDUCE 1: added, the sum tile re-zeroed
+  const double bytes =
+      (double(share.partials_written) * atomic + double(share.partials_read) * (sched.atomic_sum ? 2 : 1)) * f.part;
   int64_t round_trips = 0;
   double fixed_s = double(share.partials_written) * kFixupSeconds;
   if (sched.shared_sum) {
@@ -112,18 +113,17 @@ void add_fixup_note(Cost& c, const Sm90Schedule& sched, const Sm90Share& share, 
                                   sched.split_k, fmtx::bytes(fix.part), sched.split_k, sched.split_k,
                                   fmtx::time(fix.seconds)));
   } else {
-    c.notes.push_back(fmt::format("{}: the busiest CTA stores {} partial tile(s) of {} and reads {} back: {}",
+    c.notes.push_back(fmt::format("{}: the busiest CTA {} {} partial tile(s) of {} and reads {} back: {}",
                                   sched.split_k > 1 ? fmt::format("split-K {}", sched.split_k)
                                                     : fmt::format("stream-K over the last {} tiles", sched.sk_tiles),
-                                  share.partials_written, fmtx::bytes(fix.part), share.partials_read,
-                                  fmtx::time(fix.seconds)));
+                                  sched.atomic_sum ? "adds by float atomics" : "stores", share.partials_written,
+                                  fmtx::bytes(fix.part), share.partials_read, fmtx::time(fix.seconds)));
   }
 }
 
 // A parameter of a partial config as cost() reads it (`fallback` for a value below 1), or nothing when not set.
 std::optional<int64_t> set_param(std::optional<int64_t> v, int64_t fallback) {
-  if (!v) return std::nullopt;
-  return *v > 0 ? *v : fallback;
+  return v ? std::optional<int64_t>(*v > 0 ? *v : fallback) : std::nullopt;
 }
 
 Sm90Grid grid_of(const Problem& q, const Sm90ConfigView& c, const hw::HwProfile& profile) {
@@ -342,7 +342,7 @@ Sm90Share sm90_share(const Sm90Schedule& s) {
     r.k_steps = r.units * cdiv(kb, s.split_k);
     r.finished = cdiv(r.units, s.split_k);
     r.partials_written = r.units;
-    r.partials_read = r.finished * s.split_k;
+    r.partials_read = r.finished * (s.atomic_sum ? 1 : s.split_k);  // REDUCE 1: the one sum tile
   } else if (s.stream_k && s.sk_tiles > 0) {
     // Whole tiles round-robin, then an equal run of the shared tiles' k-blocks: at most two partial tiles (where
     // the run starts and ends); the tile it finishes has about clusters / sk_tiles + 1 slices.
@@ -351,7 +351,7 @@ Sm90Share sm90_share(const Sm90Schedule& s) {
     r.k_steps = dp * kb + run;
     r.partials_written = run >= kb ? 2 : 1;
     r.finished = dp + std::max<int64_t>(1, run / kb);
-    r.partials_read = cdiv(g, s.sk_tiles) + 1;
+    r.partials_read = s.atomic_sum ? 1 : cdiv(g, s.sk_tiles) + 1;
   } else {
     r.units = cdiv(t, g);
     r.k_steps = r.units * kb;

@@ -199,11 +199,18 @@ void explain_scheduling(plan::Plan& plan, const Facts& f) {
                            sched.cluster_tiles, sched.clusters, busiest.units,
                            std::min<int64_t>(sms, sched.clusters * cs), sms);
     }
+    if (sched.atomic_sum) {
+      // REDUCE 1 replaces the ordered sum the reasons above describe.
+      reason += fmt::format("; REDUCE=1: the slices add their partials into one f32 sum tile per tile by float "
+                            "atomics in the order they arrive (not bit-identical from run to run: the "
+                            "non-deterministic policy), and the last reads that one tile back");
+    }
     plan.log.add(L, fmt::format("SPLIT_K={}, STREAM_K={}", sk, stk), reason,
                  fmt::format("busiest CTA: {} k-steps, {} partial tile(s) stored and {} read back; workspace {} "
                              "(the caller's stream's own); {}",
                              busiest.k_steps, busiest.partials_written, busiest.partials_read,
-                             fmtx::bytes(double(sched.workspace_bytes)), neighbours_of(plan, {"SPLIT_K", "STREAM_K"})));
+                             fmtx::bytes(double(sched.workspace_bytes)),
+                             neighbours_of(plan, {"SPLIT_K", "STREAM_K", "REDUCE"})));
   }
 
 }

@@ -99,6 +99,9 @@ std::optional<int64_t> Sm90ConfigView::*view_field(std::string_view n) {
     case 'G':
       if (is("GROUP_M")) return &V::group_m;
       break;
+    case 'R':
+      if (is("REDUCE")) return &V::reduce;
+      break;
     case 'S':
       if (is("SPLIT_K")) return &V::split_k;
       if (is("STAGES")) return &V::stages;
@@ -121,6 +124,8 @@ Sm90ConfigView::Sm90ConfigView(const Config& config) {
 }
 
 bool sm90_swap_ab(const Config& c) { return swap_of(c) != 0; }
+
+bool sm90_atomic_sum(const Config& c) { return c.get("REDUCE").value_or(0) != 0; }
 
 Problem sm90_kernel_problem(const Problem& problem, const Config& c) {
   const Problem q = problem.normalized();
@@ -170,9 +175,17 @@ Sm90Schedule sm90_schedule(const Problem& problem, const Sm90ConfigView& c, int6
   } else {
     s.clusters = std::min(s.cluster_tiles, max_clusters);
   }
-  if (s.slots > 0) {
+  if (s.slots > 0 && c.reduce.value_or(0) != 0) {
+    // The atomic sum: one sum tile per shared tile, in the zone every launch leaves zero; no partials.
+    s.atomic_sum = true;
+    s.shared_sum = false;
+    s.sum_tiles = s.split_k > 1 ? s.cluster_tiles : s.sk_tiles;
+    s.slots = 0;
+  }
+  if (s.slots > 0 || s.atomic_sum) {
     const int64_t ctas_per_cluster = cm * cn;
-    s.counter_bytes = (s.cluster_tiles * ctas_per_cluster * 4 * (s.shared_sum ? 2 : 1) + 255) / 256 * 256;
+    s.sums_offset = (s.cluster_tiles * ctas_per_cluster * 4 * (s.shared_sum ? 2 : 1) + 255) / 256 * 256;
+    s.counter_bytes = s.sums_offset + s.sum_tiles * ctas_per_cluster * bm * bn * 4;
     s.workspace_bytes = s.counter_bytes + s.slots * ctas_per_cluster * bm * bn * 4;
   }
   return s;
@@ -217,6 +230,7 @@ Config sm90_heuristic(const Problem& problem, const hw::HwProfile& profile, cons
             {"EPILOGUE", tma_store ? kSm90EpilogueTmaStore : kSm90EpilogueDirect}, {"EPI_SPLIT", 1},
             {"STMATRIX", tma_store ? 1 : 0}, {"SPLIT_K", 0}, {"STREAM_K", 0}, {"COPY_AB", sm90_default_copy(q)}}};
   if (space.find("SWAP_AB")) c.params["SWAP_AB"] = 0;  // the heuristic's tiles are the problem's own
+  if (space.find("REDUCE")) c.params["REDUCE"] = 0;    // and its sums in slice order
   int64_t &bm = c.params.at("BLOCK_M"), &bn = c.params.at("BLOCK_N"), &consumers = c.params.at("CONSUMERS");
   int64_t &stages = c.params.at("STAGES"), &split_k = c.params.at("SPLIT_K");
   // A constraint that does not read STAGES (their reads are declared, and a test holds them to it) gives the same
@@ -284,11 +298,13 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
   k.c_box[1] = int(c_col ? bn / sm90_epi_rounds(bn, p(c, "EPI_SPLIT")) : bm / cons);
   const int64_t split_k = c.get("SPLIT_K").value_or(1), stream_k = c.get("STREAM_K").value_or(0);
   const bool acc_f16 = q.precision.accum == DType::f16;
-  k.entry = fmt::format("sm90_gemm_{}_{}_{}{}_{}x{}x{}_c{}_s{}_k{}x{}_g{}_e{}{}{}{}{}", to_string(q.precision.input),
+  const bool atomic = sm90_atomic_sum(c) && (split_k > 1 || stream_k);
+  k.entry = fmt::format("sm90_gemm_{}_{}_{}{}_{}x{}x{}_c{}_s{}_k{}x{}_g{}_e{}{}{}{}{}{}", to_string(q.precision.input),
                         to_string(q.precision.output), to_string(q.layout), c_col ? "_swap" : "", bm, bn, bk, cons,
                         p(c, "STAGES"), cm, cn,
                         gm == 0 ? std::string("h") : std::to_string(gm), p(c, "EPILOGUE"), p(c, "EPI_SPLIT"), p(c, "STMATRIX"),
-                        split_k > 1 ? fmt::format("_sk{}", split_k) : stream_k ? "_stk" : "", acc_f16 ? "_acc16" : "");
+                        split_k > 1 ? fmt::format("_sk{}", split_k) : stream_k ? "_stk" : "", atomic ? "_atom" : "",
+                        acc_f16 ? "_acc16" : "");
   // One CTA per SM is the design (persistent, up to 227 KB of shared memory), so __launch_bounds__(threads, 1).
   // A diagnostic of the fix-up (gemm.cuh, TF_SM90_FIXUP_PROBE): never set in normal use, it makes C wrong.
   std::string probe;
@@ -314,7 +330,7 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
       fmt::arg("preg", sm90_producer_regs(c)), fmt::arg("creg", sm90_consumer_regs(c)),
       fmt::arg("split", p(c, "EPI_SPLIT")), fmt::arg("stm", p(c, "STMATRIX") ? "true" : "false"),
       fmt::arg("splitk", split_k), fmt::arg("streamk", stream_k ? "true" : "false"),
-      fmt::arg("acc16", acc_f16 ? "true" : "false"), fmt::arg("ccol", c_col ? ", true" : ""),
+      fmt::arg("acc16", acc_f16 ? "true" : "false"), fmt::arg("ccol", c_col || atomic ? fmt::format(", {}{}", c_col, atomic ? ", true" : "") : ""),
       fmt::arg("entry", k.entry));
   return k;
 }

@@ -22,7 +22,8 @@ namespace tileforge::cuda {
 // 4: COPY_AB's copy reads 16 bytes at a time from any row alignment and the kernel starts during its tail (timings
 //    of version 3 records with COPY_AB are of the 2-byte copy).
 // 5: SWAP_AB and the narrow BLOCK_N values declared (a version 4 record was tuned without them).
-inline constexpr int kSm90Version = 5;
+// 6: REDUCE declared (the slices' sum by float atomics under the non-deterministic policy).
+inline constexpr int kSm90Version = 6;
 
 // EPILOGUE values (tf::sm90::kEpilogue* in gemm.cuh).
 inline constexpr int kSm90EpilogueDirect = 0;
@@ -44,7 +45,7 @@ inline constexpr int64_t kSm90SharedSumMinSplit = 4;
 // set when the config sets it, with the value as set (a partial config of dispatch's bound search lacks some).
 struct Sm90ConfigView {
   std::optional<int64_t> block_k, block_m, block_n, cluster_m, cluster_n, consumers, copy_ab, epilogue, epi_split,
-      group_m, split_k, stages, stmatrix, stream_k, swap_ab;
+      group_m, reduce, split_k, stages, stmatrix, stream_k, swap_ab;
   explicit Sm90ConfigView(const Config& config);
 };
 
@@ -54,6 +55,10 @@ struct Sm90ConfigView {
 // config without the parameter runs as it is. The planner's space declares it (Sm90SpaceOptions::swap_ab) unless
 // TILEFORGE_SM90_SWAP_AB=0 turns it off.
 bool sm90_swap_ab(const Config& config);
+// REDUCE 1: the slices of a shared tile are added into one f32 sum tile with float atomics, in the order they arrive
+// (fewer bytes than the ordered sum, but the bits depend on that order): only under the non-deterministic policy
+// (Options::deterministic false). 0, or a config without the parameter: summed in slice order.
+bool sm90_atomic_sum(const Config& config);
 // The problem the kernel runs for `config`: the normalized problem, or with SWAP_AB its transpose (M and N, A and B
 // with their leading dimensions and layouts exchanged; C column-major).
 Problem sm90_kernel_problem(const Problem& problem, const Config& config);
@@ -88,8 +93,14 @@ struct Sm90Schedule {
   // are stored (Params::shared_sum in gemm.cuh); otherwise the last slice to arrive sums the whole tile.
   bool shared_sum = false;
   int64_t slots = 0;           // partial tiles in the workspace (per CTA of a cluster: x CLUSTER_M x CLUSTER_N)
-  int64_t counter_bytes = 0;   // the counters, padded to 256 bytes
-  int64_t workspace_bytes = 0; // counters + partials; 0 without split-K or stream-K
+  // REDUCE 1 where tiles are shared: every slice adds its partial into its tile's sum tile with float atomics (no
+  // partial slots, no shared sum); `sum_tiles` of them (per CTA of a cluster), after the counters at `sums_offset`.
+  bool atomic_sum = false;
+  int64_t sum_tiles = 0;
+  int64_t sums_offset = 0;
+  // The zone every launch leaves zero: the counters padded to 256 bytes, and the atomic sum tiles after them.
+  int64_t counter_bytes = 0;
+  int64_t workspace_bytes = 0; // counter zone + partials; 0 without split-K or stream-K
 };
 // `max_clusters`: clusters that fit on the device at once (SMs / cluster size, or the occupancy query's answer).
 // Stream-K's shared tiles: none when the tiles fill whole waves; all of them when they are fewer than the clusters;
@@ -131,8 +142,9 @@ bool sm90_rows_off_sectors(const Problem& problem, int64_t ld);
 
 struct Sm90SpaceOptions {
   bool swap_ab = false;  // declare SWAP_AB and the narrow BLOCK_N values (where the problem allows them)
+  bool reduce = false;   // declare REDUCE (how a shared tile's slices are summed)
 };
-// The planner's options, from the environment: SWAP_AB declared unless TILEFORGE_SM90_SWAP_AB=0.
+// The planner's options, from the environment: SWAP_AB declared unless TILEFORGE_SM90_SWAP_AB=0; REDUCE always.
 Sm90SpaceOptions sm90_space_options();
 // Every combination the kernel template and the chip record allow for this problem (without SWAP_AB, or with the
 // options given; the family's plug-in plans with sm90_space_options()).

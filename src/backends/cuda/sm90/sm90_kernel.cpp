@@ -90,9 +90,12 @@ Status Sm90Kernel::run(const Problem& p, const GemmArgs& args) const {
     if (!lease) return lease.status();
     params_.counters = static_cast<int*>(lease->counters);
     params_.partials = static_cast<float*>(lease->partials);
+    // REDUCE 1: the sum tiles lie in the counters' zone, which every launch leaves zero.
+    params_.sums = reinterpret_cast<float*>(static_cast<char*>(lease->counters) + sched.sums_offset);
   } else {
     params_.counters = nullptr;
     params_.partials = nullptr;
+    params_.sums = nullptr;
   }
   void* kernel_args[] = {&params_};
   const int64_t cs = source_.cluster;

@@ -32,6 +32,7 @@ struct Sm90Params {
   float alpha, beta;
   int* counters;
   float* partials;
+  float* sums;
   int sk_tiles;
   int shared_sum;
   int c_staged_stores;

@@ -2,6 +2,7 @@
 // decision log and ahead-of-time compile, registered once. The cuda backend generates, compiles and launches it.
 #include <climits>
 #include <cstdint>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -118,6 +119,12 @@ class Sm90Family final : public CudaJitFamily {
       f.search_order.insert(f.search_order.begin(), "SWAP_AB");
       f.bound_skips.push_back("SWAP_AB");
     }
+    // REDUCE first of all: under the deterministic policy its value 1 is refused at once, the half of the product
+    // below it never walked; its price term waits for SPLIT_K and STREAM_K.
+    if (f.space.find("REDUCE")) {
+      f.search_order.insert(f.search_order.begin(), "REDUCE");
+      f.bound_skips.push_back("REDUCE");
+    }
     return f;
   }
 
@@ -168,6 +175,16 @@ class Sm90Family final : public CudaJitFamily {
                          profile.name);
     }
     return KernelFamily::violation_detail(t, c, profile);
+  }
+
+  // REDUCE 1's float atomics add a tile's slices in the order they arrive.
+  std::optional<Constraint> determinism(const ParamSpace& space) const override {
+    if (!space.find("REDUCE")) return std::nullopt;
+    return Constraint{Layer::data_scheduling,
+                      "REDUCE == 0 (deterministic results, the default: REDUCE 1 sums a tile's slices by float atomics "
+                      "in the order they arrive; --nondeterministic or Options::deterministic = false allows it)",
+                      [](const Config& c) { return c.get("REDUCE").value_or(0) == 0; },
+                      {"REDUCE"}};
   }
 
   void explain(plan::Plan& plan) const override { sm90_explain(plan); }

@@ -34,8 +34,8 @@ int64_t cluster_units(const Problem& q, const Config& c) {
 // The family's parameters, their values and what each one decides. Clusters of 4 and 8 are declared only where
 // `large_clusters` (sm90_space says where they can pay): declared everywhere they would triple the product the
 // planner walks. SWAP_AB where `swap_ab`, and with it the narrow BLOCK_N values where `narrow_n` (A row-major: the
-// transposed run's B is K-major; elsewhere every one of them would be refused).
-std::vector<ParamDecl> sm90_params(bool large_clusters, bool swap_ab, bool narrow_n) {
+// transposed run's B is K-major; elsewhere every one of them would be refused). REDUCE where `reduce`.
+std::vector<ParamDecl> sm90_params(bool large_clusters, bool swap_ab, bool narrow_n, bool reduce) {
   const ParamValues clusters = large_clusters ? ParamValues{1, 2, 4, 8} : ParamValues{1, 2};
   std::vector<int64_t> block_n = {64, 128, 192, 256};
   if (swap_ab && narrow_n) {
@@ -75,6 +75,12 @@ std::vector<ParamDecl> sm90_params(bool large_clusters, bool swap_ab, bool narro
        "operands copied first into buffers with 128-byte aligned rows, which TMA reads (any leading dimension; an "
        "operand already on 128-byte rows is read in place): 1 A and B, 2 A only, 3 B only"},
   };
+  if (reduce) {
+    decls.push_back({"REDUCE", {0, 1}, "data scheduling",
+                     "how the slices of a shared tile (split-K, stream-K) are summed: 0 in slice order from f32 partials "
+                     "(bit-identical from run to run); 1 added into one f32 sum tile by float atomics in the order they "
+                     "arrive (one tile read back instead of one per slice; only under the non-deterministic policy)"});
+  }
   if (swap_ab) {
     decls.push_back({"SWAP_AB", {0, 1}, "parameter adaptation",
                      "1: run C^T = B^T A^T, C written column by column, so that M lies along the wgmma's N (any "
@@ -269,6 +275,7 @@ Sm90SpaceOptions sm90_space_options() {
   Sm90SpaceOptions o;
   const char* v = std::getenv("TILEFORGE_SM90_SWAP_AB");
   o.swap_ab = !(v && std::string_view(v) == "0");
+  o.reduce = true;
   return o;
 }
 
@@ -294,7 +301,7 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile, cons
   // element at a time.
   const bool swap_ab = options.swap_ab && q.beta == 0.0 && tma_store_refusal(q).empty();
   s.params = sm90_params(profile.has("cluster") && rows_off && (one_wave_possible(4) || one_wave_possible(8)), swap_ab,
-                         a_row_major(q.layout));
+                         a_row_major(q.layout), options.reduce);
   // The reads of a constraint that depends on the kernel's M and N: SWAP_AB too where declared (a name the space
   // does not declare would leave the constraint to the leaves of the walk).
   auto with_swap = [swap_ab](std::vector<std::string> reads) {
@@ -337,6 +344,14 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile, cons
   s.constraints.push_back({Layer::data_scheduling, "SPLIT_K == 1 when STREAM_K == 1 (one way of sharing K)",
                            [](const Config& c) { return p(c, "STREAM_K") == 0 || p(c, "SPLIT_K") == 1; },
                            {"STREAM_K", "SPLIT_K"}});
+  if (options.reduce) {
+    s.constraints.push_back({Layer::data_scheduling,
+                             "REDUCE == 1 only with SPLIT_K > 1 or STREAM_K == 1 (only shared tiles have slices to sum)",
+                             [](const Config& c) {
+                               return p(c, "REDUCE") == 0 || p(c, "SPLIT_K") > 1 || p(c, "STREAM_K") == 1;
+                             },
+                             {"REDUCE", "SPLIT_K", "STREAM_K"}});
+  }
   if (profile.has("cluster")) {
     // Clusters of four and eight share each operand tile among more CTAs (fewer L2 reads, fewer rows read off
     // sectors), but every CTA waits for all of them to release a stage, tile after tile: 1000^3 ran 11.9 us in 4x1

@@ -35,6 +35,7 @@ Problem acc16(Problem p) {
 
 using testing_sm90::sm90_config;
 using testing_sm90::swapped;
+using testing_sm90::atomic;
 
 // Clusters of 4 and 8: as many resident as the chip record lists (none planned without the list), declared only
 // where an operand's rows are off 32-byte sectors, and legal only on a grid of one wave of them, without stream-K.
@@ -242,6 +243,25 @@ TEST(Sm90Family, SwapAbIsDeclaredUnlessTheEnvironmentTurnsItOffAndExplained) {
   std::filesystem::remove_all(dir);
 }
 
+// REDUCE 1 (float-atomic sums) is a plan's only under --nondeterministic: pinned without it, the plan is refused
+// naming the flag; with it, the decision log says the sums are not bit-identical from run to run.
+TEST(Sm90Family, AtomicSumOnlyUnderTheNondeterministicFlag) {
+  const std::filesystem::path dir = testing::fresh_test_dir("tileforge_sm90_reduce_");
+  const std::vector<std::string> args = {"plan", "--profile", "h200", "--dtype", "f16", "--shape", "256x256x16384",
+                                         "--family", "sm90", "--no-db", "-q", "--explain", "--set", "REDUCE=1"};
+  const testing::CliResult refused = testing::run_cli(args, dir);
+  EXPECT_NE(refused.exit_code, 0) << refused.out;
+  EXPECT_NE(refused.err.find("--nondeterministic"), std::string::npos) << refused.err;
+  EXPECT_EQ(refused.out, "");
+  std::vector<std::string> allowed = args;
+  allowed.push_back("--nondeterministic");
+  const testing::CliResult on = testing::run_cli(allowed, dir);
+  ASSERT_EQ(on.exit_code, 0) << on.err;
+  EXPECT_NE(on.out.find("REDUCE=1"), std::string::npos) << on.out;
+  EXPECT_NE(on.out.find("by float atomics in the order they arrive (not bit-identical"), std::string::npos) << on.out;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
   auto nvrtc = jit::Nvrtc::get();
   if (!nvrtc.ok()) GTEST_SKIP() << "SKIPPED: NVRTC not available: " << nvrtc.status().message();
@@ -300,11 +320,18 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
       {problem(3000, 3000, 3000), swapped(sm90_config(128, 192, 4, 2, 1, 1, 8, 1, 2, 1, 1, 1))},
       {acc16(problem(48, 4096, 4096)), swapped(sm90_config(128, 48, 8, 2, 1, 1, 8, 2, 1, 1, 4, 0))},
       {problem(100, 8192, 4096), swapped(sm90_config(256, 112, 3, 2, 1, 1, 8, 1, 1, 1))},
+      // REDUCE 1: the float-atomic sum beside 128 accumulators (split-K), in a cluster with stream-K, f16
+      // accumulators, and swapped with narrow tiles.
+      {problem(512, 512, 8192), atomic(sm90_config(128, 256, 4, 2, 1, 1, 8, 1, 2, 1, 4, 0))},
+      {problem(1000, 1000, 1000, Layout::CR), atomic(sm90_config(128, 128, 6, 2, 2, 1, 8, 1, 1, 1, 1, 1))},
+      {acc16(problem(256, 256, 16384)), atomic(sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 16, 0))},
+      {problem(16, 4096, 4096), atomic(swapped(sm90_config(128, 16, 8, 2, 1, 1, 8, 1, 1, 1, 4, 0)))},
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const Case& k = cases[i];
     const bool swap = sm90_swap_ab(k.config);
-    const ParamSpace space = sm90_space(k.problem, *h200, Sm90SpaceOptions{swap});
+    const bool reduce = k.config.get("REDUCE").has_value();
+    const ParamSpace space = sm90_space(k.problem, *h200, Sm90SpaceOptions{swap, reduce});
     ASSERT_TRUE(space.check(k.config).ok()) << k.config.describe() << ": " << space.check(k.config).to_string();
     const Sm90Source g = sm90_source(k.problem, k.config);
     jit::CompileRequest req;
@@ -325,6 +352,8 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
     EXPECT_NE(out->ptx.find(fmt::format("m64n{}k16", k.config.at("BLOCK_N"))), std::string::npos) << k.config.describe();
     // The transposed run stages C column by column (stmatrix .trans); the others never transpose.
     EXPECT_EQ(out->ptx.find("stmatrix.sync.aligned.m8n8.x4.trans") != std::string::npos, swap) << k.config.describe();
+    // The float-atomic sum only where REDUCE 1 asks for it.
+    EXPECT_EQ(out->ptx.find("red.relaxed.gpu.global.add.v4.f32") != std::string::npos, reduce) << k.config.describe();
     if (k.config.at("EPILOGUE") != 0) {
       EXPECT_NE(out->ptx.find("cp.async.bulk.tensor.2d.global.shared"), std::string::npos) << k.config.describe();
     }

@@ -24,6 +24,7 @@ namespace {
 
 using cuda::testing_sm90::sm90_config;
 using cuda::testing_sm90::swapped;
+using cuda::testing_sm90::atomic;
 
 class Sm90GpuTest : public testing::CudaGpuTest {
  protected:
@@ -369,6 +370,38 @@ TEST_F(Sm90GpuTest, SplitKAndStreamKAreExactAndBitIdenticalFromRunToRun) {
     if (!legal.ok()) continue;
     EXPECT_EQ(run(p, &k.config, 0, ++seed), "sm90") << k.config.describe();
     expect_same_bits(p, k.config, seed);
+  }
+}
+
+// REDUCE 1 (the non-deterministic policy's float-atomic sums): within the error bound against the float64 reference,
+// split-K and stream-K, with beta, bf16, f32 out, clusters and SWAP_AB; each case run twice on the stream's own
+// workspace, so that a sum tile left non-zero by the first launch would spoil the second.
+TEST_F(Sm90GpuTest, AtomicSumsAreWithinTheBoundAndLeaveTheirTilesZero) {
+  struct Case {
+    Problem problem;
+    Config config;
+  };
+  const std::vector<Case> cases = {
+      {half(1032, 1544, 2056, Layout::RR), atomic(sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1, 3, 0))},
+      {half(264, 520, 8200, Layout::CR, DType::bf16, DType::bf16), atomic(sm90_config(64, 64, 8, 1, 1, 1, 8, 1, 1, 1, 16, 0))},
+      {with_beta(half(520, 1032, 2056, Layout::RC)), atomic(sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1, 4, 0))},
+      {half(520, 264, 4104, Layout::RR, DType::f16, DType::f32), atomic(sm90_config(128, 64, 8, 2, 1, 2, 8, 0, 1, 0, 6, 0))},
+      {half(256, 256, 16384, Layout::RC), atomic(sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 32, 0))},
+      {half(1032, 1544, 2056, Layout::CR), atomic(sm90_config(128, 128, 6, 2, 1, 1, 8, 2, 1, 1, 1, 1))},
+      {half(2056, 2056, 1032, Layout::CC, DType::bf16, DType::bf16), atomic(sm90_config(128, 128, 6, 2, 2, 1, 8, 1, 1, 1, 1, 1))},
+      {half(16, 4096, 4096, Layout::RR), atomic(swapped(sm90_config(128, 16, 8, 2, 1, 1, 8, 1, 1, 1, 4, 0)))},
+  };
+  uint64_t seed = 700;
+  for (const Case& k : cases) {
+    const Problem p = k.problem.normalized();
+    const cuda::Sm90SpaceOptions options{cuda::sm90_swap_ab(k.config), true};
+    const Status legal = cuda::sm90_space(p, device_.profile, options).check(k.config);
+    EXPECT_TRUE(legal.ok()) << k.config.describe() << ": " << legal.to_string();
+    if (!legal.ok()) continue;
+    const int64_t clusters = device_.profile.cores / cuda::sm90_cluster_size(k.config);
+    EXPECT_TRUE(cuda::sm90_schedule(p, k.config, clusters).atomic_sum) << k.config.describe();
+    EXPECT_EQ(run(p, &k.config, 0, ++seed), "sm90") << k.config.describe();
+    EXPECT_EQ(run(p, &k.config, 0, ++seed), "sm90") << k.config.describe() << ", its second launch";
   }
 }
 

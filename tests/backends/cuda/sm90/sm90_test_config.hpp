@@ -22,4 +22,10 @@ inline Config swapped(Config c) {
   return c;
 }
 
+// The same config with its shared tiles summed by float atomics (REDUCE 1, the non-deterministic policy's).
+inline Config atomic(Config c) {
+  c.params["REDUCE"] = 1;
+  return c;
+}
+
 }  // namespace tileforge::cuda::testing_sm90

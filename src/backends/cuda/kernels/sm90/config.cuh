@@ -29,6 +29,11 @@ struct Params {
   // walk's order) are shared out by MAC iterations; the others are whole tiles.
   int* counters;
   float* partials;
+  // REDUCE 1 (Config::ATOMIC_SUM, only under the non-deterministic policy): f32 tiles of BM x BN, one per shared tile
+  // (split-K: every cluster tile; stream-K: the sk_tiles shared ones) x CTAs per cluster, which every slice adds its
+  // partial into with float atomics; zero before the first launch (they lie in the counters' zone), and each launch
+  // leaves them zero. `partials` is then unused.
+  float* sums;
   int sk_tiles;
   // Split-K only, and only when every work unit has a cluster of its own and the launch is cooperative (all CTAs
   // resident at once): every slice waits for all of its tile's slices and then sums and writes its own 1/SPLIT_K of
@@ -90,6 +95,9 @@ struct AccType<true> {
 //     epilogue.
 //   kAccF16: f16 accumulators (wgmma .f16.f16.f16; f16 inputs only), the opt-in precision policy; split-K and
 //     stream-K partials are still stored and summed in f32.
+//   kAtomicSum: REDUCE 1, the non-deterministic policy's fix-up: every slice adds its partial tile into the tile's f32
+//     sum (Params::sums) with vector float atomics, in the order the slices arrive, and the last to arrive reads the
+//     sum back (one tile instead of one per slice) and leaves it zero. The bits then depend on the arrival order.
 //   kCCol: C is column-major (element (i, j) at j * ldc + i). The host runs a row-major C as the transposed problem
 //     C^T = B^T A^T this way (SWAP_AB), so that a narrow M lies along wgmma's N, which takes any multiple of 8: the
 //     epilogues write the accumulators' columns as C's rows (stmatrix .trans into the staging tile, whose TMA boxes
@@ -97,7 +105,7 @@ struct AccType<true> {
 template <int kBlockM, int kBlockN, int kBlockK, int kStages, int kConsumers, int kClusterM, int kClusterN, int kOrder,
           int kGroupM, int kInTag, int kOutTag, bool kARow, bool kBRow, int kEpilogue, int kProducerRegs,
           int kConsumerRegs, int kEpiSplit = 1, bool kStMatrix = false, int kSplitK = 1, bool kStreamK = false,
-          bool kAccF16 = false, bool kCCol = false>
+          bool kAccF16 = false, bool kCCol = false, bool kAtomicSum = false>
 struct Config {
   static constexpr int BM = kBlockM, BN = kBlockN, BK = kBlockK, STAGES = kStages, CONSUMERS = kConsumers;
   static constexpr int CM = kClusterM, CN = kClusterN, CS = kClusterM * kClusterN;
@@ -115,6 +123,7 @@ struct Config {
   static constexpr int SPLIT_K = kSplitK;
   static constexpr bool STREAM_K = kStreamK;
   static constexpr bool FIXUP = SPLIT_K > 1 || STREAM_K;  // tiles may be shared by CTAs and summed in a workspace
+  static constexpr bool ATOMIC_SUM = kAtomicSum;
   // f16 accumulators (the opt-in precision policy): each 32-bit register holds the f16 pair of two neighbouring
   // columns, so a thread holds half the registers of the f32 accumulators, in the same fragment order.
   static constexpr bool ACC_F16 = kAccF16;
@@ -175,6 +184,7 @@ struct Config {
   static_assert(!kCCol || EPI == kEpilogueDirect || STMATRIX, "a column-major staging tile is written by stmatrix");
   static_assert(SPLIT_K >= 1 && SPLIT_K <= 64, "SPLIT_K: 1 (none) to 64 slices of K");
   static_assert(!(STREAM_K && SPLIT_K > 1), "stream-K or split-K, not both");
+  static_assert(!ATOMIC_SUM || FIXUP, "the atomic sum is a fix-up: split-K or stream-K");
   static_assert(SMEM_BYTES <= 232448, "at most 227 KB of shared memory per CTA");
   static_assert(PRODUCER_REGS == 0 || (PRODUCER_REGS >= 24 && PRODUCER_REGS % 8 == 0), "setmaxnreg: 24..256, x8");
   static_assert(CONSUMER_REGS == 0 || (CONSUMER_REGS <= 256 && CONSUMER_REGS % 8 == 0), "setmaxnreg: 24..256, x8");

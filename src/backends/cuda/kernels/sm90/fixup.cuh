@@ -1,7 +1,8 @@
 // sm90 family: the split-K / stream-K fix-up of a tile whose K is shared by several CTAs: every slice stores its f32
 // partial tile in the workspace (Params::partials) and counts itself on the tile's counter; the tile is summed there
 // in slice order (bit-identical from run to run) by the last slice to arrive, or with Params::shared_sum by all of
-// its slices at once, each summing and writing its own share of C.
+// its slices at once, each summing and writing its own share of C. Under the non-deterministic policy (REDUCE 1)
+// the slices add their partials into one sum tile with float atomics instead, and the last reads that one back.
 #pragma once
 
 #include "sm90/config.cuh"
@@ -85,6 +86,55 @@ __device__ __forceinline__ void store_partial(const Params& p, typename Cfg::Acc
   }
 }
 
+// REDUCE 1 (Cfg::ATOMIC_SUM): the slice's partial tile added into the tile's f32 sum tile `slot` (Params::sums, laid out
+// as partial_at lays out a slot) with vector float atomics; warps whose 16 rows lie outside C add nothing.
+template <class Cfg>
+__device__ __forceinline__ void add_partial(const Params& p, typename Cfg::AccTile& acc, float4* sums, int rank, int cw,
+                                            int tid, int warp, long long slot, int m0) {
+  constexpr int BN = Cfg::BN, M_ITERS = Cfg::M_ITERS;
+#pragma unroll
+  for (int mi = 0; mi < M_ITERS; ++mi) {
+    if (!warp_rows_in<Cfg>(p, m0, cw, warp, mi)) continue;
+#pragma unroll
+    for (int v = 0; v < BN / 8; ++v) {
+      const float2 lo = acc_pair<Cfg>(acc, mi, 4 * v), hi = acc_pair<Cfg>(acc, mi, 4 * v + 2);
+      red_add_v4(partial_at<Cfg>(sums, rank, cw, tid, slot, mi, v), lo.x, lo.y, hi.x, hi.y);
+    }
+  }
+}
+
+// REDUCE 1, the last slice to arrive: the tile's sum read back into acc (f16 accumulators: rounded once to the pairs
+// the epilogue reads) in groups of loads in flight at once, as the ordered read-back does, and the sum tile left zero
+// for the next launch.
+template <class Cfg>
+__device__ __forceinline__ void take_sum(const Params& p, typename Cfg::AccTile& acc, float4* sums, int rank, int cw,
+                                         int tid, int warp, long long slot, int m0) {
+  constexpr int BN = Cfg::BN, M_ITERS = Cfg::M_ITERS;
+  constexpr int VG = fixup_group(M_ITERS, BN);
+#pragma unroll
+  for (int mi = 0; mi < M_ITERS; ++mi) {
+    if (!warp_rows_in<Cfg>(p, m0, cw, warp, mi)) continue;
+#pragma unroll
+    for (int g = 0; g < BN / 8; g += VG) {
+      float4 x[VG];
+#pragma unroll
+      for (int v = 0; v < VG; ++v) x[v] = __ldcg(partial_at<Cfg>(sums, rank, cw, tid, slot, mi, g + v));
+#pragma unroll
+      for (int v = 0; v < VG; ++v) {
+        __stcg(partial_at<Cfg>(sums, rank, cw, tid, slot, mi, g + v), make_float4(0.0f, 0.0f, 0.0f, 0.0f));
+        if constexpr (Cfg::ACC_F16) {
+          __half2 lo = __floats2half2_rn(x[v].x, x[v].y), hi = __floats2half2_rn(x[v].z, x[v].w);
+          acc[mi][2 * (g + v)] = *reinterpret_cast<unsigned*>(&lo);
+          acc[mi][2 * (g + v) + 1] = *reinterpret_cast<unsigned*>(&hi);
+        } else {
+          float* d = &acc[mi][4 * (g + v)];
+          d[0] = x[v].x, d[1] = x[v].y, d[2] = x[v].z, d[3] = x[v].w;
+        }
+      }
+    }
+  }
+}
+
 // A slice of a shared-sum tile once its partial is stored: it waits on the tile's counter for every slice (all are
 // resident: one unit per cluster, a cooperative launch), sums and writes its share of C (shared_sum), and the last
 // slice to leave resets the counter and the departures counter after it for the next launch.
@@ -128,12 +178,16 @@ __device__ __forceinline__ bool fixup(const Params& p, typename Cfg::AccTile& ac
                                       bool pairs, int rank, int cw, int tid, int warp, unsigned fixup_flag,
                                       int num_tiles, const Work& w, const typename Cfg::Sched& sched, int m0, int n0) {
   constexpr int BN = Cfg::BN, CS = Cfg::CS, M_ITERS = Cfg::M_ITERS;
-  float4* ws = reinterpret_cast<float4*>(p.partials);
-  const long long own = sched.slot(w, w.seg);
+  float4* ws = reinterpret_cast<float4*>(Cfg::ATOMIC_SUM ? p.sums : p.partials);
+  const long long own = Cfg::ATOMIC_SUM ? sched.sum_slot(w) : sched.slot(w, w.seg);
 #if TF_SM90_FIXUP_PROBE == 1
   return true;  // diagnostic: no fix-up at all, every slice stores its own partial as C
 #endif
-  store_partial<Cfg>(p, acc, ws, rank, cw, tid, warp, own, m0);
+  if constexpr (Cfg::ATOMIC_SUM) {
+    add_partial<Cfg>(p, acc, ws, rank, cw, tid, warp, own, m0);
+  } else {
+    store_partial<Cfg>(p, acc, ws, rank, cw, tid, warp, own, m0);
+  }
 #if TF_SM90_FIXUP_PROBE == 2
   return w.seg == w.nseg - 1;  // diagnostic: the partial stores only
 #endif
@@ -141,7 +195,7 @@ __device__ __forceinline__ bool fixup(const Params& p, typename Cfg::AccTile& ac
   // consumer thread's stores before it (cumulativity), and orders the summing threads' loads after it.
   named_barrier(kBarrierFixup, 128 * Cfg::CONSUMERS);
   int* const counter = p.counters + static_cast<long long>(w.tile) * CS + rank;
-  if constexpr (Cfg::SPLIT_K > 1) {
+  if constexpr (Cfg::SPLIT_K > 1 && !Cfg::ATOMIC_SUM) {
     if (p.shared_sum) {
       shared_sum_slice<Cfg>(p, C, pairs, rank, cw, tid, counter, num_tiles, w, sched, m0, n0);
       return false;
@@ -162,6 +216,10 @@ __device__ __forceinline__ bool fixup(const Params& p, typename Cfg::AccTile& ac
 #if TF_SM90_FIXUP_PROBE == 3
   return true;  // diagnostic: stores, barriers and the counter, no read-back
 #endif
+  if constexpr (Cfg::ATOMIC_SUM) {
+    take_sum<Cfg>(p, acc, ws, rank, cw, tid, warp, own, m0);
+    return true;
+  }
   // The sum, slice by slice in slice order, from zero (0 + x is x, so the order alone fixes every bit). All
   // loads of a group of a slice are issued before any is used: one L2 round trip per group and slice. (The
   // first version tested each 8-column block before its load and added it at once, which serialized the

@@ -1,6 +1,7 @@
 // sm90 family: the PTX the Hopper GEMM (sm90/gemm.cuh) is written in, one inline wrapper per instruction: mbarriers,
-// cluster barriers and ranks, TMA loads (plain and multicast) and stores with their bulk groups, setmaxnreg, and
-// wgmma with its fences, commit and wait groups and shared-memory descriptors. sm_90a only.
+// cluster barriers and ranks, TMA loads (plain and multicast) and stores with their bulk groups, setmaxnreg, wgmma
+// with its fences, commit and wait groups and shared-memory descriptors, and the fix-up's vector float reduction.
+// sm_90a only.
 #pragma once
 
 #include "sm90/wgmma_ops.cuh"
@@ -11,6 +12,13 @@ namespace tf::sm90 {
 struct alignas(64) TmaDesc {
   unsigned long long v[16];
 };
+
+// Adds four floats to a 16-byte aligned float4 in global memory, at L2, as one vector reduction (relaxed, GPU
+// scope; sm_90's red.global.add.v4.f32): REDUCE 1's fix-up.
+__device__ __forceinline__ void red_add_v4(float4* p, float x, float y, float z, float w) {
+  asm volatile("red.relaxed.gpu.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(x), "f"(y), "f"(z), "f"(w)
+               : "memory");
+}
 
 __device__ __forceinline__ unsigned smem_u32(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));

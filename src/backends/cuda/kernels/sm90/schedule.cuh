@@ -124,6 +124,10 @@ struct Schedule {
       return 2 * c + (starts_here ? 0 : 1);
     }
   }
+
+  // REDUCE 1 (float atomics): the sum tile (before the CTAs-per-cluster factor) that every slice of the tile of `w`
+  // adds its partial into. Split-K: one per tile; stream-K: one per shared tile.
+  TF_SM90_HD int sum_slot(const Work& w) const { return w.tile - (kSplitK > 1 ? 0 : dp_tiles); }
 };
 
 }  // namespace tf::sm90

@@ -177,6 +177,62 @@ TEST(Sm90Schedule, StreamKSharesOnlyThePartialWave) {
   EXPECT_EQ(s.clusters, 132);
 }
 
+// REDUCE 1 (the float-atomic sum): every slice of a shared tile adds into the tile's own sum tile (the same for all of
+// its slices, another for every other tile), inside the zone the counters' memset and every launch leave zero; no
+// partial slots, no shared sum.
+TEST(Sm90Schedule, AtomicSumGivesEachSharedTileOneSumTileInTheZeroedZone) {
+  const int64_t shapes[][3] = {{16, 4096, 4096}, {512, 512, 8192}, {256, 256, 16384}, {1000, 1000, 1000},
+                               {2056, 2056, 1032}, {520, 264, 4104}};
+  int shared_seen = 0;
+  for (auto& sh : shapes) {
+    const Problem p = half(sh[0], sh[1], sh[2]);
+    for (auto [split, stream_k] : {std::array{2, 0}, std::array{4, 0}, std::array{16, 0}, std::array{1, 1}}) {
+      for (auto [bm, bn, cm, cn] : {std::array{128, 256, 1, 1}, std::array{64, 64, 1, 2}}) {
+        Config c = sm90_config(bm, bn, 4, bm == 64 ? 1 : 2, cm, cn, 8, 1, 1, 1, split, stream_k);
+        c.params["REDUCE"] = 1;
+        for (int64_t clusters : {132 / (cm * cn), 7}) {
+          const Sm90Schedule s = sm90_schedule(p, c, clusters);
+          SCOPED_TRACE(p.describe() + " " + c.describe() + " on " + std::to_string(clusters) + " clusters");
+          const bool shares = s.split_k > 1 || s.sk_tiles > 0;
+          ASSERT_EQ(s.atomic_sum, shares);
+          EXPECT_FALSE(s.shared_sum);
+          EXPECT_EQ(s.slots, 0);
+          if (!shares) continue;
+          ++shared_seen;
+          EXPECT_EQ(s.sum_tiles, s.split_k > 1 ? s.cluster_tiles : s.sk_tiles);
+          const int64_t ctas = cm * cn;
+          EXPECT_GE(s.sums_offset, s.cluster_tiles * ctas * 4);
+          EXPECT_EQ(s.sums_offset % 256, 0);
+          EXPECT_EQ(s.counter_bytes, s.sums_offset + s.sum_tiles * ctas * bm * bn * 4);
+          EXPECT_EQ(s.workspace_bytes, s.counter_bytes) << "no partials beside the sum tiles";
+          std::map<int, int> sum_of_tile;
+          std::set<int> used;
+          with_schedule(s, [&]<int kSplitK, bool kStreamK>() {
+            for (int cl = 0; cl < int(s.clusters); ++cl) {
+              tf::sm90::Schedule<kSplitK, kStreamK> sched(int(s.cluster_tiles), int(s.k_blocks), cl, int(s.clusters),
+                                                          int(s.sk_tiles));
+              tf::sm90::Work w;
+              while (sched.step(w)) {
+                if (w.nseg == 1) continue;
+                const int slot = sched.sum_slot(w);
+                ASSERT_GE(slot, 0);
+                ASSERT_LT(slot, s.sum_tiles) << "the sum tile lies outside the zone";
+                auto [it, fresh] = sum_of_tile.emplace(w.tile, slot);
+                if (fresh) {
+                  EXPECT_TRUE(used.insert(slot).second) << "tiles " << w.tile << " and another share sum tile " << slot;
+                } else {
+                  EXPECT_EQ(it->second, slot) << "the slices of tile " << w.tile << " add into different sum tiles";
+                }
+              }
+            }
+          });
+        }
+      }
+    }
+  }
+  EXPECT_GT(shared_seen, 20);
+}
+
 // The fix-up's read-back groups (fixup_group): for every BLOCK_N the family declares (the narrow ones of SWAP_AB
 // too) and every count of m64 blocks a consumer may hold beside it, a divisor of the 8-column blocks a thread holds
 // (so that the groups cover them exactly: 192 once gave 16 of 24), at most 16, and 4 at most beside 128 accumulators.
