@@ -138,6 +138,54 @@ TEST_F(CudaBackendTest, BlockK64PipelinedTilesInEveryLayoutAndWidth) {
   run(half(520, 776, 4112, Layout::RR), "cuda", &big, 0, ++seed);
 }
 
+// The sm80 family's split-K: within the bound against the float64 reference in every layout, with a ragged K that
+// the slices share unevenly (a tail in the last slice), alpha and beta, a batch, every load width, and more slices
+// than a tile's k-tiles divide into; each case run twice on the stream's own workspace (the counters must be left
+// zero); and bit-identical from run to run, on another stream too.
+TEST_F(CudaBackendTest, Sm80SplitKInEveryLayoutIsExactAndBitIdentical) {
+  const Layout layouts[] = {Layout::RR, Layout::RC, Layout::CR, Layout::CC};
+  uint64_t seed = 800;
+  for (int split : {2, 3, 8}) {
+    for (Layout l : layouts) {
+      Config c = sm80_config(128, 128, 32, 2, 2, 4, 16, 0);
+      c.params["SPLIT_K"] = split;
+      const DType dt = seed % 2 ? DType::bf16 : DType::f16;
+      run(padded(half(301, 263, 2077, l, dt, dt)), "cuda", &c, 0, ++seed);
+      run(padded(half(301, 263, 2077, l, dt, dt)), "cuda", &c, 0, ++seed);
+    }
+  }
+  for (int vec : {2, 8, 16}) {
+    Problem p = padded(half(130, 200, 1990, Layout::RC, DType::f16, DType::f32));
+    p.batch = 3;
+    p.stride_a = (p.span_a() + 7) / 8 * 8;
+    p.stride_b = (p.span_b() + 7) / 8 * 8;
+    p.alpha = -1.0;
+    p.beta = 0.5;
+    Config c = sm80_config(64, 128, 64, 2, 2, 3, vec, 1);
+    c.params["SPLIT_K"] = 6;
+    run(p, "cuda", &c, 0, ++seed);
+  }
+  // Bit-identical: the last slice sums in slice order from zero whichever slice arrives last.
+  const Problem p = half(256, 256, 16384, Layout::RR, DType::f16, DType::f16).normalized();
+  Config c = sm80_config(64, 64, 64, 2, 2, 4, 16, 1);
+  c.params["SPLIT_K"] = 16;
+  auto ops = testing::make_operands(p, ++seed);
+  auto a = upload(ops.a), b = upload(ops.b);
+  auto kernel = cuda_->prepare(p, c, device_);
+  ASSERT_TRUE(kernel.ok()) << kernel.status().to_string();
+  auto other = cuda::Stream::create();
+  ASSERT_TRUE(other.ok()) << other.status().to_string();
+  std::vector<std::vector<unsigned char>> outs;
+  for (void* stream : {timer_->stream(), timer_->stream(), static_cast<void*>(other->get())}) {
+    auto out = upload(ops.c);
+    outs.push_back(run_and_read(**kernel, p, GemmArgs{a->data(), b->data(), out->data(), stream}, *out));
+    ASSERT_EQ(outs.back().size(), ops.c.size());
+  }
+  EXPECT_EQ(outs[0], outs[1]) << c.describe() << " differs between two runs";
+  EXPECT_EQ(outs[0], outs[2]) << c.describe() << " differs on another stream";
+  EXPECT_NE(outs[0], ops.c) << c.describe() << ": C was not written";
+}
+
 TEST_F(CudaBackendTest, MisalignedPointersFallBackToNarrowerLoads) {
   // A and B start 1 element (2 bytes) past an aligned base: the 16-byte config must not fault.
   Problem p = half(256, 256, 256, Layout::RR);

@@ -13,6 +13,7 @@
 #include "backends/cuda/kernels/common/raster.cuh"
 #include "backends/cuda/sm80/sm80_cost_constants.hpp"
 #include "backends/cuda/sm80/sm80_family.hpp"
+#include "plan/format.hpp"
 #include "core/int_math.hpp"
 #include "plan/format.hpp"
 
@@ -278,7 +279,9 @@ CheckedCopy checked_copy(const Problem& q, const plan::WaveAnalysis& waves, int6
 // the bounds-checked copies and the latency without STAGES are left out (the terms only add, and the body grows
 // with each of them). The operands' DRAM traffic is its floor (sm80_operand_dram_floor).
 double sm80_cost_bound(const Problem& problem, const hw::HwProfile& profile, const Config& partial) {
-  const Problem q = problem.normalized();
+  // SPLIT_K (set first where declared): the slices are priced as batch entries of the slice's K.
+  const int64_t split = std::max<int64_t>(1, partial.get("SPLIT_K").value_or(1));
+  const Problem q = sm80_slice_problem(problem, split, std::max<int64_t>(1, partial.get("BLOCK_K").value_or(1)));
   const plan::PeakChoice peak = plan::peak_for(q, profile);
   if (!peak.tflops || *peak.tflops <= 0 || profile.mem_bandwidth_gbps <= 0 || sm80_missing_field(profile)) return 0;
   const double in = double(size_of(q.precision.input)), out = double(size_of(q.precision.output));
@@ -338,7 +341,7 @@ double sm80_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
     const double in_flight = double(active) * in_flight_stages * stage_bytes;
     latency_s = double(per_sm) * l2_tile / (in_flight / kLoadedLatencySeconds) * pipe_slowdown;
   }
-  const double c_bytes = double(q.m) * double(q.n) * out * double(q.batch) * (q.beta != 0.0 ? 2.0 : 1.0);
+  const double c_bytes = double(q.m) * double(q.n) * out * double(q.batch / split) * (q.beta != 0.0 ? 2.0 : 1.0);
   const double floor = sm80_operand_dram_floor(q, sms * (resident ? occupancy : 1), bm, bn);
   const double dram_s = (floor + c_bytes) / dram_bw;
   // combine_terms() of the cost model, without its vector.
@@ -351,8 +354,30 @@ double sm80_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   return body_s + fill_s + overhead_s;
 }
 
+// SPLIT_K's fix-up: the partial tiles go through the L2 (every slice stores one in f32, the last reads them all
+// back); after its main loop every block stores its partial and counts itself, not overlapped with other work
+// (twice a partial tile's bytes on average: the store, and a 1/SPLIT_K share of the last slice's reads), and the
+// last slice of the last tile reads SPLIT_K partials back while the others are done: a tail after the body.
+struct SplitFixup {
+  double l2_bytes = 0, tail_s = 0;
+  std::string note;
+};
+SplitFixup split_fixup(int64_t split, const plan::WaveAnalysis& waves, int64_t bm, int64_t bn, double l2_bw_sm) {
+  SplitFixup f;
+  if (split <= 1) return f;
+  const double partial_tile = double(bm * bn) * 4.0;
+  f.l2_bytes = double(waves.tiles) * partial_tile * 2.0;
+  f.tail_s = double(waves.max_tiles_per_core) * 2.0 * partial_tile / l2_bw_sm +
+             double(split) * partial_tile / l2_bw_sm + kLoadedLatencySeconds;
+  f.note = fmt::format("split-K {}: {} blocks of {} tiles, each storing an f32 partial of {}; the last slice of a "
+                       "tile sums all {} in slice order ({:.3g} us beside the body)",
+                       split, waves.tiles, waves.tiles / split, plan::fmtx::bytes(partial_tile), split, f.tail_s * 1e6);
+  return f;
+}
+
 Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Config& cfg, DramCache* cache) {
-  const Problem q = problem.normalized();
+  const int64_t split = sm80_split_k(cfg);  // the slices priced as batch entries of the slice's K, and their fix-up
+  const Problem q = sm80_slice_problem(problem, split, std::max<int64_t>(1, param(cfg, "BLOCK_K")));
   const plan::PeakChoice peak = plan::peak_for(q, profile);
   if (!peak.tflops || *peak.tflops <= 0) return plan::invalid_cost(peak.note);
   if (profile.mem_bandwidth_gbps <= 0) return plan::invalid_cost("the profile records no memory bandwidth");
@@ -418,7 +443,8 @@ Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   const double stage_bytes = double((bm + bn) * bk) * in;
   const double l2_tile = stage_bytes * double(c.waves.k_steps);
   const double l2_bw_sm = profile.l2_bytes_per_core_cycle * clock * vec_share(vec);
-  const double l2_total = double(c.waves.tiles) * l2_tile;
+  const SplitFixup fix = split_fixup(split, c.waves, bm, bn, l2_bw_sm);
+  const double l2_total = double(c.waves.tiles) * l2_tile + fix.l2_bytes;
   const double l2_s = std::max(l2_total / (l2_bw_sm * double(sms)), double(per_sm) * l2_tile / l2_bw_sm);
 
   // Little's law: the stages in flight (one when 2-byte loads cannot be asynchronous) over the loaded latency.
@@ -428,7 +454,7 @@ Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
 
   // DRAM: A and B panels as the raster and L2 let them through, C written (and read when beta != 0).
   const double operand_bytes = sm80_operand_dram_bytes(q, profile, bm, bn, group_m, c.occupancy, cache);
-  const double c_bytes = double(q.m) * double(q.n) * out * double(q.batch) * (q.beta != 0.0 ? 2.0 : 1.0);
+  const double c_bytes = double(q.m) * double(q.n) * out * double(q.batch / split) * (q.beta != 0.0 ? 2.0 : 1.0);
   const double dram = operand_bytes + c_bytes;
   c.dram_bytes += dram;
   const double dram_s = dram / dram_bw;
@@ -444,7 +470,8 @@ Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
 
   // Each round of resident blocks waits for its first stage, then issues the rest of the prologue.
   const int64_t rounds = cdiv(per_sm, c.occupancy);
-  c.fill_s = double(rounds) * (kLoadedLatencySeconds + double(stages - 1) * stage_bytes / l2_bw_sm);
+  c.fill_s = double(rounds) * (kLoadedLatencySeconds + double(stages - 1) * stage_bytes / l2_bw_sm) + fix.tail_s;
+  if (!fix.note.empty()) c.notes.push_back(fix.note);
   c.seconds = c.body_s + c.fill_s + c.overhead_s;
   return c;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -37,6 +38,26 @@ void explain_adaptation(plan::Plan& plan) {
                neighbours_of(plan, {"WARPS_M", "WARPS_N"}));
   plan.log.add(L3, fmt::format("accumulate in {}", to_string(q.precision.accum)),
                "the problem's precision policy: the planner never changes it");
+}
+
+// SPLIT_K where declared (TILEFORGE_SM80_SPLIT_K=1), else, on a grid that leaves most SMs idle, why it is not offered.
+void explain_split_k(plan::Plan& plan, const Config& c, const WaveAnalysis& w) {
+  const std::string L1(kLayers[1]);
+  if (const std::optional<int64_t> split = c.get("SPLIT_K")) {
+    plan.log.add(L1, fmt::format("SPLIT_K={}", *split),
+                 *split > 1 ? fmt::format("{} blocks: {} output tiles x {} slices of K, each of {} k-steps; every slice "
+                                          "stores an f32 partial tile, the last to arrive sums them in slice order "
+                                          "(deterministic: bit-identical from run to run)",
+                                          w.tiles, w.tiles / *split, *split, w.k_steps)
+                            : fmt::format("whole K per block: {} tiles for {} SMs", w.tiles, w.cores),
+                 neighbours_of(plan, {"SPLIT_K"}));
+  } else if (w.waves == 1 && w.last_wave_fill < 0.5) {
+    plan.log.add(L1, "SPLIT_K: not declared (TILEFORGE_SM80_SPLIT_K=1 declares it)",
+                 fmt::format("only {} tiles for {} SMs: split-K would put the idle SMs to work along K (declared "
+                             "once measured on a GPU)",
+                             w.tiles, w.cores),
+                 fmt::format("{} of the SMs stay idle", fmtx::pct(1.0 - double(w.tiles) / double(w.cores))));
+  }
 }
 
 }  // namespace
@@ -105,13 +126,7 @@ void sm80_explain(plan::Plan& plan) {
                            l2c ? fmtx::bytes(double(l2c->size_bytes)) : "?", hbm ? fmtx::bytes(hbm->bytes) : "?",
                            fmtx::bytes(min_ab)),
                neighbours_of(plan, {"GROUP_M"}));
-  if (w.waves == 1 && w.last_wave_fill < 0.5) {
-    plan.log.add(L1, "SPLIT_K: not offered by the sm80 family",
-                 fmt::format("only {} tiles for {} SMs: a split-K or stream-K family (later) would put the idle SMs "
-                             "to work along K",
-                             w.tiles, w.cores),
-                 fmt::format("{} of the SMs stay idle", fmtx::pct(1.0 - double(w.tiles) / double(w.cores))));
-  }
+  explain_split_k(plan, c, w);
 
   // ---- compute pipeline
   const int64_t active = std::min<int64_t>(cost.occupancy, w.max_tiles_per_core);

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -92,7 +94,39 @@ int sm80_register_estimate(const Config& c, std::string_view arch) {
   return int(accumulators + fragments + copy_regs + kRegisterOverhead + pipe);
 }
 
+bool sm80_split_k_declared() {
+  const char* v = std::getenv("TILEFORGE_SM80_SPLIT_K");
+  return v && std::string_view(v) == "1";
+}
+
+int64_t sm80_split_k(const Config& c) { return std::max<int64_t>(1, c.get("SPLIT_K").value_or(1)); }
+
+Sm80Workspace sm80_workspace(const Problem& problem, const Config& c) {
+  const Problem q = problem.normalized();
+  const int64_t split = sm80_split_k(c);
+  Sm80Workspace w;
+  if (split <= 1 || q.m == 0 || q.n == 0) return w;
+  const int64_t bm = p(c, "BLOCK_M"), bn = p(c, "BLOCK_N");
+  const int64_t tiles = ((q.m + bm - 1) / bm) * ((q.n + bn - 1) / bn) * q.batch;
+  w.counter_bytes = (tiles * 4 + 255) / 256 * 256;
+  w.workspace_bytes = w.counter_bytes + tiles * split * bm * bn * 4;
+  return w;
+}
+
+Problem sm80_slice_problem(const Problem& problem, int64_t split_k, int64_t block_k) {
+  Problem q = problem.normalized();
+  if (split_k <= 1 || block_k <= 0) return q;
+  const int64_t k_tiles = (q.k + block_k - 1) / block_k;
+  q.k = std::min(q.k, (k_tiles + split_k - 1) / split_k * block_k);
+  q.batch *= split_k;
+  return q;
+}
+
 ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile) {
+  return sm80_space(problem, profile, sm80_split_k_declared());
+}
+
+ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile, bool split_k) {
   ParamSpace s;
   s.family = "sm80";
   s.version = kSm80Version;
@@ -109,6 +143,11 @@ ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile) {
       {"FRAG_PIPE", {0, 1}, "compute pipeline",
        "1: double-buffer mma fragments across k-steps and across the stage barrier"},
   };
+  if (split_k) {
+    s.params.push_back({"SPLIT_K", {1, 2, 3, 4, 6, 8, 16}, "data scheduling",
+                        "slices of K per output tile, run by different blocks (gridDim.z) and summed in slice order "
+                        "by the last to arrive from f32 partials in a workspace (1: none)"});
+  }
   const int align = max_vec_bytes(problem);
   // Limits the profile does not record are not assumed: the constraint then admits no config and says which
   // number is missing.
@@ -150,6 +189,14 @@ ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile) {
          return regs_per_sm > 0 && int64_t(sm80_register_estimate(c, arch)) * sm80_threads(c) <= regs_per_sm;
        }},
   };
+  if (split_k) {
+    const int64_t k = problem.normalized().k;
+    s.constraints.push_back({Layer::data_scheduling, "SPLIT_K <= ceil(K / BLOCK_K) (every slice holds a k-tile)",
+                             [k](const Config& c) {
+                               return p(c, "SPLIT_K") <= std::max<int64_t>(1, (k + p(c, "BLOCK_K") - 1) / p(c, "BLOCK_K"));
+                             },
+                             {"SPLIT_K", "BLOCK_K"}});
+  }
   return s;
 }
 
@@ -160,6 +207,7 @@ Config sm80_heuristic(const Problem& problem, const hw::HwProfile& profile) {
   // Copying A and B costs two passes over them; it pays when the GEMM has enough work per byte.
   const bool copy = align < 16 && q.m >= 512 && q.n >= 512 && q.k >= 512;
   const ParamSpace space = sm80_space(q, profile);
+  const bool split_declared = space.find("SPLIT_K") != nullptr;
 
   Config best;
   double best_cost = 0;
@@ -168,6 +216,7 @@ Config sm80_heuristic(const Problem& problem, const hw::HwProfile& profile) {
              {{"BLOCK_M", t.bm}, {"BLOCK_N", t.bn}, {"BLOCK_K", 32}, {"WARPS_M", t.warps_m}, {"WARPS_N", t.warps_n},
               {"STAGES", 4}, {"GROUP_M", 8}, {"VEC_BYTES", copy ? 16 : align}, {"COPY_AB", copy ? 1 : 0},
               {"FRAG_PIPE", t.frag_pipe}}};
+    if (split_declared) c.params["SPLIT_K"] = 1;  // the heuristic's tiles run the whole K
     while (c.params["STAGES"] > 2 && !space.admits(c)) --c.params["STAGES"];
     if (!space.admits(c)) continue;
     const int64_t tiles = ((q.m + t.bm - 1) / t.bm) * ((q.n + t.bn - 1) / t.bn) * q.batch;
@@ -192,17 +241,18 @@ GeneratedKernel sm80_source(const Problem& problem, const Config& c, int vec_byt
   GeneratedKernel k;
   k.threads = sm80_threads(c);
   k.smem_bytes = sm80_smem_bytes(c);
-  k.entry = fmt::format("sm80_gemm_{}_{}_{}_{}x{}x{}_w{}x{}_s{}_g{}_v{}_e{}_p{}", to_string(q.precision.input),
+  const int64_t split = sm80_split_k(c);
+  k.entry = fmt::format("sm80_gemm_{}_{}_{}_{}x{}x{}_w{}x{}_s{}_g{}_v{}_e{}_p{}{}", to_string(q.precision.input),
                         to_string(q.precision.output), to_string(q.layout), p(c, "BLOCK_M"), p(c, "BLOCK_N"),
                         p(c, "BLOCK_K"), p(c, "WARPS_M"), p(c, "WARPS_N"), p(c, "STAGES"), p(c, "GROUP_M"), vec_bytes,
-                        epi_vec, p(c, "FRAG_PIPE"));
+                        epi_vec, p(c, "FRAG_PIPE"), split > 1 ? fmt::format("_sk{}", split) : "");
   // __launch_bounds__(threads, 1): one block per SM is enough, so ptxas may use up to 255 registers; without the
   // minimum it caps some mid-sized tiles at 128 registers to fit four blocks and spills to get there.
   k.source = fmt::format(
       "// Generated by tileforge for {config}\n"
       "#include \"sm80/gemm.cuh\"\n"
       "using Cfg = tf::sm80::Config<{bm}, {bn}, {bk}, {wm}, {wn}, {st}, {gm}, {vec}, {arow}, {brow}, {in}, {out}, "
-      "{epi}, {pipe}>;\n"
+      "{epi}, {pipe}{split}>;\n"
       "extern \"C\" __global__ void __launch_bounds__(Cfg::THREADS, 1) {entry}(tf::sm80::Params p) {{\n"
       "  tf::sm80::gemm<Cfg>(p);\n"
       "}}\n",
@@ -212,7 +262,7 @@ GeneratedKernel sm80_source(const Problem& problem, const Config& c, int vec_byt
       fmt::arg("arow", a_row_major(q.layout) ? "true" : "false"),
       fmt::arg("brow", b_row_major(q.layout) ? "true" : "false"), fmt::arg("in", elem_tag(q.precision.input)),
       fmt::arg("out", elem_tag(q.precision.output)), fmt::arg("epi", epi_vec),
-      fmt::arg("pipe", p(c, "FRAG_PIPE") ? "true" : "false"), fmt::arg("entry", k.entry));
+      fmt::arg("pipe", p(c, "FRAG_PIPE") ? "true" : "false"), fmt::arg("split", split > 1 ? fmt::format(", {}", split) : std::string()), fmt::arg("entry", k.entry));
   return k;
 }
 

@@ -33,8 +33,26 @@ int64_t sm80_smem_bytes(const Config& config);
 int sm80_register_estimate(const Config& config, std::string_view arch = {});
 int sm80_threads(const Config& config);
 
-// Every combination the hardware allows for this problem on this chip (limits from the profile).
+// Every combination the hardware allows for this problem on this chip (limits from the profile), with SPLIT_K where
+// `split_k` (the two-argument form: where sm80_split_k_declared()).
 ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile);
+ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile, bool split_k);
+
+// SPLIT_K: the blocks of a tile run slices of K (gridDim.z) and the last to arrive sums their f32 partials in slice
+// order (bit-identical from run to run). Declared only with TILEFORGE_SM80_SPLIT_K=1 until it is measured on a GPU
+// (bench/sweeps/sm80-split-k.txt); a config that names it runs either way. Without the parameter: no split.
+bool sm80_split_k_declared();
+int64_t sm80_split_k(const Config& config);
+// The workspace of a split-K launch: one counter per output tile of every batch entry (padded to 256 bytes), then
+// SPLIT_K f32 partial tiles per output tile; zero bytes without split-K.
+struct Sm80Workspace {
+  int64_t counter_bytes = 0;
+  int64_t workspace_bytes = 0;
+};
+Sm80Workspace sm80_workspace(const Problem& problem, const Config& config);
+// The problem as the cost model sees a split-K launch: SPLIT_K times the batch entries, each with K the largest
+// slice's (whole BLOCK_K tiles, at most K).
+Problem sm80_slice_problem(const Problem& problem, int64_t split_k, int64_t block_k);
 
 // The heuristic until the planner drives dispatch: among a fixed list of tile shapes (128x256 down to 16x64),
 // each with its FRAG_PIPE setting and a per-SM efficiency measured on the H200, the one with the least

@@ -21,6 +21,8 @@ struct Sm80Params {
   long long lda, ldb, ldc;
   long long stride_a, stride_b, stride_c;
   float alpha, beta;
+  int* counters;
+  float* partials;
 };
 
 }  // namespace
@@ -107,11 +109,21 @@ Status run_sm80(const CudaKernel& kernel, const Problem& p, const GemmArgs& args
   params.stride_c = p.stride_c;
   params.alpha = float(p.alpha);
   params.beta = float(p.beta);
+  // Held until the launch is issued: the stream's workspace is shared with other kernels (stream_workspace.hpp).
+  const Sm80Workspace ws = sm80_workspace(p, c);
+  Expected<WorkspaceLease> lease = WorkspaceLease{};
+  if (ws.workspace_bytes > 0) {
+    lease = kernel.workspaces().get(args, ws.workspace_bytes, ws.counter_bytes, c.describe());
+    if (!lease) return lease.status();
+    params.counters = static_cast<int*>(lease->counters);
+    params.partials = static_cast<float*>(lease->partials);
+  }
   void* kernel_args[] = {&params};
   LaunchDims dims;
   const int64_t bm = c.at("BLOCK_M"), bn = c.at("BLOCK_N");
   dims.grid[0] = unsigned(((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn));
   dims.grid[1] = unsigned(p.batch);
+  dims.grid[2] = unsigned(sm80_split_k(c));
   dims.block[0] = unsigned((*inst)->generated.threads);
   dims.dynamic_smem_bytes = unsigned((*inst)->generated.smem_bytes);
   dims.stream = static_cast<CUstream>(args.stream);

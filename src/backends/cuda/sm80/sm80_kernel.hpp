@@ -11,6 +11,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/cuda/common/operand_copy.hpp"
+#include "backends/cuda/common/stream_workspace.hpp"
 #include "backends/cuda/sm80/sm80_family.hpp"
 #include "jit/loader.hpp"
 
@@ -35,6 +36,11 @@ class CudaKernel final : public Kernel {
   Expected<const Instance*> instance(const Problem& p, int vec, int epi) const;
 
   const OperandCopy& operand_copy() const { return copy_; }
+  // SPLIT_K's counters and partial tiles: the caller's workspace or the stream's own (stream_workspace.hpp).
+  const StreamWorkspaces& workspaces() const { return workspaces_; }
+  std::size_t workspace_bytes(const Problem& p) const override {
+    return std::size_t(sm80_workspace(p, config()).workspace_bytes);
+  }
 
   mutable std::vector<std::string> warnings;
 
@@ -46,6 +52,7 @@ class CudaKernel final : public Kernel {
   mutable std::mutex mutex_;
   mutable std::map<std::pair<int, int>, Instance> instances_;
   OperandCopy copy_;
+  StreamWorkspaces workspaces_;
 };
 
 Expected<std::unique_ptr<CudaKernel>> prepare_sm80(const Problem& p, const Config& config, int ordinal,

@@ -76,6 +76,8 @@ class Sm80Family final : public CudaJitFamily {
                       "STAGES",   "COPY_AB", "VEC_BYTES", "FRAG_PIPE", "GROUP_M"};
     // sm80_cost_bound prices nothing of a tile until its three sides are set, and the warps only as a pair.
     f.bound_skips = {"BLOCK_M", "BLOCK_N", "WARPS_M"};
+    // SPLIT_K (where declared) before everything: it decides the problem the bound prices (sm80_slice_problem).
+    if (f.space.find("SPLIT_K")) f.search_order.insert(f.search_order.begin(), "SPLIT_K");
     return f;
   }
 
@@ -86,9 +88,10 @@ class Sm80Family final : public CudaJitFamily {
 
   std::unique_ptr<plan::CostScratch> make_scratch() const override { return std::make_unique<Sm80Scratch>(); }
 
-  // COPY_AB's padded copies of A and B.
+  // COPY_AB's padded copies of A and B, and SPLIT_K's counters and partial tiles.
   uint64_t workspace_bytes(const Problem& problem, const hw::HwProfile&, const Config& config, int) const override {
-    return detail::copy_bytes(problem.normalized(), detail::copy_which(config));
+    return detail::copy_bytes(problem.normalized(), detail::copy_which(config)) +
+           uint64_t(sm80_workspace(problem, config).workspace_bytes);
   }
 
   plan::Cost cost(const Problem& problem, const hw::HwProfile& profile, const Config& config, int,

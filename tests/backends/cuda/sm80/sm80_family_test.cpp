@@ -247,5 +247,84 @@ TEST(Sm80Family, NvrtcBuildsBlockK64PipelinedTilesWithoutSpills) {
   }
 }
 
+// SPLIT_K: declared where asked for (the environment's default, or the explicit overload), bounded by K's k-tiles;
+// its workspace one counter per output tile and SPLIT_K partials per tile; the cost model's view of the slices.
+TEST(Sm80Family, SplitKIsDeclaredWhereAskedAndSizesItsWorkspace) {
+  const auto h200 = profile("h200");
+  const Problem p = fp16(512, 512, 8192);
+  EXPECT_EQ(sm80_space(p, h200, false).find("SPLIT_K"), nullptr);
+  const ParamSpace space = sm80_space(p, h200, true);
+  ASSERT_NE(space.find("SPLIT_K"), nullptr);
+  Config c = sm80_config(128, 128, 32, 2, 2, 4, 16, 0);
+  EXPECT_FALSE(space.check(c).ok()) << "a config of the space with SPLIT_K names it";
+  c.params["SPLIT_K"] = 16;
+  EXPECT_TRUE(space.check(c).ok()) << space.check(c).to_string();
+  const Problem short_k = fp16(512, 512, 96);  // three k-tiles of 32
+  EXPECT_FALSE(sm80_space(short_k, h200, true).check(c).ok()) << "16 slices of 3 k-tiles";
+  c.params["SPLIT_K"] = 3;
+  EXPECT_TRUE(sm80_space(short_k, h200, true).check(c).ok());
+
+  Problem batched = fp16(520, 264, 4104);
+  batched.batch = 3;
+  batched = batched.normalized();
+  c.params["SPLIT_K"] = 4;
+  const Sm80Workspace w = sm80_workspace(batched, c);
+  const int64_t tiles = 5 * 3 * 3;  // ceil(520 / 128) x ceil(264 / 128) x 3 entries
+  EXPECT_GE(w.counter_bytes, tiles * 4);
+  EXPECT_EQ(w.counter_bytes % 256, 0);
+  EXPECT_EQ(w.workspace_bytes, w.counter_bytes + tiles * 4 * 128 * 128 * 4);
+  c.params["SPLIT_K"] = 1;
+  EXPECT_EQ(sm80_workspace(batched, c).workspace_bytes, 0);
+  const Problem slices = sm80_slice_problem(batched, 4, 32);
+  EXPECT_EQ(slices.batch, 12);
+  EXPECT_EQ(slices.k, 33 * 32);  // 129 k-tiles in 4 slices: the largest holds 33
+  EXPECT_EQ(sm80_slice_problem(short_k, 3, 32).k, 32);
+}
+
+// Split-K's instances: NVRTC builds them for sm_90a and sm_80 in every layout, with the fix-up's counter atomic, no
+// spills and within the register estimate (the sum's loads come after the main loop's fragments are dead).
+TEST(Sm80Family, NvrtcBuildsSplitKWithoutSpills) {
+  auto nvrtc = jit::Nvrtc::get();
+  if (!nvrtc.ok()) GTEST_SKIP() << "SKIPPED: NVRTC not available: " << nvrtc.status().message();
+  const std::vector<jit::Header> headers = kernel_headers();
+  const Layout layouts[] = {Layout::RR, Layout::RC, Layout::CR, Layout::CC};
+  struct Tile {
+    int bm, bn, bk, wm, wn, stages, pipe, split;
+  };
+  const Tile tiles[] = {{128, 256, 32, 2, 4, 3, 1, 2}, {128, 128, 32, 2, 2, 4, 0, 4}, {64, 64, 64, 2, 2, 4, 1, 16},
+                        {16, 64, 32, 1, 2, 4, 0, 8}};
+  jit::KernelCache cache(::testing::TempDir() + "/tf-sm80-ci-cache");
+  int n = 0;
+  for (const auto& [arch, prof_name] : {std::pair{"sm_90a", "h200"}, std::pair{"sm_80", "a100-sxm"}}) {
+    const auto prof = profile(prof_name);
+    for (const Tile& t : tiles) {
+      for (int l = 0; l < 4; ++l) {
+        const Problem q = problem(512, 512, 8192, layouts[l], l % 2 ? DType::bf16 : DType::f16);
+        Config c = sm80_config(t.bm, t.bn, t.bk, t.wm, t.wn, t.stages, 16, t.pipe);
+        c.params["SPLIT_K"] = t.split;
+        const std::string what = fmt::format("{} {} {}", arch, to_string(q.layout), c.describe());
+        ASSERT_TRUE(sm80_space(q, prof, true).check(c).ok()) << what << ": " << sm80_space(q, prof, true).check(c).to_string();
+        GeneratedKernel g = sm80_source(q, c, 16, epilogue_vec(q));
+        EXPECT_NE(g.source.find(fmt::format(", {}>;", t.split)), std::string::npos) << g.source;
+        jit::CompileRequest req;
+        req.name = g.entry;
+        req.source = g.source;
+        req.headers = headers;
+        req.arch = arch;
+        auto compiled = cache.get(req);
+        ASSERT_TRUE(compiled.ok()) << what << ": " << compiled.status().to_string();
+        testing::keep_ptx(fmt::format("sm80-split-k-{:02}", n++), compiled->ptx);  // fresh compiles only
+        const jit::FunctionResources* r = compiled->resources(g.entry);
+        ASSERT_NE(r, nullptr) << compiled->log;
+        EXPECT_FALSE(r->spills()) << what << ": " << r->spill_store_bytes << " bytes spilled";
+        EXPECT_LE(r->registers, sm80_register_estimate(c, arch)) << what;
+        if (!compiled->ptx.empty()) {  // a cached build keeps no PTX
+          EXPECT_NE(compiled->ptx.find("atom.acq_rel.gpu.global.add.s32"), std::string::npos) << what;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tileforge::cuda

@@ -9,28 +9,21 @@
 #include "common/elem.cuh"
 #include "common/mma_sync.cuh"
 #include "common/swizzle.cuh"
+#include "sm80/params.cuh"
+#include "sm80/split_k.cuh"
 #include "sm80/tile_layout.cuh"
 
 namespace tf::sm80 {
-
-// Run-time arguments: only pointers, sizes, strides and scalars travel at launch.
-struct Params {
-  const void* a;
-  const void* b;
-  void* c;
-  int m, n, k;
-  long long lda, ldb, ldc;
-  long long stride_a, stride_b, stride_c;  // elements between batch entries (blockIdx.y)
-  float alpha, beta;
-};
 
 // Element types by tag (common/elem.cuh).
 template <int kTag>
 using Elem = tf::Elem<kTag>;
 
 // Every planned parameter of one kernel.
+// kSplitK > 1: blockIdx.z runs slice z of K, and the last slice of a tile to arrive sums them (sm80/split_k.cuh).
 template <int kBlockM, int kBlockN, int kBlockK, int kWarpsM, int kWarpsN, int kStages, int kGroupM, int kVecBytes,
-          bool kARowMajor, bool kBRowMajor, int kInTag, int kOutTag, int kEpilogueVec, bool kFragPipe = false>
+          bool kARowMajor, bool kBRowMajor, int kInTag, int kOutTag, int kEpilogueVec, bool kFragPipe = false,
+          int kSplitK = 1>
 struct Config {
   static constexpr int BM = kBlockM, BN = kBlockN, BK = kBlockK;
   static constexpr int WARPS_M = kWarpsM, WARPS_N = kWarpsN;
@@ -39,6 +32,7 @@ struct Config {
   static constexpr bool A_ROW = kARowMajor, B_ROW = kBRowMajor;
   static constexpr int IN = kInTag, OUT = kOutTag, EPI_VEC = kEpilogueVec;
   static constexpr bool FRAG_PIPE = kFragPipe;
+  static constexpr int SPLIT_K = kSplitK;
   static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;  // warp tile
   static constexpr int MI = WM / 16, NI = WN / 8;             // mma tiles per warp
   static constexpr int A_TILE_BYTES = BM * BK * 2, B_TILE_BYTES = BK * BN * 2;
@@ -50,6 +44,7 @@ struct Config {
   static_assert(BK % 16 == 0, "BLOCK_K must be a multiple of the mma K (16)");
   static_assert(VEC == 2 || VEC == 4 || VEC == 8 || VEC == 16, "vector width in bytes");
   static_assert(STAGES >= 2, "a pipeline needs at least two stages");
+  static_assert(SPLIT_K >= 1 && SPLIT_K <= 64, "SPLIT_K: 1 (none) to 64 slices of K");
   static_assert(!FRAG_PIPE || (BK / 16) % 2 == 0, "double-buffered fragments need an even number of k-steps");
   static_assert((A_TILE_BYTES / VEC) % THREADS == 0 && (B_TILE_BYTES / VEC) % THREADS == 0,
                 "every thread copies the same number of chunks");
@@ -331,7 +326,7 @@ __device__ __forceinline__ void main_loop_frag_pipe(float (&acc)[Cfg::MI][Cfg::N
 // ---- the kernel body ---------------------------------------------------------------------------------------
 
 template <class Cfg>
-__device__ __forceinline__ void gemm(const Params& p) {
+__device__ __forceinline__ void gemm_slice(const Params& p) {
   extern __shared__ __align__(1024) unsigned char smem[];
   using Out = Elem<Cfg::OUT>;
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK;
@@ -427,8 +422,18 @@ __device__ __forceinline__ void gemm(const Params& p) {
     main_loop<Cfg>(acc, load_fragments, copy_group, advance, k_tiles);
   }
   cp_async_wait<0>();
+  // Split-K: the slices' sum first, written by the last slice of the tile only (a_tile's first word: the flag).
+  if (Cfg::SPLIT_K == 1 || split_k_fixup<Cfg>(p, acc, tid, a_tile)) store_tile<Cfg>(p, C, acc, lane, wm, wn, m0, n0);
+}
 
-  store_tile<Cfg>(p, C, acc, lane, wm, wn, m0, n0);
+// The kernel body: the whole K, or with SPLIT_K the block's slice of it (A, B and K of the slice, the rest as given).
+template <class Cfg>
+__device__ __forceinline__ void gemm(const Params& p) {
+  if constexpr (Cfg::SPLIT_K > 1) {
+    gemm_slice<Cfg>(slice_params<Cfg>(p, static_cast<int>(blockIdx.z)));
+  } else {
+    gemm_slice<Cfg>(p);
+  }
 }
 
 }  // namespace tf::sm80
