@@ -9,6 +9,7 @@
 
 #include "backends/cuda/cuda_jit_family.hpp"
 #include "backends/cuda/sm80_skinny/sm80_skinny_family.hpp"
+#include "backends/cuda/sm90/sm90_family.hpp"
 #include "plan/explain_helpers.hpp"
 #include "plan/format.hpp"
 #include "plan/kernel_family.hpp"
@@ -174,6 +175,8 @@ class SkinnyFamily final : public CudaJitFamily {
   std::string yields(const hw::HwProfile& p, const Problem& problem) const override {
     const int64_t m = problem.normalized().m;
     if (p.nvidia_sm() < 90 || m <= kSkinnyLeadMOnWgmma) return {};
+    // Without the transposed run (beta != 0, an f32 C, TILEFORGE_SM90_SWAP_AB=0) sm90 rounds M up to 64 rows.
+    if (!sm90_transposes(problem)) return {};
     return fmt::format("on {} the sm90 family's transposed run (M along the wgmma's N) was measured faster from {} "
                        "rows up; M = {}",
                        p.arch, kSkinnyLeadMOnWgmma + 1, m);

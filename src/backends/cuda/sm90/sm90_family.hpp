@@ -150,6 +150,9 @@ Sm90SpaceOptions sm90_space_options();
 // options given; the family's plug-in plans with sm90_space_options()).
 ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile);
 ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile, const Sm90SpaceOptions& options);
+// Whether the space of these options declares SWAP_AB for the problem: asked for, beta 0 and a 16-bit C (the
+// transposed run writes C through its staging epilogue). The few-row specialist yields to the transposed run only.
+bool sm90_transposes(const Problem& problem, const Sm90SpaceOptions& options = sm90_space_options());
 
 // The heuristic: among a fixed list of tiles (128x256 and 256x128 with two consumer warpgroups down to 64x64 with
 // one), each with a per-SM efficiency from the probe (bench/results/h200/2026-12-01-sm90-probe), the one with the

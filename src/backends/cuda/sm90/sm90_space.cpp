@@ -283,6 +283,13 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
   return sm90_space(problem, profile, Sm90SpaceOptions{});
 }
 
+bool sm90_transposes(const Problem& problem, const Sm90SpaceOptions& options) {
+  // SWAP_AB needs the staging epilogue (beta == 0, 16-bit C): direct stores to a column-major C would store one
+  // element at a time.
+  const Problem q = problem.normalized();
+  return options.swap_ab && q.beta == 0.0 && tma_store_refusal(q).empty();
+}
+
 ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile, const Sm90SpaceOptions& options) {
   const Problem q = problem.normalized();
   ParamSpace s;
@@ -297,9 +304,7 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile, cons
     return resident > 0 && double(q.m) * double(q.n) * double(q.batch) / (256.0 * 256.0 * double(cs)) <= resident;
   };
   const bool rows_off = sm90_rows_off_sectors(q, q.lda) || sm90_rows_off_sectors(q, q.ldb);
-  // SWAP_AB needs the staging epilogue (beta == 0, 16-bit C): direct stores to a column-major C would store one
-  // element at a time.
-  const bool swap_ab = options.swap_ab && q.beta == 0.0 && tma_store_refusal(q).empty();
+  const bool swap_ab = sm90_transposes(q, options);
   s.params = sm90_params(profile.has("cluster") && rows_off && (one_wave_possible(4) || one_wave_possible(8)), swap_ab,
                          a_row_major(q.layout), options.reduce);
   // The reads of a constraint that depends on the kernel's M and N: SWAP_AB too where declared (a name the space

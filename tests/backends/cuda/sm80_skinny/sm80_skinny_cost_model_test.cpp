@@ -3,7 +3,9 @@
 // workspace arithmetic, the generated source, and the cost model's ranking against the probe it was fitted to.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
+#include <string>
 
 #include "backends/cuda/sm80_skinny/sm80_skinny_family.hpp"
 #include "plan/kernel_family.hpp"
@@ -36,17 +38,32 @@ TEST(SkinnyFamily, ASpecialistForFewRowsThatIsNeverTheChipsFamily) {
   EXPECT_FALSE(f->fit(profile("generic-avx2")).ok);
 
   // On sm_80 it takes every M it supports; on sm_90 it yields those above kSkinnyLeadMOnWgmma to the sm90
-  // family's transposed run, and the general family's reason says so.
+  // family's transposed run, and the general family's reason says so; but not where sm90 has no transposed run
+  // (an f32 C, beta != 0, TILEFORGE_SM90_SWAP_AB=0), which would round M up to 64-row blocks.
   const hw::HwProfile h200 = profile("h200"), a100 = profile("a100-sxm");
   for (int64_t m : {int64_t(1), kSkinnyLeadMOnWgmma, int64_t(7), kSkinnyMaxM}) {
     EXPECT_EQ(plan::choose_family(a100, problem(m, 4096, 4096)).family, "sm80_skinny") << m;
     const bool leads = m <= kSkinnyLeadMOnWgmma;
     for (const DType in : {DType::f16, DType::bf16}) {
-      const plan::FamilyChoice c = plan::choose_family(h200, problem(m, 4096, 4096, Layout::RR, in, DType::f32));
+      const plan::FamilyChoice c = plan::choose_family(h200, problem(m, 4096, 4096, Layout::RR, in, in));
       EXPECT_EQ(c.family, leads ? "sm80_skinny" : "sm90") << m;
       const bool said = c.reason.find("sm80_skinny yields this problem") != std::string::npos;
       EXPECT_EQ(said, !leads) << m << ": " << c.reason;
+      EXPECT_EQ(plan::choose_family(h200, problem(m, 4096, 4096, Layout::RR, in, DType::f32)).family, "sm80_skinny")
+          << m << ": an f32 C has no transposed run";
+      Problem with_beta = problem(m, 4096, 4096, Layout::RR, in, in);
+      with_beta.beta = 0.5;
+      EXPECT_EQ(plan::choose_family(h200, with_beta).family, "sm80_skinny") << m << ": beta != 0";
     }
+  }
+  const char* was = std::getenv("TILEFORGE_SM90_SWAP_AB");
+  const std::string before = was ? was : "";
+  ::setenv("TILEFORGE_SM90_SWAP_AB", "0", 1);
+  EXPECT_EQ(plan::choose_family(h200, problem(kSkinnyMaxM, 4096, 4096)).family, "sm80_skinny");
+  if (was) {
+    ::setenv("TILEFORGE_SM90_SWAP_AB", before.c_str(), 1);
+  } else {
+    ::unsetenv("TILEFORGE_SM90_SWAP_AB");
   }
   // Outside its class the chip's general family plans, with its own reason (no word of the specialist).
   const plan::FamilyChoice big = plan::choose_family(h200, problem(17, 4096, 4096));
