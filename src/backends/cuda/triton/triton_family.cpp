@@ -3,8 +3,11 @@
 #include "backends/cuda/triton/triton_family.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <climits>
 #include <cmath>
+#include <string_view>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -138,12 +141,16 @@ Expected<TritonTarget> parse_target(std::string_view text) {
     t.arch = std::string(text.substr(colon + 1));
   } else if (text.rfind("sm_", 0) == 0) {  // an NVRTC-style arch ("sm_90a") from a caller that names the GPU's
     t.backend = "cuda";
-    t.arch = std::to_string(std::atoi(std::string(text.substr(3)).c_str()));
+    std::string_view digits = text.substr(3);
+    if (!digits.empty() && digits.back() >= 'a' && digits.back() <= 'z') digits.remove_suffix(1);  // sm_90a's "a"
+    t.arch = std::string(digits);
   }
   if (t.backend == "cuda") {
-    t.sm = std::atoi(t.arch.c_str());
+    // The whole arch is the SM number: "cuda:9x" or "cuda:90abc" is refused, not read as 9 or 90.
+    const char* end = t.arch.data() + t.arch.size();
+    const auto [stop, error] = std::from_chars(t.arch.data(), end, t.sm);
     t.warp_size = 32;
-    if (t.sm >= 80) return t;
+    if (error == std::errc() && stop == end && t.sm >= 80) return t;
   } else if (t.backend == "hip" && !t.arch.empty()) {
     t.warp_size = 64;
     return t;

@@ -54,7 +54,14 @@ TEST(TritonFamily, TargetsFromTheChipRecord) {
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->warp_size, 64);
   EXPECT_EQ(cuda::parse_target("sm_90a")->arch, "90");
+  EXPECT_EQ(cuda::parse_target("sm_80")->sm, 80);
+  EXPECT_EQ(cuda::parse_target("cuda:90")->sm, 90);
   EXPECT_FALSE(cuda::parse_target("cuda:70").ok());
+  // The whole arch is the number: not its leading digits.
+  EXPECT_FALSE(cuda::parse_target("cuda:9x").ok());
+  EXPECT_FALSE(cuda::parse_target("cuda:90abc").ok());
+  EXPECT_FALSE(cuda::parse_target("sm_9y0").ok());
+  EXPECT_FALSE(cuda::parse_target("cuda:").ok());
   EXPECT_FALSE(cuda::parse_target("tpu").ok());
 }
 
