@@ -47,8 +47,10 @@ void explain_split_k(plan::Plan& plan, const Config& c, const WaveAnalysis& w) {
     plan.log.add(L1, fmt::format("SPLIT_K={}", *split),
                  *split > 1 ? fmt::format("{} blocks: {} output tiles x {} slices of K, each of {} k-steps; every slice "
                                           "stores an f32 partial tile, the last to arrive sums them in slice order "
-                                          "(deterministic: bit-identical from run to run)",
-                                          w.tiles, w.tiles / *split, *split, w.k_steps)
+                                          "(deterministic: bit-identical from run to run); workspace {} (the caller's "
+                                          "stream's own)",
+                                          w.tiles, w.tiles / *split, *split, w.k_steps,
+                                          fmtx::bytes(double(sm80_workspace(plan.problem, c).workspace_bytes)))
                             : fmt::format("whole K per block: {} tiles for {} SMs", w.tiles, w.cores),
                  neighbours_of(plan, {"SPLIT_K"}));
   } else if (w.waves == 1 && w.last_wave_fill < 0.5) {
