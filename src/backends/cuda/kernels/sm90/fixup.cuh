@@ -185,6 +185,9 @@ __device__ __forceinline__ bool fixup(const Params& p, typename Cfg::AccTile& ac
 #endif
   if constexpr (Cfg::ATOMIC_SUM) {
     add_partial<Cfg>(p, acc, ws, rank, cw, tid, warp, own, m0);
+    // Each thread's reductions ordered before the count at GPU scope by its own fence, not by the barrier's
+    // cumulativity alone (which the plain stores of the ordered sum rely on).
+    asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
   } else {
     store_partial<Cfg>(p, acc, ws, rank, cw, tid, warp, own, m0);
   }
