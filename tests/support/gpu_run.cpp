@@ -100,6 +100,24 @@ std::unique_ptr<measure::OperandBuffer> CudaGpuTest::upload(const std::vector<un
   return std::move(*buf);
 }
 
+void CudaGpuTest::expect_same_bits(const Problem& p, const Config& config, uint64_t seed) {
+  auto ops = testing::make_operands(p, seed);
+  auto a = upload(ops.a), b = upload(ops.b);
+  auto kernel = cuda_->prepare(p, config, device_);
+  ASSERT_TRUE(kernel.ok()) << kernel.status().to_string();
+  auto other = cuda::Stream::create();
+  ASSERT_TRUE(other.ok()) << other.status().to_string();
+  std::vector<std::vector<unsigned char>> outs;
+  for (void* stream : {timer_->stream(), timer_->stream(), static_cast<void*>(other->get())}) {
+    auto c = upload(ops.c);
+    outs.push_back(run_and_read(**kernel, p, GemmArgs{a->data(), b->data(), c->data(), stream}, *c));
+    ASSERT_EQ(outs.back().size(), ops.c.size());
+  }
+  EXPECT_EQ(outs[0], outs[1]) << config.describe() << " differs between two runs";
+  EXPECT_EQ(outs[0], outs[2]) << config.describe() << " differs on another stream";
+  EXPECT_NE(outs[0], ops.c) << config.describe() << ": C was not written";
+}
+
 std::vector<unsigned char> CudaGpuTest::run_and_read(const Kernel& kernel, const Problem& problem,
                                                      const GemmArgs& args, measure::OperandBuffer& c) {
   const Status s = cuda_->run(kernel, problem, args);

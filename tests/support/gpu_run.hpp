@@ -46,6 +46,9 @@ class CudaGpuTest : public ::testing::Test {
   // Empty, with a test failure, when a step fails.
   std::vector<unsigned char> run_and_read(const Kernel& kernel, const Problem& problem, const GemmArgs& args,
                                           measure::OperandBuffer& c);
+  // Bit-identical: `config` prepared once, run on the same operands three times, the third on another stream (its
+  // own workspace); C must be written and the same to the bit each time.
+  void expect_same_bits(const Problem& problem, const Config& config, uint64_t seed);
 
   Device device_;
   std::unique_ptr<measure::RepTimer> timer_;

@@ -169,21 +169,7 @@ TEST_F(CudaBackendTest, Sm80SplitKInEveryLayoutIsExactAndBitIdentical) {
   const Problem p = half(256, 256, 16384, Layout::RR, DType::f16, DType::f16).normalized();
   Config c = sm80_config(64, 64, 64, 2, 2, 4, 16, 1);
   c.params["SPLIT_K"] = 16;
-  auto ops = testing::make_operands(p, ++seed);
-  auto a = upload(ops.a), b = upload(ops.b);
-  auto kernel = cuda_->prepare(p, c, device_);
-  ASSERT_TRUE(kernel.ok()) << kernel.status().to_string();
-  auto other = cuda::Stream::create();
-  ASSERT_TRUE(other.ok()) << other.status().to_string();
-  std::vector<std::vector<unsigned char>> outs;
-  for (void* stream : {timer_->stream(), timer_->stream(), static_cast<void*>(other->get())}) {
-    auto out = upload(ops.c);
-    outs.push_back(run_and_read(**kernel, p, GemmArgs{a->data(), b->data(), out->data(), stream}, *out));
-    ASSERT_EQ(outs.back().size(), ops.c.size());
-  }
-  EXPECT_EQ(outs[0], outs[1]) << c.describe() << " differs between two runs";
-  EXPECT_EQ(outs[0], outs[2]) << c.describe() << " differs on another stream";
-  EXPECT_NE(outs[0], ops.c) << c.describe() << ": C was not written";
+  expect_same_bits(p, c, ++seed);
 }
 
 TEST_F(CudaBackendTest, MisalignedPointersFallBackToNarrowerLoads) {

@@ -54,24 +54,6 @@ class Sm90GpuTest : public testing::CudaGpuTest {
     }
     return ran;
   }
-
-  // Bit-identical: `config` on the same operands three times, the third on another stream (its own workspace).
-  void expect_same_bits(const Problem& p, const Config& config, uint64_t seed) {
-    auto ops = testing::make_operands(p, seed);
-    auto a = upload(ops.a), b = upload(ops.b);
-    auto kernel = cuda_->prepare(p, config, device_);
-    ASSERT_TRUE(kernel.ok()) << kernel.status().to_string();
-    auto other = cuda::Stream::create();
-    ASSERT_TRUE(other.ok()) << other.status().to_string();
-    std::vector<std::vector<unsigned char>> outs;
-    for (void* stream : {timer_->stream(), timer_->stream(), static_cast<void*>(other->get())}) {
-      auto c = upload(ops.c);
-      outs.push_back(run_and_read(**kernel, p, GemmArgs{a->data(), b->data(), c->data(), stream}, *c));
-      ASSERT_EQ(outs.back().size(), ops.c.size());
-    }
-    EXPECT_EQ(outs[0], outs[1]) << config.describe() << " differs between two runs";
-    EXPECT_EQ(outs[0], outs[2]) << config.describe() << " differs on another stream";
-  }
 };
 
 Problem half(int64_t m, int64_t n, int64_t k, Layout l, DType in = DType::f16, DType out = DType::f16) {

@@ -69,38 +69,39 @@ __device__ __forceinline__ float4* partial_at(float4* ws, int rank, int cw, int 
          ((static_cast<long long>(cw) * Cfg::M_ITERS + mi) * (Cfg::BN / 8) + v) * 128 + tid;
 }
 
-// Every slice's first step: its partial tile into workspace slot `own`, in the accumulators' fragment order
-// (partial_at); warps whose 16 rows lie outside C store nothing.
-template <class Cfg>
-__device__ __forceinline__ void store_partial(const Params& p, typename Cfg::AccTile& acc, float4* ws, int rank, int cw,
-                                              int tid, int warp, long long own, int m0) {
-  constexpr int BN = Cfg::BN, M_ITERS = Cfg::M_ITERS;
+// Calls f(mi, v, x) with each float4 x of the thread's partial tile: its pairs of columns in rows r and r + 8 of
+// 8-column block v of m64 block mi, in the accumulators' fragment order (partial_at); warps whose 16 rows lie outside
+// C have none.
+template <class Cfg, class F>
+__device__ __forceinline__ void for_each_partial(const Params& p, typename Cfg::AccTile& acc, int cw, int warp, int m0,
+                                                 F&& f) {
 #pragma unroll
-  for (int mi = 0; mi < M_ITERS; ++mi) {
+  for (int mi = 0; mi < Cfg::M_ITERS; ++mi) {
     if (!warp_rows_in<Cfg>(p, m0, cw, warp, mi)) continue;
 #pragma unroll
-    for (int v = 0; v < BN / 8; ++v) {
+    for (int v = 0; v < Cfg::BN / 8; ++v) {
       const float2 lo = acc_pair<Cfg>(acc, mi, 4 * v), hi = acc_pair<Cfg>(acc, mi, 4 * v + 2);
-      __stcg(partial_at<Cfg>(ws, rank, cw, tid, own, mi, v), make_float4(lo.x, lo.y, hi.x, hi.y));
+      f(mi, v, make_float4(lo.x, lo.y, hi.x, hi.y));
     }
   }
 }
 
-// REDUCE 1 (Cfg::ATOMIC_SUM): the slice's partial tile added into the tile's f32 sum tile `slot` (Params::sums, laid out
-// as partial_at lays out a slot) with vector float atomics; warps whose 16 rows lie outside C add nothing.
+// Every slice's first step: its partial tile into workspace slot `own` (for_each_partial's order).
+template <class Cfg>
+__device__ __forceinline__ void store_partial(const Params& p, typename Cfg::AccTile& acc, float4* ws, int rank, int cw,
+                                              int tid, int warp, long long own, int m0) {
+  for_each_partial<Cfg>(p, acc, cw, warp, m0,
+                        [&](int mi, int v, float4 x) { __stcg(partial_at<Cfg>(ws, rank, cw, tid, own, mi, v), x); });
+}
+
+// REDUCE 1 (Cfg::ATOMIC_SUM): the slice's partial tile added into the tile's f32 sum tile `slot` (Params::sums, laid
+// out as partial_at lays out a slot) with vector float atomics.
 template <class Cfg>
 __device__ __forceinline__ void add_partial(const Params& p, typename Cfg::AccTile& acc, float4* sums, int rank, int cw,
                                             int tid, int warp, long long slot, int m0) {
-  constexpr int BN = Cfg::BN, M_ITERS = Cfg::M_ITERS;
-#pragma unroll
-  for (int mi = 0; mi < M_ITERS; ++mi) {
-    if (!warp_rows_in<Cfg>(p, m0, cw, warp, mi)) continue;
-#pragma unroll
-    for (int v = 0; v < BN / 8; ++v) {
-      const float2 lo = acc_pair<Cfg>(acc, mi, 4 * v), hi = acc_pair<Cfg>(acc, mi, 4 * v + 2);
-      red_add_v4(partial_at<Cfg>(sums, rank, cw, tid, slot, mi, v), lo.x, lo.y, hi.x, hi.y);
-    }
-  }
+  for_each_partial<Cfg>(p, acc, cw, warp, m0, [&](int mi, int v, float4 x) {
+    red_add_v4(partial_at<Cfg>(sums, rank, cw, tid, slot, mi, v), x.x, x.y, x.z, x.w);
+  });
 }
 
 // REDUCE 1, the last slice to arrive: the tile's sum read back into acc (f16 accumulators: rounded once to the pairs
