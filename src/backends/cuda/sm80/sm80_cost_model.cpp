@@ -13,7 +13,6 @@
 #include "backends/cuda/kernels/common/raster.cuh"
 #include "backends/cuda/sm80/sm80_cost_constants.hpp"
 #include "backends/cuda/sm80/sm80_family.hpp"
-#include "plan/format.hpp"
 #include "core/int_math.hpp"
 #include "plan/format.hpp"
 
@@ -280,7 +279,7 @@ CheckedCopy checked_copy(const Problem& q, const plan::WaveAnalysis& waves, int6
 // with each of them). The operands' DRAM traffic is its floor (sm80_operand_dram_floor).
 double sm80_cost_bound(const Problem& problem, const hw::HwProfile& profile, const Config& partial) {
   // SPLIT_K (set first where declared): the slices are priced as batch entries of the slice's K.
-  const int64_t split = std::max<int64_t>(1, partial.get("SPLIT_K").value_or(1));
+  const int64_t split = sm80_split_k(partial);
   const Problem q = sm80_slice_problem(problem, split, std::max<int64_t>(1, partial.get("BLOCK_K").value_or(1)));
   const plan::PeakChoice peak = plan::peak_for(q, profile);
   if (!peak.tflops || *peak.tflops <= 0 || profile.mem_bandwidth_gbps <= 0 || sm80_missing_field(profile)) return 0;

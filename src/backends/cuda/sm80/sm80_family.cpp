@@ -10,6 +10,7 @@
 
 #include "backends/cuda/common/elem_tag.hpp"
 #include "backends/cuda/sm80/sm80_cost_model.hpp"
+#include "core/int_math.hpp"
 
 namespace tileforge::cuda {
 namespace {
@@ -107,8 +108,8 @@ Sm80Workspace sm80_workspace(const Problem& problem, const Config& c) {
   Sm80Workspace w;
   if (split <= 1 || q.m == 0 || q.n == 0) return w;
   const int64_t bm = p(c, "BLOCK_M"), bn = p(c, "BLOCK_N");
-  const int64_t tiles = ((q.m + bm - 1) / bm) * ((q.n + bn - 1) / bn) * q.batch;
-  w.counter_bytes = (tiles * 4 + 255) / 256 * 256;
+  const int64_t tiles = cdiv(q.m, bm) * cdiv(q.n, bn) * q.batch;
+  w.counter_bytes = cdiv(tiles * 4, 256) * 256;
   w.workspace_bytes = w.counter_bytes + tiles * split * bm * bn * 4;
   return w;
 }
@@ -116,8 +117,7 @@ Sm80Workspace sm80_workspace(const Problem& problem, const Config& c) {
 Problem sm80_slice_problem(const Problem& problem, int64_t split_k, int64_t block_k) {
   Problem q = problem.normalized();
   if (split_k <= 1 || block_k <= 0) return q;
-  const int64_t k_tiles = (q.k + block_k - 1) / block_k;
-  q.k = std::min(q.k, (k_tiles + split_k - 1) / split_k * block_k);
+  q.k = std::min(q.k, cdiv(cdiv(q.k, block_k), split_k) * block_k);
   q.batch *= split_k;
   return q;
 }
@@ -193,7 +193,7 @@ ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile, bool
     const int64_t k = problem.normalized().k;
     s.constraints.push_back({Layer::data_scheduling, "SPLIT_K <= ceil(K / BLOCK_K) (every slice holds a k-tile)",
                              [k](const Config& c) {
-                               return p(c, "SPLIT_K") <= std::max<int64_t>(1, (k + p(c, "BLOCK_K") - 1) / p(c, "BLOCK_K"));
+                               return p(c, "SPLIT_K") <= std::max<int64_t>(1, cdiv(k, p(c, "BLOCK_K")));
                              },
                              {"SPLIT_K", "BLOCK_K"}});
   }
@@ -242,6 +242,8 @@ GeneratedKernel sm80_source(const Problem& problem, const Config& c, int vec_byt
   k.threads = sm80_threads(c);
   k.smem_bytes = sm80_smem_bytes(c);
   const int64_t split = sm80_split_k(c);
+  // SPLIT_K only where it splits: an unsplit instance keeps the source (and the cached binary) it had before.
+  const std::string split_arg = split > 1 ? fmt::format(", {}", split) : std::string();
   k.entry = fmt::format("sm80_gemm_{}_{}_{}_{}x{}x{}_w{}x{}_s{}_g{}_v{}_e{}_p{}{}", to_string(q.precision.input),
                         to_string(q.precision.output), to_string(q.layout), p(c, "BLOCK_M"), p(c, "BLOCK_N"),
                         p(c, "BLOCK_K"), p(c, "WARPS_M"), p(c, "WARPS_N"), p(c, "STAGES"), p(c, "GROUP_M"), vec_bytes,
@@ -262,7 +264,7 @@ GeneratedKernel sm80_source(const Problem& problem, const Config& c, int vec_byt
       fmt::arg("arow", a_row_major(q.layout) ? "true" : "false"),
       fmt::arg("brow", b_row_major(q.layout) ? "true" : "false"), fmt::arg("in", elem_tag(q.precision.input)),
       fmt::arg("out", elem_tag(q.precision.output)), fmt::arg("epi", epi_vec),
-      fmt::arg("pipe", p(c, "FRAG_PIPE") ? "true" : "false"), fmt::arg("split", split > 1 ? fmt::format(", {}", split) : std::string()), fmt::arg("entry", k.entry));
+      fmt::arg("pipe", p(c, "FRAG_PIPE") ? "true" : "false"), fmt::arg("split", split_arg), fmt::arg("entry", k.entry));
   return k;
 }
 

@@ -299,6 +299,9 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
   const int64_t split_k = c.get("SPLIT_K").value_or(1), stream_k = c.get("STREAM_K").value_or(0);
   const bool acc_f16 = q.precision.accum == DType::f16;
   const bool atomic = sm90_atomic_sum(c) && (split_k > 1 || stream_k);
+  // The template's trailing arguments (kCCol, kAtomicSum) only where they differ from their defaults: other instances
+  // keep the source (and the cached binary) they had before.
+  const std::string tail = atomic ? fmt::format(", {}, true", c_col) : c_col ? ", true" : "";
   k.entry = fmt::format("sm90_gemm_{}_{}_{}{}_{}x{}x{}_c{}_s{}_k{}x{}_g{}_e{}{}{}{}{}{}", to_string(q.precision.input),
                         to_string(q.precision.output), to_string(q.layout), c_col ? "_swap" : "", bm, bn, bk, cons,
                         p(c, "STAGES"), cm, cn,
@@ -330,7 +333,7 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
       fmt::arg("preg", sm90_producer_regs(c)), fmt::arg("creg", sm90_consumer_regs(c)),
       fmt::arg("split", p(c, "EPI_SPLIT")), fmt::arg("stm", p(c, "STMATRIX") ? "true" : "false"),
       fmt::arg("splitk", split_k), fmt::arg("streamk", stream_k ? "true" : "false"),
-      fmt::arg("acc16", acc_f16 ? "true" : "false"), fmt::arg("ccol", c_col || atomic ? fmt::format(", {}{}", c_col, atomic ? ", true" : "") : ""),
+      fmt::arg("acc16", acc_f16 ? "true" : "false"), fmt::arg("ccol", tail),
       fmt::arg("entry", k.entry));
   return k;
 }

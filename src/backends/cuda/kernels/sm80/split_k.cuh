@@ -3,6 +3,7 @@
 // partials in slice order from zero (bit-identical from run to run, whichever slice arrives last) and writes C.
 #pragma once
 
+#include "common/slice_counter.cuh"
 #include "sm80/params.cuh"
 
 namespace tf::sm80 {
@@ -46,19 +47,9 @@ __device__ __forceinline__ bool split_k_fixup(const Params& p, float (&acc)[Cfg:
   // Release / acquire at GPU scope on the counter, as one thread's atomic: the barrier orders every thread's stores
   // before it, and the summing threads' loads after it (as the sm90 family's fix-up).
   __syncthreads();
-  if (tid == 0) {
-    int* counter = p.counters + tile;
-    int old;
-    asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;\n" : "=r"(old) : "l"(counter) : "memory");
-    const bool last = old == Cfg::SPLIT_K - 1;
-    // Ready for the next launch; no other slice touches it in this one.
-    if (last) asm volatile("st.relaxed.gpu.global.s32 [%0], 0;\n" ::"l"(counter) : "memory");
-    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(flag), "r"(last ? 1u : 0u) : "memory");
-  }
+  if (tid == 0) count_slice(p.counters + tile, Cfg::SPLIT_K, flag);
   __syncthreads();
-  unsigned last;
-  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(last) : "r"(flag) : "memory");
-  if (!last) return false;
+  if (!last_slice(flag)) return false;
 #pragma unroll
   for (int g = 0; g < MI * NI; g += G) {
 #pragma unroll

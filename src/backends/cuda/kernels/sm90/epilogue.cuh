@@ -23,6 +23,20 @@ __device__ __forceinline__ float2 acc_pair(const typename Cfg::AccTile& acc, int
   }
 }
 
+// acc_pair's inverse for accumulators 4v .. 4v + 3 of m64 block mi (the thread's pairs of 8-column block v, rows r
+// and r + 8): f32 accumulators take x as it is, f16 ones its two pairs rounded once.
+template <class Cfg>
+__device__ __forceinline__ void acc_set4(typename Cfg::AccTile& acc, int mi, int v, float4 x) {
+  if constexpr (Cfg::ACC_F16) {
+    __half2 lo = __floats2half2_rn(x.x, x.y), hi = __floats2half2_rn(x.z, x.w);
+    acc[mi][2 * v] = *reinterpret_cast<unsigned*>(&lo);
+    acc[mi][2 * v + 1] = *reinterpret_cast<unsigned*>(&hi);
+  } else {
+    float* d = &acc[mi][4 * v];
+    d[0] = x.x, d[1] = x.y, d[2] = x.z, d[3] = x.w;
+  }
+}
+
 // TMA-store epilogues: the tile as 16-bit pairs (rows r and r+8 of each 8-column block), written into the staging
 // tile (BN/64/EPI_ROUNDS boxes of WG_M rows x 128 bytes, 128-byte swizzled like the map of C, per column group) and
 // stored with TMA by one thread; the stores clip at the matrix edges. The deferred epilogue keeps the pairs in

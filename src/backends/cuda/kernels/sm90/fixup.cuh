@@ -6,6 +6,7 @@
 #pragma once
 
 #include "sm90/config.cuh"
+#include "common/slice_counter.cuh"
 #include "sm90/epilogue.cuh"
 
 // Diagnostic only (TILEFORGE_SM90_FIXUP_PROBE, read by the generated source): 1, 2 or 3 leave out parts of the
@@ -123,14 +124,7 @@ __device__ __forceinline__ void take_sum(const Params& p, typename Cfg::AccTile&
 #pragma unroll
       for (int v = 0; v < VG; ++v) {
         __stcg(partial_at<Cfg>(sums, rank, cw, tid, slot, mi, g + v), make_float4(0.0f, 0.0f, 0.0f, 0.0f));
-        if constexpr (Cfg::ACC_F16) {
-          __half2 lo = __floats2half2_rn(x[v].x, x[v].y), hi = __floats2half2_rn(x[v].z, x[v].w);
-          acc[mi][2 * (g + v)] = *reinterpret_cast<unsigned*>(&lo);
-          acc[mi][2 * (g + v) + 1] = *reinterpret_cast<unsigned*>(&hi);
-        } else {
-          float* d = &acc[mi][4 * (g + v)];
-          d[0] = x[v].x, d[1] = x[v].y, d[2] = x[v].z, d[3] = x[v].w;
-        }
+        acc_set4<Cfg>(acc, mi, g + v, x[v]);
       }
     }
   }
@@ -205,18 +199,9 @@ __device__ __forceinline__ bool fixup(const Params& p, typename Cfg::AccTile& ac
       return false;
     }
   }
-  if (cw == 0 && tid == 0) {
-    int old;
-    asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;\n" : "=r"(old) : "l"(counter) : "memory");
-    const bool last = old == w.nseg - 1;
-    // Ready for the next launch; no other slice touches it in this one.
-    if (last) asm volatile("st.relaxed.gpu.global.s32 [%0], 0;\n" ::"l"(counter) : "memory");
-    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(fixup_flag), "r"(last ? 1u : 0u) : "memory");
-  }
+  if (cw == 0 && tid == 0) tf::count_slice(counter, w.nseg, fixup_flag);
   named_barrier(kBarrierFixup, 128 * Cfg::CONSUMERS);
-  unsigned last;
-  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(last) : "r"(fixup_flag) : "memory");
-  if (!last) return false;
+  if (!tf::last_slice(fixup_flag)) return false;
 #if TF_SM90_FIXUP_PROBE == 3
   return true;  // diagnostic: stores, barriers and the counter, no read-back
 #endif
@@ -262,11 +247,7 @@ __device__ __forceinline__ bool fixup(const Params& p, typename Cfg::AccTile& ac
       }
       if constexpr (Cfg::ACC_F16) {
 #pragma unroll
-        for (int v = 0; v < VG; ++v) {
-          __half2 lo = __floats2half2_rn(s[v].x, s[v].y), hi = __floats2half2_rn(s[v].z, s[v].w);
-          acc[mi][2 * (g + v)] = *reinterpret_cast<unsigned*>(&lo);
-          acc[mi][2 * (g + v) + 1] = *reinterpret_cast<unsigned*>(&hi);
-        }
+        for (int v = 0; v < VG; ++v) acc_set4<Cfg>(acc, mi, g + v, s[v]);
       }
     }
   }
