@@ -162,8 +162,13 @@ class CudaBackend final : public Backend {
       return f->prepare(p, config, device);
     }
     if (plan::SupportGap gap = plan::find_family("sm80")->supports(p); !gap.empty()) return unsupported(gap.why);
-    // A config that names SPLIT_K is checked against the space that declares it, whatever the environment says.
-    if (Status s = sm80_space(p, device.profile, config.get("SPLIT_K").has_value()).check(config); !s) return s;
+    // A config that names SPLIT_K or STREAM_K is checked against the space that declares it, whatever the
+    // environment says.
+    if (Status s = sm80_space(p, device.profile, config.get("SPLIT_K").has_value(), config.get("STREAM_K").has_value())
+                       .check(config);
+        !s) {
+      return s;
+    }
     auto k = prepare_sm80(p, config, device.ordinal, *arch);
     if (!k) return k.status();
     return std::unique_ptr<Kernel>(std::move(*k));

@@ -172,6 +172,38 @@ TEST_F(CudaBackendTest, Sm80SplitKInEveryLayoutIsExactAndBitIdentical) {
   expect_same_bits(p, c, ++seed);
 }
 
+// The sm80 family's stream-K: within the bound against the float64 reference in every layout, on shapes whose tiles
+// are all shared (fewer than the blocks), a partial wave and a whole one shared after whole tiles, and whole waves
+// (nothing shared); ragged M, N and K (a tail in the last k-block), alpha and beta, narrower loads; each case run twice
+// on the stream's own workspace (the counters must be left zero); and bit-identical from run to run.
+TEST_F(CudaBackendTest, Sm80StreamKInEveryLayoutIsExactAndBitIdentical) {
+  const Layout layouts[] = {Layout::RR, Layout::RC, Layout::CR, Layout::CC};
+  Config c = sm80_config(128, 128, 32, 2, 4, 4, 16, 0);
+  c.params["SPLIT_K"] = 1;
+  c.params["STREAM_K"] = 1;
+  uint64_t seed = 900;
+  for (Layout l : layouts) {
+    const DType dt = seed % 2 ? DType::bf16 : DType::f16;
+    run(padded(half(301, 263, 2077, l, dt, dt)), "cuda", &c, 0, ++seed);    // 9 tiles, all shared
+    run(padded(half(301, 263, 2077, l, dt, dt)), "cuda", &c, 0, ++seed);
+    run(padded(half(4000, 1100, 333, l, dt, DType::f32)), "cuda", &c, 0, ++seed);  // 288 tiles: a wave and a rest
+  }
+  Config small = sm80_config(64, 64, 64, 2, 2, 4, 8, 1);
+  small.params["SPLIT_K"] = 1;
+  small.params["STREAM_K"] = 1;
+  for (int vec : {2, 8}) {
+    small.params["VEC_BYTES"] = vec;
+    Problem p = padded(half(1030, 970, 1990, Layout::RC, DType::f16, DType::f32));
+    p.alpha = -1.0;
+    p.beta = 0.5;
+    run(p, "cuda", &small, 0, ++seed);
+  }
+  // Bit-identical: the block that finishes a shared tile sums its pieces in block order from zero, whichever arrives
+  // last.
+  const Problem p = half(512, 512, 8192, Layout::RR, DType::f16, DType::f16).normalized();
+  expect_same_bits(p, c, ++seed);
+}
+
 TEST_F(CudaBackendTest, MisalignedPointersFallBackToNarrowerLoads) {
   // A and B start 1 element (2 bytes) past an aligned base: the 16-byte config must not fault.
   Problem p = half(256, 256, 256, Layout::RR);

@@ -272,6 +272,35 @@ CheckedCopy checked_copy(const Problem& q, const plan::WaveAnalysis& waves, int6
 
 }  // namespace
 
+namespace {
+
+// What the busiest SM runs: `tiles` tile-times of the whole K (fractional under stream-K: whole tiles and a run of
+// k-blocks), `active` blocks at once, `rounds` pipeline fills per block slot. Whole tiles (and split-K's slices, priced
+// as batch entries): the waves' share of the busiest SM. Stream-K: one wave of `s.workers` blocks, each with its share
+// of the whole tiles and a run of the shared tiles' k-blocks, which spans at most one tile more than its length.
+struct SmWork {
+  double tiles = 0;
+  int64_t active = 1;
+  int64_t rounds = 1;
+};
+SmWork sm_work(const plan::WaveAnalysis& waves, int occupancy, int64_t sms, const Sm80StreamK* s) {
+  SmWork w;
+  if (!s) {
+    w.tiles = double(waves.max_tiles_per_core);
+    w.active = std::min<int64_t>(occupancy, waves.max_tiles_per_core);
+    w.rounds = cdiv(waves.max_tiles_per_core, int64_t(occupancy));
+    return w;
+  }
+  const int64_t g = std::max<int64_t>(1, s->workers), kb = std::max<int64_t>(1, s->k_blocks);
+  const int64_t whole = cdiv(s->tiles - s->sk_tiles, g), run = cdiv(s->sk_tiles * kb, g);
+  w.active = std::min<int64_t>(occupancy, cdiv(g, sms));
+  w.tiles = double(w.active) * (double(whole) + double(run) / double(kb));
+  w.rounds = whole + (run > 0 ? cdiv(run, kb) + 1 : 0);
+  return w;
+}
+
+}  // namespace
+
 // Each term of sm80_cost() as it computes it, with the parameters `partial` lacks at the value that makes the term
 // least. The occupancy needs every parameter but GROUP_M: until then the resident blocks are at most the chip's
 // limit, which bounds the warps in flight (the warp factor), the stages in flight (latency) and the prologue rounds;
@@ -309,8 +338,14 @@ double sm80_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   if (waves.tiles == 0 || q.k == 0) return overhead_s;
   const double share = profile.has("wgmma") ? kMmaSyncShareWithWgmma : kMmaSyncShareNative;
   const double rate_sm = *peak.tflops * 1e12 * share / double(sms);
-  const int64_t per_sm = waves.max_tiles_per_core;
-  const int64_t active = std::min<int64_t>(occupancy, per_sm);
+  // Where STREAM_K may be 1 (set so, or declared and not yet set), its balanced work: no SM runs less than the
+  // tiles' mean, with every block resident at once and one fill (its fix-up left out).
+  const bool may_stream = known("STREAM_K") ? param(partial, "STREAM_K") != 0
+                                            : split == 1 && q.batch == 1 && sm80_split_k_declared();
+  SmWork work = sm_work(waves, occupancy, sms, nullptr);
+  if (may_stream) work = {double(waves.tiles) / double(sms), occupancy, 1};
+  const double per_sm = work.tiles;
+  const int64_t active = work.active;
   const double warp_factor = warps ? std::min(1.0, double(active * wm * wn) / kWarpsForFullRate) *
                                          std::min(1.0, double(wm * wn) / kWarpsPerBlockForFullRate)
                                    : 1.0;
@@ -318,7 +353,7 @@ double sm80_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   const double flops_tile = 2.0 * double(bm) * double(bn) * kp;
   const double sync_s = double(waves.k_steps) * kKStepSyncCycles / clock / double(active);
   const double pipe_slowdown = pipe_known && param(partial, "FRAG_PIPE") == 0 ? kFragPipeOffSlowdown : 1.0;
-  double compute_s = double(per_sm) * (flops_tile / (rate_sm * warp_factor) + sync_s) * pipe_slowdown;
+  double compute_s = per_sm * (flops_tile / (rate_sm * warp_factor) + sync_s) * pipe_slowdown;
   if (resident) {
     const CheckedCopy checked = checked_copy(q, waves, bm, bn, bk, wm * wn, stages, vec, sms, active, in, clock);
     if (checked.edge_tiles > 0) compute_s += checked.seconds;
@@ -326,19 +361,19 @@ double sm80_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   const double smem_tile =
       double(waves.k_steps) * (double(wn * bm * bk + wm * bk * bn) * in + double((bm + bn) * bk) * in);
   const double smem_bw = profile.smem_bytes_per_core_cycle * clock;
-  const double smem_s = double(per_sm) * smem_tile / smem_bw * pipe_slowdown;
+  const double smem_s = per_sm * smem_tile / smem_bw * pipe_slowdown;
   const double stage_bytes = double((bm + bn) * bk) * in;
   const double l2_tile = stage_bytes * double(waves.k_steps);
   const double top_share = std::max({kVecLoadShare16, kVecLoadShare8, kVecLoadShare4, kVecLoadShare2});
   const double l2_bw_sm = profile.l2_bytes_per_core_cycle * clock * (vec_known ? vec_share(vec) : top_share);
   const double l2_total = double(waves.tiles) * l2_tile;
-  const double l2_s = std::max(l2_total / (l2_bw_sm * double(sms)), double(per_sm) * l2_tile / l2_bw_sm);
+  const double l2_s = std::max(l2_total / (l2_bw_sm * double(sms)), per_sm * l2_tile / l2_bw_sm);
   double latency_s = 0;
   if (staged) {
     // Without the vector width, as many stages in flight as STAGES allows (2-byte loads allow one).
     const double in_flight_stages = vec_known && vec <= 2 ? 1.0 : double(std::max<int64_t>(1, stages - 1));
     const double in_flight = double(active) * in_flight_stages * stage_bytes;
-    latency_s = double(per_sm) * l2_tile / (in_flight / kLoadedLatencySeconds) * pipe_slowdown;
+    latency_s = per_sm * l2_tile / (in_flight / kLoadedLatencySeconds) * pipe_slowdown;
   }
   const double c_bytes = double(q.m) * double(q.n) * out * double(q.batch / split) * (q.beta != 0.0 ? 2.0 : 1.0);
   const double floor = sm80_operand_dram_floor(q, sms * (resident ? occupancy : 1), bm, bn);
@@ -347,11 +382,12 @@ double sm80_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   const double top_stream = std::max({compute_s, dram_s, l2_s, smem_s});
   const double streams = compute_s + dram_s + l2_s + smem_s;
   const double body_s = std::max(0.0, std::max(top_stream, latency_s)) + kOverlapLeak * (streams - top_stream);
-  const int64_t rounds = cdiv(per_sm, occupancy);
   const double fill_s =
-      double(rounds) * (kLoadedLatencySeconds + (staged ? double(stages - 1) * stage_bytes / l2_bw_sm : 0.0));
+      double(work.rounds) * (kLoadedLatencySeconds + (staged ? double(stages - 1) * stage_bytes / l2_bw_sm : 0.0));
   return body_s + fill_s + overhead_s;
 }
+
+namespace {
 
 // SPLIT_K's fix-up: the partial tiles go through the L2 (every slice stores one in f32, the last reads them all
 // back); after its main loop every block stores its partial and counts itself, not overlapped with other work
@@ -374,6 +410,37 @@ SplitFixup split_fixup(int64_t split, const plan::WaveAnalysis& waves, int64_t b
   return f;
 }
 
+// STREAM_K's fix-up: every block stores at most two partial tiles (where its run starts and ends), each read back once
+// by the block that finishes the tile; that block reads all of its tile's pieces (about workers / shared tiles + 1)
+// after the body, a tail as split-K's.
+SplitFixup stream_fixup(const Sm80StreamK& s, int64_t bm, int64_t bn, double l2_bw_sm) {
+  SplitFixup f;
+  if (s.sk_tiles <= 0) return f;
+  const double partial_tile = double(bm * bn) * 4.0;
+  const int64_t pieces = cdiv(s.workers, s.sk_tiles) + 1;
+  f.l2_bytes = double(2 * s.workers) * partial_tile * 2.0;
+  f.tail_s = (2.0 + double(pieces)) * partial_tile / l2_bw_sm + kLoadedLatencySeconds;
+  f.note = fmt::format("stream-K: {} blocks share the k-blocks of the last {} of {} tiles; each stores up to two f32 "
+                       "partials of {}, and the block that finishes a tile sums its ~{} pieces in block order ({:.3g} "
+                       "us beside the body)",
+                       s.workers, s.sk_tiles, s.tiles, plan::fmtx::bytes(partial_tile), pieces, f.tail_s * 1e6);
+  return f;
+}
+
+// The bounds-checked copies of the tiles that stick out of the matrix, on the busiest SM's compute term, with a note
+// where they weigh.
+void add_checked_copies(Cost& c, const CheckedCopy& checked) {
+  if (checked.edge_tiles <= 0) return;
+  c.compute_s += checked.seconds;
+  if (checked.seconds > 0.05 * c.compute_s) {
+    c.notes.push_back(fmt::format("{} of {} tiles stick out of the matrix and copy through the bounds-checked path: "
+                                  "{:.3g} us on the busiest SM ({:.0f} chunks per thread per k-tile)",
+                                  checked.edge_tiles, c.waves.tiles, checked.seconds * 1e6, checked.chunks_per_thread));
+  }
+}
+
+}  // namespace
+
 Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Config& cfg, DramCache* cache) {
   const int64_t split = sm80_split_k(cfg);  // the slices priced as batch entries of the slice's K, and their fix-up
   const Problem q = sm80_slice_problem(problem, split, std::max<int64_t>(1, param(cfg, "BLOCK_K")));
@@ -395,6 +462,9 @@ Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   c.occupancy = std::max(1, occ.blocks);
   c.occupancy_limit = occ.limit;
   c.waves = plan::analyze_waves(q, sms, c.occupancy, bm, bn, bk);
+  const bool stream = sm80_stream_k(cfg) && split == 1;
+  const Sm80StreamK sched = stream ? sm80_stream_k_schedule(q, cfg, sms * c.occupancy) : Sm80StreamK{};
+  const SmWork work = sm_work(c.waves, c.occupancy, sms, stream ? &sched : nullptr);
   c.overhead_s = kGpuLaunchSeconds;
   const double dram_bw = profile.mem_bandwidth_gbps * 1e9 * kDramEfficiency;
   if (copy) {
@@ -410,8 +480,8 @@ Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
 
   const double share = profile.has("wgmma") ? kMmaSyncShareWithWgmma : kMmaSyncShareNative;
   const double rate_sm = *peak.tflops * 1e12 * share / double(sms);
-  const int64_t per_sm = c.waves.max_tiles_per_core;
-  const int64_t active = std::min<int64_t>(c.occupancy, per_sm);
+  const double per_sm = work.tiles;
+  const int64_t active = work.active;
   const double warp_factor = std::min(1.0, double(active * wm * wn) / kWarpsForFullRate) *
                              std::min(1.0, double(wm * wn) / kWarpsPerBlockForFullRate);
   const double kp = double(c.waves.k_steps * bk);
@@ -419,37 +489,29 @@ Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   const double sync_s = double(c.waves.k_steps) * kKStepSyncCycles / clock / double(active);
   // Without fragment double-buffering the warp waits for every k-step's ldmatrix and every barrier.
   const double pipe_slowdown = param(cfg, "FRAG_PIPE") != 0 ? 1.0 : kFragPipeOffSlowdown;
-  c.compute_s = double(per_sm) * (flops_tile / (rate_sm * warp_factor) + sync_s) * pipe_slowdown;
-  const CheckedCopy checked = checked_copy(q, c.waves, bm, bn, bk, wm * wn, stages, vec, sms, active, in, clock);
-  if (checked.edge_tiles > 0) {
-    c.compute_s += checked.seconds;
-    if (checked.seconds > 0.05 * c.compute_s) {
-      c.notes.push_back(fmt::format("{} of {} tiles stick out of the matrix and copy through the bounds-checked path: "
-                                    "{:.3g} us on the busiest SM ({:.0f} chunks per thread per k-tile)",
-                                    checked.edge_tiles, c.waves.tiles, checked.seconds * 1e6,
-                                    checked.chunks_per_thread));
-    }
-  }
+  c.compute_s = per_sm * (flops_tile / (rate_sm * warp_factor) + sync_s) * pipe_slowdown;
+  add_checked_copies(c, checked_copy(q, c.waves, bm, bn, bk, wm * wn, stages, vec, sms, active, in, clock));
   c.compute_share = q.flops() / c.compute_s / (*peak.tflops * 1e12);
 
   // Shared memory: ldmatrix reads (each warp reads its rows of A and columns of B) plus the cp.async writes.
   const double smem_tile =
       double(c.waves.k_steps) * (double(wn * bm * bk + wm * bk * bn) * in + double((bm + bn) * bk) * in);
   const double smem_bw = profile.smem_bytes_per_core_cycle * clock;
-  const double smem_s = double(per_sm) * smem_tile / smem_bw * pipe_slowdown;
+  const double smem_s = per_sm * smem_tile / smem_bw * pipe_slowdown;
 
   // L2 -> SM: every block loads its A rows and B columns over the whole K.
   const double stage_bytes = double((bm + bn) * bk) * in;
   const double l2_tile = stage_bytes * double(c.waves.k_steps);
   const double l2_bw_sm = profile.l2_bytes_per_core_cycle * clock * vec_share(vec);
-  const SplitFixup fix = split_fixup(split, c.waves, bm, bn, l2_bw_sm);
+  const SplitFixup fix =
+      stream ? stream_fixup(sched, bm, bn, l2_bw_sm) : split_fixup(split, c.waves, bm, bn, l2_bw_sm);
   const double l2_total = double(c.waves.tiles) * l2_tile + fix.l2_bytes;
-  const double l2_s = std::max(l2_total / (l2_bw_sm * double(sms)), double(per_sm) * l2_tile / l2_bw_sm);
+  const double l2_s = std::max(l2_total / (l2_bw_sm * double(sms)), per_sm * l2_tile / l2_bw_sm);
 
   // Little's law: the stages in flight (one when 2-byte loads cannot be asynchronous) over the loaded latency.
   const double in_flight_stages = (vec <= 2) ? 1.0 : double(std::max<int64_t>(1, stages - 1));
   const double in_flight = double(active) * in_flight_stages * stage_bytes;
-  c.latency_s = double(per_sm) * l2_tile / (in_flight / kLoadedLatencySeconds) * pipe_slowdown;
+  c.latency_s = per_sm * l2_tile / (in_flight / kLoadedLatencySeconds) * pipe_slowdown;
 
   // DRAM: A and B panels as the raster and L2 let them through, C written (and read when beta != 0).
   const double operand_bytes = sm80_operand_dram_bytes(q, profile, bm, bn, group_m, c.occupancy, cache);
@@ -467,9 +529,9 @@ Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
               {"shared memory", smem_s, true},
               {"latency", c.latency_s, false}});
 
-  // Each round of resident blocks waits for its first stage, then issues the rest of the prologue.
-  const int64_t rounds = cdiv(per_sm, c.occupancy);
-  c.fill_s = double(rounds) * (kLoadedLatencySeconds + double(stages - 1) * stage_bytes / l2_bw_sm) + fix.tail_s;
+  // Each round of resident blocks (each piece of a stream-K block) waits for its first stage, then issues the rest of
+  // the prologue.
+  c.fill_s = double(work.rounds) * (kLoadedLatencySeconds + double(stages - 1) * stage_bytes / l2_bw_sm) + fix.tail_s;
   if (!fix.note.empty()) c.notes.push_back(fix.note);
   c.seconds = c.body_s + c.fill_s + c.overhead_s;
   return c;

@@ -40,10 +40,26 @@ void explain_adaptation(plan::Plan& plan) {
                "the problem's precision policy: the planner never changes it");
 }
 
-// SPLIT_K where declared (TILEFORGE_SM80_SPLIT_K=1), else, on a grid that leaves most SMs idle, why it is not offered.
+// SPLIT_K and STREAM_K where declared (TILEFORGE_SM80_SPLIT_K=1), else, on a grid that leaves most SMs idle, why they
+// are not offered.
 void explain_split_k(plan::Plan& plan, const Config& c, const WaveAnalysis& w) {
   const std::string L1(kLayers[1]);
-  if (const std::optional<int64_t> split = c.get("SPLIT_K")) {
+  if (sm80_stream_k(c)) {
+    const Sm80StreamK s = sm80_stream_k_schedule(plan.problem, c, sm80_stream_k_workers(c, plan.profile));
+    const std::string why =
+        s.sk_tiles == 0
+            ? fmt::format("a persistent grid of {} blocks (one wave) walking {} whole tiles round-robin: the tiles fill "
+                          "whole waves, so none is shared",
+                          s.workers, s.tiles)
+            : fmt::format("a persistent grid of {} blocks (one wave): {} whole tiles dealt round-robin, then the {} "
+                             "k-blocks of the last {} tiles in equal runs of about {}; the pieces of a shared tile are "
+                             "stored as f32 partials and summed in block order by the last to arrive (deterministic: "
+                             "bit-identical from run to run); workspace {} (the caller's stream's own)",
+                             s.workers, s.tiles - s.sk_tiles, s.sk_tiles * s.k_blocks, s.sk_tiles,
+                             cdiv(s.sk_tiles * s.k_blocks, s.workers),
+                             fmtx::bytes(double(sm80_workspace(plan.problem, c, s.workers).workspace_bytes)));
+    plan.log.add(L1, "SPLIT_K=1, STREAM_K=1", why, neighbours_of(plan, {"SPLIT_K", "STREAM_K"}));
+  } else if (const std::optional<int64_t> split = c.get("SPLIT_K")) {
     plan.log.add(L1, fmt::format("SPLIT_K={}", *split),
                  *split > 1 ? fmt::format("{} blocks: {} output tiles x {} slices of K, each of {} k-steps; every slice "
                                           "stores an f32 partial tile, the last to arrive sums them in slice order "
@@ -52,7 +68,7 @@ void explain_split_k(plan::Plan& plan, const Config& c, const WaveAnalysis& w) {
                                           w.tiles, w.tiles / *split, *split, w.k_steps,
                                           fmtx::bytes(double(sm80_workspace(plan.problem, c).workspace_bytes)))
                             : fmt::format("whole K per block: {} tiles for {} SMs", w.tiles, w.cores),
-                 neighbours_of(plan, {"SPLIT_K"}));
+                 neighbours_of(plan, {"SPLIT_K", "STREAM_K"}));
   } else if (w.waves == 1 && w.last_wave_fill < 0.5) {
     plan.log.add(L1, "SPLIT_K: not declared (TILEFORGE_SM80_SPLIT_K=1 declares it)",
                  fmt::format("only {} tiles for {} SMs: split-K would put the idle SMs to work along K (declared "

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "backends/cuda/common/elem_tag.hpp"
+#include "backends/cuda/kernels/common/work_schedule.cuh"
 #include "backends/cuda/sm80/sm80_cost_model.hpp"
 #include "core/int_math.hpp"
 
@@ -24,6 +25,8 @@ constexpr int kMaxThreadsPerBlock = 512;
 // column-major operands), so that the estimate stays an upper bound: CI checks it for the configs the heuristic
 // picks, the largest legal one and the BLOCK_K 64 pipelined tiles (tests/backends/cuda/sm80_family_test.cpp).
 constexpr int kRegisterOverhead = 20;
+// The registers STREAM_K adds to an instance (see sm80_register_estimate).
+constexpr int kStreamKRegisters = 40;
 
 int widest_alignment(uint64_t bytes_ld, uintptr_t base) {
   for (int w : {16, 8, 4}) {
@@ -92,7 +95,11 @@ int sm80_register_estimate(const Config& c, std::string_view arch) {
   // (202 at 128x64x32 with 4-byte loads), so other targets get more.
   int64_t pipe = 0;
   if (p(c, "FRAG_PIPE")) pipe = arch == "sm_90a" ? 26 : (vec < 16 ? 46 : 26);
-  return int(accumulators + fragments + copy_regs + kRegisterOverhead + pipe);
+  // STREAM_K's loop over pieces keeps what the body hoists out of it live across every piece, with the walk's state:
+  // ptxas reported 194-200 registers at 64x128x64 with FRAG_PIPE (160 without the loop) for sm_80 and sm_90a, and
+  // 254-255 with spills at 128x256x32 (238 without).
+  const int64_t stream = sm80_stream_k(c) ? kStreamKRegisters : 0;
+  return int(accumulators + fragments + copy_regs + kRegisterOverhead + pipe + stream);
 }
 
 bool sm80_split_k_declared() {
@@ -102,15 +109,42 @@ bool sm80_split_k_declared() {
 
 int64_t sm80_split_k(const Config& c) { return std::max<int64_t>(1, c.get("SPLIT_K").value_or(1)); }
 
-Sm80Workspace sm80_workspace(const Problem& problem, const Config& c) {
+bool sm80_stream_k(const Config& c) { return c.get("STREAM_K").value_or(0) != 0; }
+
+int64_t sm80_stream_k_workers(const Config& c, const hw::HwProfile& profile) {
+  return int64_t(std::max(1, profile.cores)) * std::max(1, sm80_occupancy(c, profile).blocks);
+}
+
+Sm80StreamK sm80_stream_k_schedule(const Problem& problem, const Config& c, int64_t workers) {
+  const Problem q = problem.normalized();
+  Sm80StreamK s;
+  s.tiles = cdiv(q.m, p(c, "BLOCK_M")) * cdiv(q.n, p(c, "BLOCK_N"));
+  s.k_blocks = cdiv(q.k, p(c, "BLOCK_K"));
+  s.workers = std::max<int64_t>(1, std::min(workers, s.tiles * s.k_blocks));
+  s.sk_tiles = tf::stream_k_shared_tiles(s.tiles, s.workers);
+  return s;
+}
+
+Sm80Workspace sm80_workspace(const Problem& problem, const Config& c, int64_t workers) {
   const Problem q = problem.normalized();
   const int64_t split = sm80_split_k(c);
   Sm80Workspace w;
-  if (split <= 1 || q.m == 0 || q.n == 0) return w;
+  if (q.m == 0 || q.n == 0 || q.k == 0) return w;
   const int64_t bm = p(c, "BLOCK_M"), bn = p(c, "BLOCK_N");
-  const int64_t tiles = cdiv(q.m, bm) * cdiv(q.n, bn) * q.batch;
-  w.counter_bytes = cdiv(tiles * 4, 256) * 256;
-  w.workspace_bytes = w.counter_bytes + tiles * split * bm * bn * 4;
+  int64_t counters = 0, slots = 0;
+  if (split > 1) {
+    counters = cdiv(q.m, bm) * cdiv(q.n, bn) * q.batch;
+    slots = counters * split;
+  } else if (sm80_stream_k(c)) {
+    const Sm80StreamK s = sm80_stream_k_schedule(q, c, workers);
+    if (s.sk_tiles == 0) return w;
+    counters = s.sk_tiles;
+    slots = 2 * s.workers;
+  } else {
+    return w;
+  }
+  w.counter_bytes = cdiv(counters * 4, 256) * 256;
+  w.workspace_bytes = w.counter_bytes + slots * bm * bn * 4;
   return w;
 }
 
@@ -123,10 +157,11 @@ Problem sm80_slice_problem(const Problem& problem, int64_t split_k, int64_t bloc
 }
 
 ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile) {
-  return sm80_space(problem, profile, sm80_split_k_declared());
+  const bool declared = sm80_split_k_declared();
+  return sm80_space(problem, profile, declared, declared);
 }
 
-ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile, bool split_k) {
+ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile, bool split_k, bool stream_k) {
   ParamSpace s;
   s.family = "sm80";
   s.version = kSm80Version;
@@ -147,6 +182,11 @@ ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile, bool
     s.params.push_back({"SPLIT_K", {1, 2, 3, 4, 6, 8, 16}, "data scheduling",
                         "slices of K per output tile, run by different blocks (gridDim.z) and summed in slice order "
                         "by the last to arrive from f32 partials in a workspace (1: none)"});
+  }
+  if (stream_k) {
+    s.params.push_back({"STREAM_K", {0, 1}, "data scheduling",
+                        "1: a persistent grid of one wave of blocks; the last tiles' k-blocks shared out evenly, "
+                        "their pieces summed in block order by the last to arrive"});
   }
   const int align = max_vec_bytes(problem);
   // Limits the profile does not record are not assumed: the constraint then admits no config and says which
@@ -189,13 +229,26 @@ ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile, bool
          return regs_per_sm > 0 && int64_t(sm80_register_estimate(c, arch)) * sm80_threads(c) <= regs_per_sm;
        }},
   };
+  const Problem q = problem.normalized();
   if (split_k) {
-    const int64_t k = problem.normalized().k;
+    const int64_t k = q.k;
     s.constraints.push_back({Layer::data_scheduling, "SPLIT_K <= ceil(K / BLOCK_K) (every slice holds a k-tile)",
                              [k](const Config& c) {
                                return p(c, "SPLIT_K") <= std::max<int64_t>(1, cdiv(k, p(c, "BLOCK_K")));
                              },
                              {"SPLIT_K", "BLOCK_K"}});
+  }
+  if (split_k && stream_k) {
+    s.constraints.push_back({Layer::data_scheduling, "SPLIT_K == 1 when STREAM_K == 1 (one way of sharing K)",
+                             [](const Config& c) { return p(c, "STREAM_K") == 0 || p(c, "SPLIT_K") == 1; },
+                             {"SPLIT_K", "STREAM_K"}});
+  }
+  if (stream_k) {
+    const int64_t batch = q.batch;
+    s.constraints.push_back({Layer::data_scheduling,
+                             "STREAM_K == 0 unless batch == 1 (the persistent grid walks one matrix)",
+                             [batch](const Config& c) { return p(c, "STREAM_K") == 0 || batch == 1; },
+                             {"STREAM_K"}});
   }
   return s;
 }
@@ -216,7 +269,9 @@ Config sm80_heuristic(const Problem& problem, const hw::HwProfile& profile) {
              {{"BLOCK_M", t.bm}, {"BLOCK_N", t.bn}, {"BLOCK_K", 32}, {"WARPS_M", t.warps_m}, {"WARPS_N", t.warps_n},
               {"STAGES", 4}, {"GROUP_M", 8}, {"VEC_BYTES", copy ? 16 : align}, {"COPY_AB", copy ? 1 : 0},
               {"FRAG_PIPE", t.frag_pipe}}};
-    if (split_declared) c.params["SPLIT_K"] = 1;  // the heuristic's tiles run the whole K
+    // The heuristic's tiles run the whole K.
+    if (split_declared) c.params["SPLIT_K"] = 1;
+    if (space.find("STREAM_K")) c.params["STREAM_K"] = 0;
     while (c.params["STAGES"] > 2 && !space.admits(c)) --c.params["STAGES"];
     if (!space.admits(c)) continue;
     const int64_t tiles = ((q.m + t.bm - 1) / t.bm) * ((q.n + t.bn - 1) / t.bn) * q.batch;
@@ -242,12 +297,15 @@ GeneratedKernel sm80_source(const Problem& problem, const Config& c, int vec_byt
   k.threads = sm80_threads(c);
   k.smem_bytes = sm80_smem_bytes(c);
   const int64_t split = sm80_split_k(c);
-  // SPLIT_K only where it splits: an unsplit instance keeps the source (and the cached binary) it had before.
-  const std::string split_arg = split > 1 ? fmt::format(", {}", split) : std::string();
+  const bool stream = sm80_stream_k(c);
+  // SPLIT_K and STREAM_K only where they share K: an unshared instance keeps the source (and the cached binary) it
+  // had before.
+  const std::string split_arg = stream ? ", 1, true" : split > 1 ? fmt::format(", {}", split) : std::string();
   k.entry = fmt::format("sm80_gemm_{}_{}_{}_{}x{}x{}_w{}x{}_s{}_g{}_v{}_e{}_p{}{}", to_string(q.precision.input),
                         to_string(q.precision.output), to_string(q.layout), p(c, "BLOCK_M"), p(c, "BLOCK_N"),
                         p(c, "BLOCK_K"), p(c, "WARPS_M"), p(c, "WARPS_N"), p(c, "STAGES"), p(c, "GROUP_M"), vec_bytes,
-                        epi_vec, p(c, "FRAG_PIPE"), split > 1 ? fmt::format("_sk{}", split) : "");
+                        epi_vec, p(c, "FRAG_PIPE"),
+                        stream ? "_stk" : split > 1 ? fmt::format("_sk{}", split) : "");
   // __launch_bounds__(threads, 1): one block per SM is enough, so ptxas may use up to 255 registers; without the
   // minimum it caps some mid-sized tiles at 128 registers to fit four blocks and spills to get there.
   k.source = fmt::format(

@@ -16,6 +16,7 @@ namespace tileforge::cuda {
 // version 1 were chosen without those configs and measured on a kernel that no longer exists. 3: k-tiles that lie
 // inside the matrix are copied without bounds checks in a branch-free loop (records of 2 timed a slower main loop).
 // 4: COPY_AB's copy reads 16 bytes at a time from rows of any alignment (records of 3 with COPY_AB timed 2-byte reads).
+// (SPLIT_K and STREAM_K, declared only with TILEFORGE_SM80_SPLIT_K=1, add configs without changing the old ones.)
 inline constexpr int kSm80Version = 4;
 
 // The widest vector (16, 8, 4 or 2 bytes) every row of A and B can be read with, given their leading
@@ -34,22 +35,34 @@ int sm80_register_estimate(const Config& config, std::string_view arch = {});
 int sm80_threads(const Config& config);
 
 // Every combination the hardware allows for this problem on this chip (limits from the profile), with SPLIT_K where
-// `split_k` (the two-argument form: where sm80_split_k_declared()).
+// `split_k` and STREAM_K where `stream_k` (the two-argument form: both where sm80_split_k_declared()).
 ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile);
-ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile, bool split_k);
+ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile, bool split_k, bool stream_k = false);
 
 // SPLIT_K: the blocks of a tile run slices of K (gridDim.z) and the last to arrive sums their f32 partials in slice
-// order (bit-identical from run to run). Declared only with TILEFORGE_SM80_SPLIT_K=1 until it is measured on a GPU
-// (bench/sweeps/sm80-split-k.txt); a config that names it runs either way. Without the parameter: no split.
+// order (bit-identical from run to run). STREAM_K: a persistent grid of sm80_stream_k_workers() blocks walks the tiles
+// and shares the k-blocks of the last ones (kernels/common/work_schedule.cuh), the pieces of a shared tile summed the
+// same way. Both declared only with TILEFORGE_SM80_SPLIT_K=1 until measured on a GPU (bench/sweeps/sm80-split-k.txt);
+// a config that names them runs either way. Without the parameters: neither.
 bool sm80_split_k_declared();
 int64_t sm80_split_k(const Config& config);
+bool sm80_stream_k(const Config& config);
+// Blocks of a stream-K grid on a chip: every SM's resident blocks of the config (the cost model's occupancy). The
+// kernel's own launch uses the device's SM count times the compiled kernel's occupancy.
+int64_t sm80_stream_k_workers(const Config& config, const hw::HwProfile& profile);
+// A stream-K launch's decomposition over `workers` blocks (at most one per k-block).
+struct Sm80StreamK {
+  int64_t tiles = 0, k_blocks = 0, workers = 0, sk_tiles = 0;
+};
+Sm80StreamK sm80_stream_k_schedule(const Problem& problem, const Config& config, int64_t workers);
 // The workspace of a split-K launch: one counter per output tile of every batch entry (padded to 256 bytes), then
-// SPLIT_K f32 partial tiles per output tile; zero bytes without split-K.
+// SPLIT_K f32 partial tiles per output tile. Of a stream-K launch over `workers` blocks: one counter per shared tile,
+// then two f32 tiles per block. Zero bytes otherwise.
 struct Sm80Workspace {
   int64_t counter_bytes = 0;
   int64_t workspace_bytes = 0;
 };
-Sm80Workspace sm80_workspace(const Problem& problem, const Config& config);
+Sm80Workspace sm80_workspace(const Problem& problem, const Config& config, int64_t workers = 0);
 // The problem as the cost model sees a split-K launch: SPLIT_K times the batch entries, each with K the largest
 // slice's (whole BLOCK_K tiles, at most K).
 Problem sm80_slice_problem(const Problem& problem, int64_t split_k, int64_t block_k);

@@ -23,6 +23,7 @@ struct Sm80Params {
   float alpha, beta;
   int* counters;
   float* partials;
+  int sk_tiles;
 };
 
 }  // namespace
@@ -59,11 +60,42 @@ Status CudaKernel::check_resources(const jit::LoadedKernel& k, const GeneratedKe
   return {};
 }
 
+// STREAM_K's persistent grid: every SM's resident blocks of the compiled instance (its registers, threads and shared
+// memory, as the driver counts them), so that the grid is one wave.
+Expected<int64_t> stream_k_workers(const CudaKernel::Instance& inst, int ordinal) {
+  auto props = properties_of(ordinal);
+  if (!props) return props.status();
+  auto d = driver();
+  if (!d) return d.status();
+  const std::string& entry = inst.generated.entry;
+  if (Status s = check((*d)->cuFuncSetAttribute(inst.loaded.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                 int(inst.generated.smem_bytes)),
+                       fmt::format("{}: cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = {})", entry,
+                                   inst.generated.smem_bytes));
+      !s) {
+    return s;
+  }
+  int blocks = 0;
+  if (Status s = check((*d)->cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, inst.loaded.function,
+                                                                          inst.generated.threads,
+                                                                          std::size_t(inst.generated.smem_bytes)),
+                       fmt::format("{}: cuOccupancyMaxActiveBlocksPerMultiprocessor", entry));
+      !s) {
+    return s;
+  }
+  return int64_t(props->sm_count) * std::max(1, blocks);
+}
+
 Expected<std::unique_ptr<CudaKernel>> prepare_sm80(const Problem& p, const Config& config, int ordinal,
                                                    const std::string& arch) {
   auto kernel = std::make_unique<CudaKernel>(config, ordinal, arch);
   auto inst = kernel->instance(p, prepared_vec(config), epilogue_vec(p));
   if (!inst) return inst.status();
+  if (sm80_stream_k(config)) {
+    auto workers = stream_k_workers(**inst, ordinal);
+    if (!workers) return workers.status();
+    kernel->set_workers(*workers);
+  }
   if (config.at("COPY_AB")) {
     if (auto copier = kernel->operand_copy().copier(); !copier) return copier.status();
   }
@@ -110,7 +142,7 @@ Status run_sm80(const CudaKernel& kernel, const Problem& p, const GemmArgs& args
   params.alpha = float(p.alpha);
   params.beta = float(p.beta);
   // Held until the launch is issued: the stream's workspace is shared with other kernels (stream_workspace.hpp).
-  const Sm80Workspace ws = sm80_workspace(p, c);
+  const Sm80Workspace ws = sm80_workspace(p, c, kernel.workers());
   Expected<WorkspaceLease> lease = WorkspaceLease{};
   if (ws.workspace_bytes > 0) {
     lease = kernel.workspaces().get(args, ws.workspace_bytes, ws.counter_bytes, c.describe());
@@ -120,10 +152,17 @@ Status run_sm80(const CudaKernel& kernel, const Problem& p, const GemmArgs& args
   }
   void* kernel_args[] = {&params};
   LaunchDims dims;
-  const int64_t bm = c.at("BLOCK_M"), bn = c.at("BLOCK_N");
-  dims.grid[0] = unsigned(((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn));
-  dims.grid[1] = unsigned(p.batch);
-  dims.grid[2] = unsigned(sm80_split_k(c));
+  if (sm80_stream_k(c)) {
+    // One wave of persistent blocks over the tiles (batch 1: the space refuses STREAM_K with a batch).
+    const Sm80StreamK s = sm80_stream_k_schedule(p, c, kernel.workers());
+    params.sk_tiles = int(s.sk_tiles);
+    dims.grid[0] = unsigned(s.workers);
+  } else {
+    const int64_t bm = c.at("BLOCK_M"), bn = c.at("BLOCK_N");
+    dims.grid[0] = unsigned(((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn));
+    dims.grid[1] = unsigned(p.batch);
+    dims.grid[2] = unsigned(sm80_split_k(c));
+  }
   dims.block[0] = unsigned((*inst)->generated.threads);
   dims.dynamic_smem_bytes = unsigned((*inst)->generated.smem_bytes);
   dims.stream = static_cast<CUstream>(args.stream);

@@ -36,11 +36,16 @@ class CudaKernel final : public Kernel {
   Expected<const Instance*> instance(const Problem& p, int vec, int epi) const;
 
   const OperandCopy& operand_copy() const { return copy_; }
-  // SPLIT_K's counters and partial tiles: the caller's workspace or the stream's own (stream_workspace.hpp).
+  // SPLIT_K's or STREAM_K's counters and partial tiles: the caller's workspace or the stream's own
+  // (stream_workspace.hpp).
   const StreamWorkspaces& workspaces() const { return workspaces_; }
   std::size_t workspace_bytes(const Problem& p) const override {
-    return std::size_t(sm80_workspace(p, config()).workspace_bytes);
+    return std::size_t(sm80_workspace(p, config(), workers_).workspace_bytes);
   }
+  // STREAM_K: the blocks of the persistent grid, the device's SMs times the compiled kernel's resident blocks (set
+  // once by prepare_sm80); 0 otherwise.
+  int64_t workers() const { return workers_; }
+  void set_workers(int64_t workers) { workers_ = workers; }
 
   mutable std::vector<std::string> warnings;
 
@@ -53,6 +58,7 @@ class CudaKernel final : public Kernel {
   mutable std::map<std::pair<int, int>, Instance> instances_;
   OperandCopy copy_;
   StreamWorkspaces workspaces_;
+  int64_t workers_ = 0;
 };
 
 Expected<std::unique_ptr<CudaKernel>> prepare_sm80(const Problem& p, const Config& config, int ordinal,

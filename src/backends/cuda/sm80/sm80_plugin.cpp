@@ -76,8 +76,9 @@ class Sm80Family final : public CudaJitFamily {
                       "STAGES",   "COPY_AB", "VEC_BYTES", "FRAG_PIPE", "GROUP_M"};
     // sm80_cost_bound prices nothing of a tile until its three sides are set, and the warps only as a pair.
     f.bound_skips = {"BLOCK_M", "BLOCK_N", "WARPS_M"};
-    // SPLIT_K (where declared) before everything: it decides the problem the bound prices (sm80_slice_problem).
-    if (f.space.find("SPLIT_K")) f.search_order.insert(f.search_order.begin(), "SPLIT_K");
+    // SPLIT_K and STREAM_K (where declared) before everything: they decide the problem the bound prices
+    // (sm80_slice_problem) and the work per SM.
+    if (f.space.find("SPLIT_K")) f.search_order.insert(f.search_order.begin(), {"SPLIT_K", "STREAM_K"});
     return f;
   }
 
@@ -88,10 +89,12 @@ class Sm80Family final : public CudaJitFamily {
 
   std::unique_ptr<plan::CostScratch> make_scratch() const override { return std::make_unique<Sm80Scratch>(); }
 
-  // COPY_AB's padded copies of A and B, and SPLIT_K's counters and partial tiles.
-  uint64_t workspace_bytes(const Problem& problem, const hw::HwProfile&, const Config& config, int) const override {
+  // COPY_AB's padded copies of A and B, and SPLIT_K's or STREAM_K's counters and partial tiles.
+  uint64_t workspace_bytes(const Problem& problem, const hw::HwProfile& profile, const Config& config,
+                           int) const override {
+    const int64_t workers = sm80_stream_k(config) ? sm80_stream_k_workers(config, profile) : 0;
     return detail::copy_bytes(problem.normalized(), detail::copy_which(config)) +
-           uint64_t(sm80_workspace(problem, config).workspace_bytes);
+           uint64_t(sm80_workspace(problem, config, workers).workspace_bytes);
   }
 
   plan::Cost cost(const Problem& problem, const hw::HwProfile& profile, const Config& config, int,

@@ -16,6 +16,7 @@
 #include <fmt/ranges.h>
 
 #include "backends/cuda/common/elem_tag.hpp"
+#include "backends/cuda/kernels/common/work_schedule.cuh"
 #include "backends/cuda/sm90/sm90_config_reads.hpp"
 #include "core/c_order.hpp"
 #include "core/int_math.hpp"
@@ -168,8 +169,7 @@ Sm90Schedule sm90_schedule(const Problem& problem, const Sm90ConfigView& c, int6
     s.shared_sum = s.slots <= max_clusters && s.split_k >= kSm90SharedSumMinSplit;
   } else if (s.stream_k) {
     const int64_t g = std::min(max_clusters, s.cluster_tiles * s.k_blocks);
-    const int64_t rest = s.cluster_tiles % g;
-    s.sk_tiles = rest == 0 ? 0 : s.cluster_tiles < g ? s.cluster_tiles : rest + g;
+    s.sk_tiles = tf::stream_k_shared_tiles(s.cluster_tiles, g);
     s.clusters = g;
     s.slots = s.sk_tiles > 0 ? 2 * g : 0;
   } else {

@@ -6,9 +6,12 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
 
+#include "backends/cuda/kernels/common/work_schedule.cuh"
 #include "backends/cuda/sm80/sm80_family.hpp"
 #include "bench/suite.hpp"
 #include "core/embedded.hpp"
@@ -281,18 +284,19 @@ TEST(Sm80Family, SplitKIsDeclaredWhereAskedAndSizesItsWorkspace) {
   EXPECT_EQ(sm80_slice_problem(short_k, 3, 32).k, 32);
 }
 
-// Split-K's instances: NVRTC builds them for sm_90a and sm_80 in every layout, with the fix-up's counter atomic, no
-// spills and within the register estimate (the sum's loads come after the main loop's fragments are dead).
+// Split-K's and stream-K's instances: NVRTC builds them for sm_90a and sm_80 in every layout, with the fix-up's
+// counter atomic, no spills and within the register estimate (the sum's loads come after the main loop's fragments are
+// dead; stream-K's schedule lives beside the accumulators).
 TEST(Sm80Family, NvrtcBuildsSplitKWithoutSpills) {
   auto nvrtc = jit::Nvrtc::get();
   if (!nvrtc.ok()) GTEST_SKIP() << "SKIPPED: NVRTC not available: " << nvrtc.status().message();
   const std::vector<jit::Header> headers = kernel_headers();
   const Layout layouts[] = {Layout::RR, Layout::RC, Layout::CR, Layout::CC};
   struct Tile {
-    int bm, bn, bk, wm, wn, stages, pipe, split;
+    int bm, bn, bk, wm, wn, stages, pipe, split;  // split 0: STREAM_K 1
   };
   const Tile tiles[] = {{128, 256, 32, 2, 4, 3, 1, 2}, {128, 128, 32, 2, 2, 4, 0, 4}, {64, 64, 64, 2, 2, 4, 1, 16},
-                        {16, 64, 32, 1, 2, 4, 0, 8}};
+                        {16, 64, 32, 1, 2, 4, 0, 8},   {128, 128, 32, 2, 4, 4, 1, 0}, {64, 128, 64, 2, 2, 4, 1, 0}};
   jit::KernelCache cache(::testing::TempDir() + "/tf-sm80-ci-cache");
   int n = 0;
   for (const auto& [arch, prof_name] : {std::pair{"sm_90a", "h200"}, std::pair{"sm_80", "a100-sxm"}}) {
@@ -301,11 +305,15 @@ TEST(Sm80Family, NvrtcBuildsSplitKWithoutSpills) {
       for (int l = 0; l < 4; ++l) {
         const Problem q = problem(512, 512, 8192, layouts[l], l % 2 ? DType::bf16 : DType::f16);
         Config c = sm80_config(t.bm, t.bn, t.bk, t.wm, t.wn, t.stages, 16, t.pipe);
-        c.params["SPLIT_K"] = t.split;
+        c.params["SPLIT_K"] = std::max(1, t.split);
+        c.params["STREAM_K"] = t.split == 0 ? 1 : 0;
         const std::string what = fmt::format("{} {} {}", arch, to_string(q.layout), c.describe());
-        ASSERT_TRUE(sm80_space(q, prof, true).check(c).ok()) << what << ": " << sm80_space(q, prof, true).check(c).to_string();
+        const ParamSpace space = sm80_space(q, prof, true, true);
+        ASSERT_TRUE(space.check(c).ok()) << what << ": " << space.check(c).to_string();
         GeneratedKernel g = sm80_source(q, c, 16, epilogue_vec(q));
-        EXPECT_NE(g.source.find(fmt::format(", {}>;", t.split)), std::string::npos) << g.source;
+        EXPECT_NE(g.source.find(t.split ? fmt::format(", {}>;", t.split) : std::string(", 1, true>;")),
+                  std::string::npos)
+            << g.source;
         jit::CompileRequest req;
         req.name = g.entry;
         req.source = g.source;
@@ -318,10 +326,119 @@ TEST(Sm80Family, NvrtcBuildsSplitKWithoutSpills) {
         ASSERT_NE(r, nullptr) << compiled->log;
         EXPECT_FALSE(r->spills()) << what << ": " << r->spill_store_bytes << " bytes spilled";
         EXPECT_LE(r->registers, sm80_register_estimate(c, arch)) << what;
+        std::printf("[ info ] %s: %d registers (estimate %d)\n", what.c_str(), r->registers,
+                    sm80_register_estimate(c, arch));
         if (!compiled->ptx.empty()) {  // a cached build keeps no PTX
           EXPECT_NE(compiled->ptx.find("atom.acq_rel.gpu.global.add.s32"), std::string::npos) << what;
         }
       }
+    }
+  }
+}
+
+// STREAM_K: declared where asked for, never with SPLIT_K > 1 or a batch; one wave of blocks (the SMs times the
+// occupancy) with the tiles of the last partial wave and one whole wave shared; its workspace one counter per shared
+// tile and two partial tiles per block, none where the tiles fill whole waves.
+TEST(Sm80Family, StreamKIsDeclaredWhereAskedAndSizesItsWorkspace) {
+  const auto a100 = profile("a100-sxm");
+  const Problem p = fp16(1000, 1000, 1000);
+  EXPECT_EQ(sm80_space(p, a100, true).find("STREAM_K"), nullptr);
+  const ParamSpace space = sm80_space(p, a100, true, true);
+  ASSERT_NE(space.find("STREAM_K"), nullptr);
+  Config c = sm80_config(128, 128, 32, 2, 4, 4, 16, 0);
+  c.params["SPLIT_K"] = 2;
+  c.params["STREAM_K"] = 1;
+  EXPECT_FALSE(space.check(c).ok()) << "split-K and stream-K at once";
+  c.params["SPLIT_K"] = 1;
+  EXPECT_TRUE(space.check(c).ok()) << space.check(c).to_string();
+  Problem batched = p;
+  batched.batch = 2;
+  batched = batched.normalized();
+  EXPECT_FALSE(sm80_space(batched, a100, true, true).check(c).ok()) << "stream-K walks one matrix";
+
+  // 1000^3 in 128x128 tiles: 64 tiles of 32 k-blocks for 108 SMs x the occupancy: all shared.
+  const int64_t workers = sm80_stream_k_workers(c, a100);
+  EXPECT_EQ(workers % 108, 0);
+  Sm80StreamK s = sm80_stream_k_schedule(p, c, workers);
+  EXPECT_EQ(s.tiles, 64);
+  EXPECT_EQ(s.k_blocks, 32);
+  EXPECT_EQ(s.sk_tiles, 64);
+  EXPECT_EQ(s.workers, workers);
+  Sm80Workspace w = sm80_workspace(p, c, workers);
+  EXPECT_EQ(w.counter_bytes, 256);
+  EXPECT_EQ(w.workspace_bytes, 256 + 2 * workers * 128 * 128 * 4);
+  // 3000 x 3000 in 128x128 tiles: 24 x 24 = 576 tiles over 108 blocks: 36 left over, so 36 + 108 shared.
+  s = sm80_stream_k_schedule(fp16(3000, 3000, 256), c, 108);
+  EXPECT_EQ(s.sk_tiles, 36 + 108);
+  // Tiles that fill whole waves share none, and need no workspace.
+  EXPECT_EQ(sm80_stream_k_schedule(fp16(1024, 1024, 256), c, 64).sk_tiles, 0);
+  EXPECT_EQ(sm80_workspace(fp16(1024, 1024, 256), c, 64).workspace_bytes, 0);
+  // Never more blocks than k-blocks to share.
+  s = sm80_stream_k_schedule(fp16(128, 128, 64), c, 108);
+  EXPECT_EQ(s.workers, 2);
+  EXPECT_EQ(s.sk_tiles, 1);
+  c.params["STREAM_K"] = 0;
+  EXPECT_EQ(sm80_workspace(p, c, workers).workspace_bytes, 0);
+}
+
+// The kernel's stream-K walk (kernels/common/work_schedule.cuh) over the launch's blocks, on the host: every k-block of
+// every tile is run exactly once; a shared tile's pieces agree on their count, run in block order, and each stores in
+// a slot of its own inside the workspace's 2 x blocks, which the summing block finds from its own piece (with the
+// schedule, and from the first piece's slot alone as the kernel does).
+TEST(Sm80Family, StreamKScheduleCoversEveryKBlockOnce) {
+  const Config c = sm80_config(128, 128, 32, 2, 4, 4, 16, 0);
+  struct Case {
+    Problem q;
+    int64_t workers;
+  };
+  const Case cases[] = {{fp16(1000, 1000, 1000), 216}, {fp16(3000, 3000, 256), 108}, {fp16(512, 512, 8192), 216},
+                        {fp16(129, 4000, 100), 108},   {fp16(1024, 1024, 256), 64}, {fp16(128, 128, 64), 108},
+                        {fp16(4100, 300, 999), 132}};
+  for (const Case& t : cases) {
+    const Sm80StreamK s = sm80_stream_k_schedule(t.q, c, t.workers);
+    SCOPED_TRACE(t.q.describe() + " over " + std::to_string(s.workers) + " blocks");
+    std::map<int, std::vector<int>> covered;  // tile -> how often each k-block was run
+    std::map<int, std::set<long long>> stored;  // shared tile -> the slots its pieces store in
+    std::map<int, std::set<long long>> read;    // shared tile -> the slots the summing block would read
+    std::map<int, int> nseg;
+    for (int b = 0; b < int(s.workers); ++b) {
+      tf::Schedule<1, true> sched(int(s.tiles), int(s.k_blocks), b, int(s.workers), int(s.sk_tiles));
+      tf::Work w;
+      while (sched.step(w)) {
+        ASSERT_GE(w.tile, 0);
+        ASSERT_LT(w.tile, s.tiles);
+        ASSERT_LT(w.kb0, w.kb1);
+        std::vector<int>& k = covered[w.tile];
+        k.resize(size_t(s.k_blocks));
+        for (int i = w.kb0; i < w.kb1; ++i) ++k[size_t(i)];
+        if (w.nseg == 1) continue;
+        ASSERT_GE(w.tile, s.tiles - s.sk_tiles) << "only the last tiles are shared";
+        ASSERT_LT(w.seg, w.nseg);
+        EXPECT_EQ(w.first + w.seg, b) << "a tile's pieces run on consecutive blocks, in k order";
+        if (nseg.count(w.tile)) {
+          EXPECT_EQ(nseg[w.tile], w.nseg) << "the pieces agree on their count";
+        }
+        nseg[w.tile] = w.nseg;
+        const long long own = sched.slot(w, w.seg);
+        EXPECT_GE(own, 0);
+        EXPECT_LT(own, 2 * s.workers);
+        EXPECT_TRUE(stored[w.tile].insert(own).second) << "slot " << own << " taken twice in tile " << w.tile;
+        for (int j = 0; j < w.nseg; ++j) {
+          read[w.tile].insert(sched.slot(w, j));
+          // What the kernel's fix-up computes without the schedule (sm80/split_k.cuh's Piece).
+          EXPECT_EQ((tf::Schedule<1, true>::slot_after(sched.slot(w, 0), w.first, j)), sched.slot(w, j));
+        }
+      }
+    }
+    ASSERT_EQ(int64_t(covered.size()), s.tiles);
+    for (const auto& [tile, k] : covered) {
+      for (size_t i = 0; i < k.size(); ++i) ASSERT_EQ(k[i], 1) << "tile " << tile << " k-block " << i;
+    }
+    std::set<long long> all;
+    for (const auto& [tile, slots] : stored) {
+      EXPECT_EQ(int(slots.size()), nseg[tile]) << "tile " << tile;
+      EXPECT_EQ(read[tile], slots) << "tile " << tile << ": the sum reads the slots its pieces stored";
+      for (long long slot : slots) EXPECT_TRUE(all.insert(slot).second) << "slot " << slot << " of two tiles";
     }
   }
 }

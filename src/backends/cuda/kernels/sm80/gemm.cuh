@@ -21,9 +21,11 @@ using Elem = tf::Elem<kTag>;
 
 // Every planned parameter of one kernel.
 // kSplitK > 1: blockIdx.z runs slice z of K, and the last slice of a tile to arrive sums them (sm80/split_k.cuh).
+// kStreamK: a persistent grid of blocks (gridDim.x of them) walks the tiles, the last Params::sk_tiles of them shared
+// by runs of k-blocks (common/work_schedule.cuh), their pieces summed the same way.
 template <int kBlockM, int kBlockN, int kBlockK, int kWarpsM, int kWarpsN, int kStages, int kGroupM, int kVecBytes,
           bool kARowMajor, bool kBRowMajor, int kInTag, int kOutTag, int kEpilogueVec, bool kFragPipe = false,
-          int kSplitK = 1>
+          int kSplitK = 1, bool kStreamK = false>
 struct Config {
   static constexpr int BM = kBlockM, BN = kBlockN, BK = kBlockK;
   static constexpr int WARPS_M = kWarpsM, WARPS_N = kWarpsN;
@@ -33,6 +35,7 @@ struct Config {
   static constexpr int IN = kInTag, OUT = kOutTag, EPI_VEC = kEpilogueVec;
   static constexpr bool FRAG_PIPE = kFragPipe;
   static constexpr int SPLIT_K = kSplitK;
+  static constexpr bool STREAM_K = kStreamK;
   static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;  // warp tile
   static constexpr int MI = WM / 16, NI = WN / 8;             // mma tiles per warp
   static constexpr int A_TILE_BYTES = BM * BK * 2, B_TILE_BYTES = BK * BN * 2;
@@ -45,6 +48,7 @@ struct Config {
   static_assert(VEC == 2 || VEC == 4 || VEC == 8 || VEC == 16, "vector width in bytes");
   static_assert(STAGES >= 2, "a pipeline needs at least two stages");
   static_assert(SPLIT_K >= 1 && SPLIT_K <= 64, "SPLIT_K: 1 (none) to 64 slices of K");
+  static_assert(SPLIT_K == 1 || !STREAM_K, "one way of sharing K");
   static_assert(!FRAG_PIPE || (BK / 16) % 2 == 0, "double-buffered fragments need an even number of k-steps");
   static_assert((A_TILE_BYTES / VEC) % THREADS == 0 && (B_TILE_BYTES / VEC) % THREADS == 0,
                 "every thread copies the same number of chunks");
@@ -152,11 +156,10 @@ __device__ __forceinline__ unsigned next_stage(unsigned off) {
 }
 
 // Group-M rasterization: GROUP_M row-blocks of C are walked column by column, so that the blocks resident
-// at one time share their A rows and B columns in L2. The first row and column of this block's tile.
+// at one time share their A rows and B columns in L2. The first row and column of tile `pid` in that order.
 template <class Cfg>
-__device__ __forceinline__ void block_origin(const Params& p, int& m0, int& n0) {
+__device__ __forceinline__ void block_origin(const Params& p, int pid, int& m0, int& n0) {
   const int grid_m = (p.m + Cfg::BM - 1) / Cfg::BM, grid_n = (p.n + Cfg::BN - 1) / Cfg::BN;
-  const int pid = blockIdx.x;
   const int width = Cfg::GROUP_M * grid_n;
   const int group = pid / width;
   const int first_m = group * Cfg::GROUP_M;
@@ -325,8 +328,10 @@ __device__ __forceinline__ void main_loop_frag_pipe(float (&acc)[Cfg::MI][Cfg::N
 
 // ---- the kernel body ---------------------------------------------------------------------------------------
 
-template <class Cfg>
-__device__ __forceinline__ void gemm_slice(const Params& p) {
+// Tile `pid` of the raster over the k-range of `p` (the whole K, or a slice's); `fixup(acc, tid, flag)` says whether
+// this block writes the tile (after summing the slices of a shared one; `flag` a free word of shared memory).
+template <class Cfg, class Fixup>
+__device__ __forceinline__ void gemm_slice(const Params& p, int pid, const Fixup& fixup) {
   extern __shared__ __align__(1024) unsigned char smem[];
   using Out = Elem<Cfg::OUT>;
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK;
@@ -338,7 +343,7 @@ __device__ __forceinline__ void gemm_slice(const Params& p) {
   const int wm = warp % Cfg::WARPS_M, wn = warp / Cfg::WARPS_M;
 
   int m0, n0;
-  block_origin<Cfg>(p, m0, n0);
+  block_origin<Cfg>(p, pid, m0, n0);
 
   const long long batch = blockIdx.y;
   const auto* A = static_cast<const unsigned short*>(p.a) + batch * p.stride_a;
@@ -422,17 +427,34 @@ __device__ __forceinline__ void gemm_slice(const Params& p) {
     main_loop<Cfg>(acc, load_fragments, copy_group, advance, k_tiles);
   }
   cp_async_wait<0>();
-  // Split-K: the slices' sum first, written by the last slice of the tile only (a_tile's first word: the flag).
-  if (Cfg::SPLIT_K == 1 || split_k_fixup<Cfg>(p, acc, tid, a_tile)) store_tile<Cfg>(p, C, acc, lane, wm, wn, m0, n0);
+  // A shared tile's slices summed first, written by the last slice of the tile only (a_tile's first word: the flag).
+  if (fixup(acc, tid, a_tile)) store_tile<Cfg>(p, C, acc, lane, wm, wn, m0, n0);
 }
 
-// The kernel body: the whole K, or with SPLIT_K the block's slice of it (A, B and K of the slice, the rest as given).
+// The kernel body: the whole K, or with SPLIT_K the block's slice of it (A, B and K of the slice, the rest as given),
+// or with STREAM_K the block's sequence of tiles and k-ranges.
 template <class Cfg>
 __device__ __forceinline__ void gemm(const Params& p) {
+  using Acc = float[Cfg::MI][Cfg::NI][4];
+  const int pid = static_cast<int>(blockIdx.x);
   if constexpr (Cfg::SPLIT_K > 1) {
-    gemm_slice<Cfg>(slice_params<Cfg>(p, static_cast<int>(blockIdx.z)));
+    gemm_slice<Cfg>(slice_params<Cfg>(p, static_cast<int>(blockIdx.z)), pid,
+                    [&p](Acc& acc, int tid, unsigned flag) { return split_k_fixup<Cfg>(p, acc, tid, flag); });
+  } else if constexpr (Cfg::STREAM_K) {
+    const int tiles = ((p.m + Cfg::BM - 1) / Cfg::BM) * ((p.n + Cfg::BN - 1) / Cfg::BN);
+    const int kblocks = (p.k + Cfg::BK - 1) / Cfg::BK;
+    tf::Schedule<1, true> sched(tiles, kblocks, pid, static_cast<int>(gridDim.x), p.sk_tiles);
+    tf::Work w;
+    for (bool first = true; sched.step(w); first = false) {
+      // The previous piece's last fragment reads and its flag are done before this one's copies overwrite them.
+      if (!first) __syncthreads();
+      const Piece piece = piece_of(sched, w);
+      gemm_slice<Cfg>(k_range_params<Cfg>(p, w.kb0, w.kb1), w.tile, [&](Acc& acc, int tid, unsigned flag) {
+        return stream_k_fixup<Cfg>(p, acc, piece, tid, flag);
+      });
+    }
   } else {
-    gemm_slice<Cfg>(p);
+    gemm_slice<Cfg>(p, pid, [](Acc&, int, unsigned) { return true; });
   }
 }
 
