@@ -52,6 +52,8 @@ ordered_json record_to_json(const Record& r) {
   j["tool_version"] = r.tool_version;
   j["created_at"] = r.created_at;
   j["source"] = to_string(r.source);
+  // Left out when true (the records of every older format are): only a config that sums by float atomics says so.
+  if (!r.deterministic) j["deterministic"] = false;
   // Left out when unknown, as the quartiles are.
   if (!r.host.empty() || r.device_index) {
     ordered_json on = ordered_json::object();
@@ -128,6 +130,7 @@ Record record_from_json(const json& j) {
   auto source = parse_source(j.at("source").get<std::string>());
   if (!source) throw Bad{"source", source.status().message()};
   r.source = *source;
+  if (auto d = j.find("deterministic"); d != j.end()) r.deterministic = d->get<bool>();
   if (auto on = j.find("measured_on"); on != j.end()) {
     if (auto host = on->find("host"); host != on->end()) r.host = host->get<std::string>();
     if (auto index = on->find("device_index"); index != on->end()) r.device_index = index->get<int64_t>();

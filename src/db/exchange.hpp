@@ -17,7 +17,9 @@ inline constexpr std::string_view kExportFormat = "tileforge-tuning-db";
 // 2: records may carry their measurement's quartiles and host load (time_ms.q1, .q3, .others_cores,
 // .spare_cores); a version-1 file (without them) is still read.
 // 3: records may say which host and device measured them (measured_on.host, .device_index); older files are read.
-inline constexpr int kExportFormatVersion = 3;
+// 4: a record whose config sums by float atomics says so ("deterministic": false; left out when true, as every record
+// of an older file is); older files are read.
+inline constexpr int kExportFormatVersion = 4;
 inline constexpr int kOldestExportFormatVersion = 1;
 
 // The records as one JSON document (pretty-printed, stable member order, records in the given order).

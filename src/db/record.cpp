@@ -224,9 +224,10 @@ std::string describe(const Record& r) {
     where = fmt::format(", measured on {}{}", r.host.empty() ? "an unknown host" : r.host,
                         r.device_index ? fmt::format(" device {}", *r.device_index) : "");
   }
-  return fmt::format("#{} {} {} v{} {} on {}: {}; median {:.4g} ms (min {:.4g}, max {:.4g}, {} reps{}), {:.1f} "
+  return fmt::format("#{} {} {} v{} {}{} on {}: {}; median {:.4g} ms (min {:.4g}, max {:.4g}, {} reps{}), {:.1f} "
                      "TFLOP/s, rel error {:.1e}, {} {}{}",
-                     r.id, r.backend, r.config.family, r.family_version, r.problem.key(), r.device.describe(), params,
+                     r.id, r.backend, r.config.family, r.family_version, r.problem.key(),
+                     r.deterministic ? "" : " nondeterministic", r.device.describe(), params,
                      r.time.median_ms, r.time.min_ms, r.time.max_ms, r.time.reps,
                      share ? fmt::format(", spread {:.2f}", *share) : "", r.tflops, r.rel_error, to_string(r.source),
                      r.created_at, where);

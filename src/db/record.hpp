@@ -76,6 +76,11 @@ struct Record {
   // Empty / nullopt = unknown (rows stored before v3, imports that lack them).
   std::string host;                    // the measuring machine's host name
   std::optional<int64_t> device_index; // the device's ordinal on that host (cuda:N; 0 for the CPU)
+  // Schema v4, part of the key: whether the config gives the same bits from run to run (every split-K / stream-K
+  // tile summed in a fixed order), or adds a shared tile's slices by float atomics in arrival order (false: a
+  // config only the non-deterministic policy allows, tuned under --nondeterministic). A problem may hold one record
+  // of each; deterministic lookups read only the first kind.
+  bool deterministic = true;
 
   const std::string& family() const { return config.family; }
 };

@@ -23,7 +23,7 @@ SELECT r.id, d.kind, d.name, d.arch, d.cores, d.clock_mhz, d.driver, d.toolkit,
        r.backend, r.family_version, r.m, r.n, r.k, r.batch, r.input, r.output, r.accum, r.layout, r.align,
        r.config, r.median_ms, r.min_ms, r.max_ms, r.reps, r.tflops, r.rel_error, r.max_scaled_error,
        r.tool_version, r.created_at, r.source, r.device, r.family,
-       NULL, NULL, NULL, NULL, NULL, NULL
+       NULL, NULL, NULL, NULL, NULL, NULL, 1
 FROM records r JOIN devices d ON d.hash = r.device
 )sql";
 
@@ -33,7 +33,18 @@ SELECT r.id, d.kind, d.name, d.arch, d.cores, d.clock_mhz, d.driver, d.toolkit,
        r.backend, r.family_version, r.m, r.n, r.k, r.batch, r.input, r.output, r.accum, r.layout, r.align,
        r.config, r.median_ms, r.min_ms, r.max_ms, r.reps, r.tflops, r.rel_error, r.max_scaled_error,
        r.tool_version, r.created_at, r.source, r.device, r.family,
-       r.q1_ms, r.q3_ms, r.others_cores, r.spare_cores, NULL, NULL
+       r.q1_ms, r.q3_ms, r.others_cores, r.spare_cores, NULL, NULL, 1
+FROM records r JOIN devices d ON d.hash = r.device
+)sql";
+
+// A v3 file opened read-only: v4 only put the config's determinism in the key, and every earlier row is
+// deterministic.
+constexpr std::string_view kSelectV3 = R"sql(
+SELECT r.id, d.kind, d.name, d.arch, d.cores, d.clock_mhz, d.driver, d.toolkit,
+       r.backend, r.family_version, r.m, r.n, r.k, r.batch, r.input, r.output, r.accum, r.layout, r.align,
+       r.config, r.median_ms, r.min_ms, r.max_ms, r.reps, r.tflops, r.rel_error, r.max_scaled_error,
+       r.tool_version, r.created_at, r.source, r.device, r.family,
+       r.q1_ms, r.q3_ms, r.others_cores, r.spare_cores, r.host, r.device_index, 1
 FROM records r JOIN devices d ON d.hash = r.device
 )sql";
 
@@ -69,7 +80,7 @@ Status sql_status(const std::string& path, const sql::Error& e, int busy_timeout
 }
 
 std::string select_sql(int version) {
-  return std::string(version >= 3 ? kSelect : version == 2 ? kSelectV2 : kSelectV1);
+  return std::string(version >= 4 ? kSelect : version == 3 ? kSelectV3 : version == 2 ? kSelectV2 : kSelectV1);
 }
 
 // NOTE: a row that does not parse or validate was written by hand, by a broken tool or by an older build with
@@ -114,6 +125,7 @@ Row read_row(const sql::Stmt& s) {
   r.time.spare_cores = s.opt_f64(35);
   r.host = s.text(36);  // NULL reads as "": unknown
   r.device_index = s.opt_i64(37);
+  r.deterministic = s.i64(38) != 0;
   r.tflops = s.f64(24);
   r.rel_error = s.f64(25);
   r.max_scaled_error = s.f64(26);
@@ -122,9 +134,10 @@ Row read_row(const sql::Stmt& s) {
   take(parse_source(s.text(29)), "source", r.source);
   row.hash = s.text(30);
   const std::string family = s.text(31);
-  row.key = fmt::format("{} {} v{} {}x{}x{}{} {}->{} acc {} {} align {} on {}", r.backend, family, r.family_version,
+  row.key = fmt::format("{} {} v{} {}x{}x{}{} {}->{} acc {} {} align {}{} on {}", r.backend, family, r.family_version,
                         s.i64(10), s.i64(11), s.i64(12), s.i64(13) != 1 ? fmt::format(" batch {}", s.i64(13)) : "",
-                        s.text(14), s.text(15), s.text(16), s.text(17), s.i64(18), r.device.describe());
+                        s.text(14), s.text(15), s.text(16), s.text(17), s.i64(18),
+                        r.deterministic ? "" : " nondeterministic", r.device.describe());
   if (row.why.empty() && r.config.family != family) {
     row.why = fmt::format("config.family: '{}' differs from the family '{}' the row is stored under",
                           r.config.family, family);

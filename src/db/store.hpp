@@ -109,6 +109,9 @@ struct LookupRequest {
   // Optional: whether the record's config is legal for this problem here (the backend's ParamSpace::check).
   // A record it refuses is skipped, and the reason is kept in LookupResult::rejected.
   std::function<Support(const Record&)> accept;
+  // The caller's determinism policy (Options::deterministic): true reads only the records whose configs give the
+  // same bits from run to run; false reads both kinds, and the tiers' orders choose between them.
+  bool deterministic = true;
 };
 
 struct LookupResult {
@@ -192,8 +195,10 @@ DispatchDb open_for_dispatch(const std::string& path, bool enabled = true);
 std::function<Support(const Record&)> legal_in(ParamSpace space);
 
 // Dispatch's request for a problem run by `backend` with this parameter space here: the space's family at its
-// version (none when the space names no family), and legal_in(space) as the veto. `plan --db` asks the same.
-LookupRequest lookup_request(Fingerprint device, std::string backend, const Problem& problem, ParamSpace space);
+// version (none when the space names no family), and legal_in(space) as the veto, under the caller's determinism
+// policy. `plan --db` asks the same.
+LookupRequest lookup_request(Fingerprint device, std::string backend, const Problem& problem, ParamSpace space,
+                             bool deterministic = true);
 
 // The lookup, or "planner" with the reason when there is no store or the lookup failed.
 LookupResult lookup_or_plan(const DispatchDb& db, const LookupRequest& request);

@@ -27,7 +27,7 @@ SELECT r.id, d.kind, d.name, d.arch, d.cores, d.clock_mhz, d.driver, d.toolkit,
        r.backend, r.family_version, r.m, r.n, r.k, r.batch, r.input, r.output, r.accum, r.layout, r.align,
        r.config, r.median_ms, r.min_ms, r.max_ms, r.reps, r.tflops, r.rel_error, r.max_scaled_error,
        r.tool_version, r.created_at, r.source, r.device, r.family,
-       r.q1_ms, r.q3_ms, r.others_cores, r.spare_cores, r.host, r.device_index
+       r.q1_ms, r.q3_ms, r.others_cores, r.spare_cores, r.host, r.device_index, r.deterministic
 FROM records r JOIN devices d ON d.hash = r.device
 )sql";
 // The SELECT of read_row's columns for a file of schema `version` (an older file opened read-only lacks columns).

@@ -66,7 +66,7 @@ struct Candidate {
 // architectures, families and family versions are counted only.
 struct Tiers {
   std::vector<Candidate> tier[4];
-  int other_arch = 0, other_version = 0, other_family = 0;
+  int other_arch = 0, other_version = 0, other_family = 0, other_policy = 0;
 };
 
 Tiers partition(const BucketRows& rows, const LookupRequest& req, const Signature& want) {
@@ -85,6 +85,10 @@ Tiers partition(const BucketRows& rows, const LookupRequest& req, const Signatur
     }
     if (fam->second != r.family_version) {
       ++t.other_version;
+      continue;
+    }
+    if (req.deterministic && !r.deterministic) {
+      ++t.other_policy;
       continue;
     }
     const bool here = rows.hashes[i] == mine;
@@ -157,6 +161,7 @@ std::string planner_reason(const Tiers& t, const LookupRequest& req, const Signa
   note(t.other_arch, "of another architecture");
   note(t.other_family, "of a family this backend does not run here");
   note(t.other_version, "of another family version");
+  note(t.other_policy, "summing by float atomics (tuned under --nondeterministic; the deterministic policy reads none)");
   note(int(out.rejected.size()), "refused by the backend");
   if (!out.invalid.empty()) {
     note(int(out.invalid.size()), fmt::format("invalid (record #{}: {}; `tileforge db check` lists them)",
@@ -221,8 +226,10 @@ std::function<Support(const Record&)> legal_in(ParamSpace space) {
   };
 }
 
-LookupRequest lookup_request(Fingerprint device, std::string backend, const Problem& problem, ParamSpace space) {
+LookupRequest lookup_request(Fingerprint device, std::string backend, const Problem& problem, ParamSpace space,
+                             bool deterministic) {
   LookupRequest request;
+  request.deterministic = deterministic;
   request.device = std::move(device);
   request.backend = std::move(backend);
   request.problem = problem;

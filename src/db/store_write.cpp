@@ -43,9 +43,10 @@ Stored find_stored(sqlite3* db, const Record& r, const std::string& hash) {
   sql::Stmt s(db, std::string(detail::kSelect) +
                       " WHERE r.device = ?1 AND r.backend = ?2 AND r.family = ?3 AND r.family_version = ?4 AND "
                       "r.m = ?5 AND r.n = ?6 AND r.k = ?7 AND r.batch = ?8 AND r.input = ?9 AND r.output = ?10 AND "
-                      "r.accum = ?11 AND r.layout = ?12 AND r.align = ?13");
+                      "r.accum = ?11 AND r.layout = ?12 AND r.align = ?13 AND r.deterministic = ?14");
   s.bind_text(1, hash).bind_text(2, r.backend).bind_text(3, r.family()).bind_int(4, r.family_version);
   bind_signature(s, 5, r.problem);
+  s.bind_int(14, r.deterministic ? 1 : 0);
   if (s.step()) {
     const Row row = read_row(s);
     old.id = row.record.id;
@@ -67,7 +68,8 @@ bool keeps_stored(const Stored& old, const Record& r, bool force) {
   return old.clean == new_clean && !(r.time.median_ms < old.median);
 }
 
-// Binds ?1..?13 key, ?14..?17 bucket, ?18..?32 and ?34..?35 value: the columns the INSERT and the UPDATE below share.
+// Binds ?1..?13 and ?36 key, ?14..?17 bucket, ?18..?32 and ?34..?35 value: the columns the INSERT and the UPDATE
+// below share.
 void bind_record(sql::Stmt& s, const Record& r, const std::string& hash) {
   const Signature b = r.problem.bucket();
   s.bind_text(1, hash).bind_text(2, r.backend).bind_text(3, r.family()).bind_int(4, r.family_version);
@@ -87,15 +89,16 @@ void bind_record(sql::Stmt& s, const Record& r, const std::string& hash) {
     s.bind_text(34, r.host);
   }
   s.bind_int(35, r.device_index);
+  s.bind_int(36, r.deterministic ? 1 : 0);
 }
 
 void insert_record(sqlite3* db, const Record& r, const std::string& hash) {
   sql::Stmt s(db, "INSERT INTO records (device, backend, family, family_version, m, n, k, batch, input, output, "
                   "accum, layout, align, bucket_m, bucket_n, bucket_k, bucket_batch, config, median_ms, min_ms, "
                   "max_ms, reps, tflops, rel_error, max_scaled_error, tool_version, created_at, source, q1_ms, "
-                  "q3_ms, others_cores, spare_cores, host, device_index) VALUES "
+                  "q3_ms, others_cores, spare_cores, host, device_index, deterministic) VALUES "
                   "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-                  "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?34, ?35)");
+                  "?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?34, ?35, ?36)");
   bind_record(s, r, hash);
   s.run();
 }
@@ -110,7 +113,7 @@ void replace_record(sqlite3* db, const Record& r, const std::string& hash, int64
                   "bucket_m = ?14, bucket_n = ?15, bucket_k = ?16, bucket_batch = ?17 "
                   "WHERE id = ?33 AND device = ?1 AND backend = ?2 AND family = ?3 AND "
                   "family_version = ?4 AND m = ?5 AND n = ?6 AND k = ?7 AND batch = ?8 AND input = ?9 AND "
-                  "output = ?10 AND accum = ?11 AND layout = ?12 AND align = ?13");
+                  "output = ?10 AND accum = ?11 AND layout = ?12 AND align = ?13 AND deterministic = ?36");
   bind_record(s, r, hash);
   s.bind_int(33, old_id);
   s.run();

@@ -273,7 +273,8 @@ Expected<Choice> choose_config(const Problem& problem, const Device& device, Bac
       db = none;
     }
     db::LookupResult hit =
-        db::lookup_or_plan(*db, db::lookup_request(running_fingerprint(device), std::string(ours.name()), p, space));
+        db::lookup_or_plan(*db, db::lookup_request(running_fingerprint(device), std::string(ours.name()), p, space,
+                                                   options.deterministic));
     choice.rejected = hit.rejected;
     // A record measured noisy or on a busy host may be far from what its config does here: the planner's
     // prediction is the better guess, and the reason says which record was passed over and why. Records without

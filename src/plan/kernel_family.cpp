@@ -41,6 +41,16 @@ void with_determinism(FamilySpace& space, bool deterministic) {
   if (space.space.constraints.size() != before) space.list_legal = false;
 }
 
+bool deterministic_config(const Config& config) {
+  const KernelFamily* family = find_family(config.family);
+  if (!family) return true;
+  ParamSpace space;
+  space.family = config.family;
+  for (const auto& [name, value] : config.params) space.params.push_back({name, {value}, "", ""});
+  const std::optional<Constraint> c = family->determinism(space);
+  return !c || c->holds(config);
+}
+
 Expected<std::unique_ptr<Kernel>> KernelFamily::prepare(const Problem&, const Config&, const Device&) const {
   return unsupported(fmt::format("family {} has no code of its own: its backend ({}) runs it", name(), backend()));
 }

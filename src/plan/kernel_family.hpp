@@ -169,6 +169,9 @@ class KernelFamily {
 // and the family has one (nothing for another family's space or none).
 void with_determinism(ParamSpace& space, bool deterministic);
 void with_determinism(FamilySpace& space, bool deterministic);
+// Whether a config gives the same bits from run to run: its family's determinism() constraint, on a space that
+// declares the config's own parameters, holds (true for a family without one, or one not registered).
+bool deterministic_config(const Config& config);
 
 // The family a backend runs a problem with on a device: of those registered for `backend` that fit the device's
 // profile, run on the device and take the problem, the one of highest preference; nullptr when none does.

@@ -9,6 +9,7 @@
 
 #include "db/store.hpp"
 #include "dispatch/dispatch.hpp"
+#include "plan/kernel_family.hpp"
 #include "tune/tune_steps.hpp"
 
 namespace tileforge::tune {
@@ -107,6 +108,9 @@ db::Record winner_record(const TuneResult& result, const CandidateResult& win, c
   r.family_version = v == versions.end() ? 0 : v->second;
   r.problem = db::signature_of(result.problem);
   r.config = win.config;
+  // A winner that sums by float atomics (allowed under --nondeterministic) is stored beside the problem's
+  // deterministic record, not over it: deterministic callers keep theirs.
+  r.deterministic = plan::deterministic_config(win.config);
   r.time.median_ms = win.confirm.median_ms;
   r.time.min_ms = win.confirm.min_ms;
   r.time.max_ms = win.confirm.max_ms;

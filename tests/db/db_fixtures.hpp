@@ -160,6 +160,7 @@ inline void expect_same(const Record& a, const Record& b) {
   EXPECT_EQ(a.tool_version, b.tool_version);
   EXPECT_EQ(a.created_at, b.created_at);
   EXPECT_EQ(a.source, b.source);
+  EXPECT_EQ(a.deterministic, b.deterministic);
 }
 
 // A seed that differs per run, printed so that a failure can be replayed (TILEFORGE_TEST_SEED fixes it).

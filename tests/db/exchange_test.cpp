@@ -178,7 +178,7 @@ TEST(DbExchange, MalformedRecordsAreRefusedWithIndexAndField) {
   whole("[]", "must be a JSON object");
   J j = J::parse(valid);
   j["format_version"] = 99;
-  whole(j.dump(), "format_version 99 is not supported (this tileforge reads 1 to 3)");
+  whole(j.dump(), "format_version 99 is not supported (this tileforge reads 1 to 4)");
   j["format_version"] = 0;
   whole(j.dump(), "format_version 0 is not supported");
   j = J::parse(valid);
@@ -494,7 +494,7 @@ TEST(DbExchange, MeasuringHostAndDeviceRoundTripAndStayUnknownWhereNotGiven) {
   }
   const std::string text = export_json(recs);
   const auto j = nlohmann::json::parse(text);
-  EXPECT_EQ(j.at("format_version"), 3);
+  EXPECT_EQ(j.at("format_version"), kExportFormatVersion);
   EXPECT_EQ(j.at("records").at(0).at("measured_on").at("host"), "node-0.cluster");
   EXPECT_FALSE(j.at("records").at(1).contains("measured_on"));
   ScratchDir dir;
@@ -519,6 +519,43 @@ TEST(DbExchange, MeasuringHostAndDeviceRoundTripAndStayUnknownWhereNotGiven) {
   ASSERT_TRUE(back) << back.status().to_string();
   EXPECT_TRUE(back->front().host.empty());
   EXPECT_FALSE(back->front().device_index.has_value());
+}
+
+// Schema v4 / format 4: a record whose config sums by float atomics says so through export, import and the store, a
+// record of an older file is deterministic, and a malformed flag is refused naming the field.
+TEST(DbExchange, DeterminismRoundTripsAndOlderFilesAreDeterministic) {
+  std::mt19937_64 rng(test_seed());
+  std::vector<Record> recs = random_records(rng, 6);
+  for (std::size_t i = 0; i < recs.size(); i += 3) recs[i].deterministic = false;
+  const std::string text = export_json(recs);
+  const auto j = nlohmann::json::parse(text);
+  EXPECT_EQ(j.at("records").at(0).at("deterministic"), false);
+  EXPECT_FALSE(j.at("records").at(1).contains("deterministic")) << "left out where true";
+  ScratchDir dir;
+  auto store = Store::open(dir.file("pool.db"));
+  ASSERT_TRUE(store);
+  ASSERT_TRUE(import_json(*store, text, "pool.json"));
+  auto all = store->list();
+  ASSERT_TRUE(all);
+  ASSERT_EQ(all->size(), recs.size());
+  for (const Record& r : recs) {
+    const auto it = std::find_if(all->begin(), all->end(), [&](const Record& x) {
+      return x.device == r.device && x.problem == r.problem && x.family() == r.family();
+    });
+    ASSERT_NE(it, all->end());
+    EXPECT_EQ(it->deterministic, r.deterministic);
+  }
+  auto old = nlohmann::json::parse(export_json({recs[0]}));
+  old["format_version"] = 3;
+  old["records"][0].erase("deterministic");
+  auto back = parse_export(old.dump(), "old.json");
+  ASSERT_TRUE(back) << back.status().to_string();
+  EXPECT_TRUE(back->front().deterministic);
+  auto bad = nlohmann::json::parse(export_json({recs[0]}));
+  bad["records"][0]["deterministic"] = "no";
+  auto refused = parse_export(bad.dump(), "bad.json");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.status().message().find("deterministic"), std::string::npos) << refused.status().message();
 }
 
 TEST(DbExchange, MalformedMeasuringHostOrDeviceIsRefusedNamingTheField) {

@@ -287,6 +287,44 @@ TEST_F(DbLookup, LegalInUsesTheBackendsParameterSpace) {
   EXPECT_NE(r.rejected[1].find("BLOCK_M"), std::string::npos) << r.rejected[1];
 }
 
+// The determinism policy is in the key: a record whose config sums by float atomics is stored beside the problem's
+// deterministic record; a deterministic request never reads it (and says how many it left out), a non-deterministic
+// one takes the faster of the two.
+TEST_F(DbLookup, EachPolicyReadsItsOwnRecords) {
+  const Signature s = sig(512, 512, 8192);
+  Record atomic = random_record(rng_, h200(), s);
+  atomic.deterministic = false;
+  set_time(atomic, {0.010, 0.009, 0.011, 100});
+  ASSERT_TRUE(store_->upsert(atomic));
+  LookupResult r = find(h200(), s);
+  EXPECT_EQ(r.source, Hit::planner);
+  EXPECT_NE(r.reason.find("1 summing by float atomics"), std::string::npos) << r.reason;
+
+  Record ordered = random_record(rng_, h200(), s);
+  set_time(ordered, {0.020, 0.019, 0.021, 100});
+  auto u = store_->upsert(ordered);
+  ASSERT_TRUE(u) << u.status().to_string();
+  EXPECT_EQ(*u, Upsert::inserted) << "beside the atomic record, not over it";
+  auto all = store_->list();
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->size(), 2u);
+  expect_record(find(h200(), s), ordered);
+
+  LookupRequest req{h200(), "cuda", problem_of(s), {{"sm80", 1}}, nullptr};
+  req.deterministic = false;
+  auto any = store_->lookup(req);
+  ASSERT_TRUE(any) << any.status().to_string();
+  expect_record(*any, atomic);
+  EXPECT_EQ(any->source, Hit::exact);
+  // A faster atomic result replaces the atomic record only; a slower one is kept out.
+  Record faster = atomic;
+  set_time(faster, {0.008, 0.007, 0.009, 100});
+  u = store_->upsert(faster);
+  ASSERT_TRUE(u);
+  EXPECT_EQ(*u, Upsert::replaced);
+  expect_record(find(h200(), s), ordered);
+}
+
 TEST_F(DbLookup, InvalidProblemIsRefused) {
   Problem p = problem_of(sig(64, 64, 64));
   p.lda = 3;

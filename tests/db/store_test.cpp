@@ -241,6 +241,10 @@ TEST(DbSchema, V1FileIsUpgradedInPlaceAndItsRowsReadAsUnknownAndClean) {
       EXPECT_EQ(columns[name].first, "REAL") << name;
       EXPECT_EQ(columns[name].second, 0) << name << " must be nullable";
     }
+    // v4: the determinism in the key, every earlier row deterministic (expect_same below compares it).
+    ASSERT_TRUE(columns.count("deterministic"));
+    EXPECT_EQ(columns["deterministic"].first, "INTEGER");
+    EXPECT_EQ(columns["deterministic"].second, 1) << "NOT NULL";
   }
   auto all = store->list();
   ASSERT_TRUE(all) << all.status().to_string();

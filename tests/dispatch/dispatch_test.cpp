@@ -501,7 +501,8 @@ class Sm90SpaceBackend final : public Backend {
 
 // Options::deterministic on the sm90 space, planned for an H200 profile: a tuned record and a pin of REDUCE 1
 // (float-atomic sums) are refused by default, naming the policy, and taken under the non-deterministic one; the
-// planner's choice under the default sums in order.
+// planner's choice under the default sums in order. The atomic record is stored beside a deterministic record of the
+// same problem (the policy is in the DB's key): each policy dispatches its own.
 TEST(DeterministicPolicy, AtomicSumRecordsAndPinsOnlyWhenAllowed) {
   if (!plan::find_family("sm90")) GTEST_SKIP() << "this build has no sm90 family";
   Sm90SpaceBackend backend;
@@ -527,6 +528,9 @@ TEST(DeterministicPolicy, AtomicSumRecordsAndPinsOnlyWhenAllowed) {
   r.family_version = space.version;
   r.problem = db::signature_of(p);
   r.config = atomic;
+  r.deterministic = plan::deterministic_config(atomic);
+  EXPECT_FALSE(r.deterministic);
+  EXPECT_TRUE(plan::deterministic_config(planned->config));
   r.time = {0.01, 0.01, 0.01, 30};
   r.tflops = p.flops() / 1e-5 / 1e12;
   r.tool_version = "0.1.0";
@@ -540,8 +544,40 @@ TEST(DeterministicPolicy, AtomicSumRecordsAndPinsOnlyWhenAllowed) {
   ASSERT_TRUE(c) << c.status().to_string();
   EXPECT_EQ(c->source, "planner") << c->reason;
   EXPECT_EQ(c->config.get("REDUCE"), 0);
+  EXPECT_NE(c->reason.find("float atomics"), std::string::npos) << c->reason;
+  // Mislabelled (an atomic config stored as deterministic, as a hand-edited row could be), the space still refuses it
+  // naming the policy.
+  {
+    db::Record wrong = r;
+    wrong.deterministic = true;
+    auto store = db::Store::open(o.db.path);
+    ASSERT_TRUE(store) << store.status().to_string();
+    ASSERT_TRUE(store->upsert(wrong));
+  }
+  c = choose_config(p, d, *cuda, o);
+  ASSERT_TRUE(c) << c.status().to_string();
+  EXPECT_EQ(c->source, "planner") << c->reason;
   ASSERT_FALSE(c->rejected.empty());
   EXPECT_NE(c->rejected.front().find("deterministic"), std::string::npos) << c->rejected.front();
+  // A slower deterministic record of the same problem goes in beside the atomic one, and each policy takes its own.
+  {
+    db::Record ordered = r;
+    ordered.config = planned->config;
+    ordered.deterministic = true;
+    ordered.time = {0.02, 0.02, 0.02, 30};
+    ordered.tflops = p.flops() / 2e-5 / 1e12;
+    auto store = db::Store::open(o.db.path);
+    ASSERT_TRUE(store) << store.status().to_string();
+    auto u = store->upsert(ordered, true);
+    ASSERT_TRUE(u) << u.status().to_string();
+    auto all = store->list();
+    ASSERT_TRUE(all);
+    EXPECT_EQ(all->size(), 2u) << "one record per policy";
+  }
+  c = choose_config(p, d, *cuda, o);
+  ASSERT_TRUE(c) << c.status().to_string();
+  EXPECT_EQ(c->source, "db-exact") << c->reason;
+  EXPECT_EQ(c->config, planned->config);
 
   o.deterministic = false;
   c = choose_config(p, d, *cuda, o);

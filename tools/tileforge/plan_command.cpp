@@ -164,8 +164,8 @@ Expected<PlanOptions> plan_options_of(const PlanCommandOptions& o) {
 
 // The envelope every verb's JSON shares (schemas/envelope.schema.json): one row per plan. Nothing is measured, so
 // the environment is the chip planned for (and the tuning DB read); no date, so the same plan is the same document.
-bool print_json(const std::vector<Plan>& plans, const Target& target, const PlanDb& db, const ExplainOptions& eo,
-                std::ostream& out) {
+bool print_json(const std::vector<Plan>& plans, const PlanCommandOptions& o, const Target& target, const PlanDb& db,
+                const ExplainOptions& eo, std::ostream& out) {
   nlohmann::json doc = envelope<nlohmann::json>("plan");
   doc["environment"] = {
       {"tool_version", std::string(version())},
@@ -176,7 +176,7 @@ bool print_json(const std::vector<Plan>& plans, const Target& target, const Plan
   bool all_served = true;
   for (const Plan& plan : plans) {
     nlohmann::json row = to_json(plan, eo);
-    if (db.db) row["tuned"] = tuned_json(tuned_for(plan, *db.db, target.fingerprint));
+    if (db.db) row["tuned"] = tuned_json(tuned_for(plan, *db.db, target.fingerprint, !o.nondeterministic));
     doc["rows"].push_back(std::move(row));
     all_served = all_served && plan.served;
   }
@@ -196,7 +196,7 @@ bool print_text(const std::vector<Plan>& plans, const PlanCommandOptions& o, con
     } else {
       out << render_brief(plan);
     }
-    if (db.db) out << tuned_text(tuned_for(plan, *db.db, target.fingerprint));
+    if (db.db) out << tuned_text(tuned_for(plan, *db.db, target.fingerprint, !o.nondeterministic));
     if (o.compile && !compile_choice(plan, target.profile, out)) all_served = false;
   }
   return all_served;
@@ -231,7 +231,7 @@ int plan_command(const PlanCommandOptions& o, std::ostream& out, std::ostream& e
   ExplainOptions eo;
   eo.top_n = o.top;
   eo.all_rejected = o.all_rejected;
-  const bool all_served = o.format == "json" ? print_json(plans, *target, *db, eo, out)
+  const bool all_served = o.format == "json" ? print_json(plans, o, *target, *db, eo, out)
                                              : print_text(plans, o, *target, *db, eo, out);
   return all_served ? kExitOk : kExitFailure;
 }

@@ -50,7 +50,8 @@ Problem problem_of_record(const plan::Plan& plan, const db::Record& r) {
 
 }  // namespace
 
-TunedReport tuned_for(const plan::Plan& plan, const db::DispatchDb& db, const db::Fingerprint& fingerprint) {
+TunedReport tuned_for(const plan::Plan& plan, const db::DispatchDb& db, const db::Fingerprint& fingerprint,
+                      bool deterministic) {
   TunedReport out;
   const plan::KernelFamily* family = plan::find_family(plan.family);
   if (!plan.served || !family) {
@@ -58,10 +59,12 @@ TunedReport tuned_for(const plan::Plan& plan, const db::DispatchDb& db, const db
                              : "the plan chose no family, so no record applies";
     return out;
   }
-  // The request dispatch makes for this problem: the family's current version, records its space refuses skipped.
-  db::LookupResult hit = db::lookup_or_plan(
-      db, db::lookup_request(fingerprint, plan.backend, plan.problem,
-                             family->candidates(plan.problem, plan.profile, plan.threads).space));
+  // The request dispatch makes for this problem: the family's current version, records its space refuses skipped,
+  // under the plan's determinism policy.
+  ParamSpace space = family->candidates(plan.problem, plan.profile, plan.threads).space;
+  plan::with_determinism(space, deterministic);
+  db::LookupResult hit =
+      db::lookup_or_plan(db, db::lookup_request(fingerprint, plan.backend, plan.problem, std::move(space), deterministic));
   out.reason = hit.reason;
   if (!hit.record) return out;
   out.source = std::string(hit.config_source());

@@ -36,8 +36,10 @@ struct TunedReport {
 };
 
 // `fingerprint`: the running device's (plan for a present device) or the profile's (a prediction: the lookup then
-// finds records of the same architecture only).
-TunedReport tuned_for(const plan::Plan& plan, const db::DispatchDb& db, const db::Fingerprint& fingerprint);
+// finds records of the same architecture only). `deterministic`: the policy the plan was made under (--nondeterministic
+// reads the records of configs that sum by float atomics too, as dispatch does).
+TunedReport tuned_for(const plan::Plan& plan, const db::DispatchDb& db, const db::Fingerprint& fingerprint,
+                      bool deterministic = true);
 
 // Two or three indented lines for the text report.
 std::string tuned_text(const TunedReport& report);
