@@ -244,6 +244,15 @@ ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile, bool
                              {"SPLIT_K", "STREAM_K"}});
   }
   if (stream_k) {
+    const int64_t m = q.m, n = q.n, k = q.k;
+    s.constraints.push_back({Layer::data_scheduling,
+                             "STREAM_K == 0 unless tiles x ceil(K / BLOCK_K) < 2^31 (the kernel's 32-bit schedule)",
+                             [m, n, k](const Config& c) {
+                               return p(c, "STREAM_K") == 0 || cdiv(m, p(c, "BLOCK_M")) * cdiv(n, p(c, "BLOCK_N")) *
+                                                                     cdiv(k, p(c, "BLOCK_K")) <
+                                                                 (int64_t(1) << 31);
+                             },
+                             {"STREAM_K", "BLOCK_M", "BLOCK_N", "BLOCK_K"}});
     const int64_t batch = q.batch;
     s.constraints.push_back({Layer::data_scheduling,
                              "STREAM_K == 0 unless batch == 1 (the persistent grid walks one matrix)",

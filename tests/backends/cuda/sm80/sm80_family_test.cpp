@@ -355,6 +355,8 @@ TEST(Sm80Family, StreamKIsDeclaredWhereAskedAndSizesItsWorkspace) {
   batched.batch = 2;
   batched = batched.normalized();
   EXPECT_FALSE(sm80_space(batched, a100, true, true).check(c).ok()) << "stream-K walks one matrix";
+  // The kernel's schedule is 32-bit: 2^16 x 2^16 tiles of 2^8 k-blocks exceed it.
+  EXPECT_FALSE(sm80_space(fp16(int64_t(1) << 23, int64_t(1) << 23, 8192), a100, true, true).check(c).ok());
 
   // 1000^3 in 128x128 tiles: 64 tiles of 32 k-blocks for 108 SMs x the occupancy: all shared.
   const int64_t workers = sm80_stream_k_workers(c, a100);

@@ -16,7 +16,7 @@ namespace tf {
 
 // Stream-K's shared tiles over `workers` workers (the host's choice, passed to the kernel): none where the tiles fill
 // whole waves; all of them where they are fewer than the workers; otherwise the last partial wave and one whole wave
-// before it, so that every worker's run spans more than one tile's worth of k-blocks and the rest are whole tiles.
+// before it, so that every worker's run spans at least one tile's worth of k-blocks and the rest are whole tiles.
 TF_HD constexpr long long stream_k_shared_tiles(long long tiles, long long workers) {
   const long long rest = workers > 0 ? tiles % workers : 0;
   return rest == 0 ? 0 : tiles < workers ? tiles : rest + workers;
@@ -34,8 +34,8 @@ template <int kSplitK, bool kStreamK>
 struct Schedule {
   int tiles, kblocks, worker, workers;
   int dp_tiles;            // stream-K: tiles [0, dp_tiles) are whole tiles dealt round-robin to the workers
-  // 32-bit throughout (the host keeps tiles x SPLIT_K and tiles x k-blocks below 2^31): the schedule lives in the
-  // sm90 consumer warpgroups' registers beside up to 128 accumulators.
+  // 32-bit throughout (both families' spaces keep tiles x SPLIT_K and tiles x k-blocks below 2^31): the schedule
+  // lives in registers beside up to 128 accumulators.
   int sk_iters;     // stream-K: k-blocks of the shared tiles, sk_tiles x kblocks
   int sk_workers;   // stream-K: workers sharing them, min(workers, sk_iters): none has an empty run
   int next;         // split-K / whole tiles: the next unit; stream-K: the next tile of the whole-tile part
