@@ -16,38 +16,6 @@ namespace {
 
 bool is_corruption(int code) { return code == SQLITE_CORRUPT || code == SQLITE_NOTADB; }
 
-// The same from a v1 file opened read-only (dispatch never migrates): v2 only added the measurement's quartiles
-// and host load, which such rows do not know.
-constexpr std::string_view kSelectV1 = R"sql(
-SELECT r.id, d.kind, d.name, d.arch, d.cores, d.clock_mhz, d.driver, d.toolkit,
-       r.backend, r.family_version, r.m, r.n, r.k, r.batch, r.input, r.output, r.accum, r.layout, r.align,
-       r.config, r.median_ms, r.min_ms, r.max_ms, r.reps, r.tflops, r.rel_error, r.max_scaled_error,
-       r.tool_version, r.created_at, r.source, r.device, r.family,
-       NULL, NULL, NULL, NULL, NULL, NULL, 1
-FROM records r JOIN devices d ON d.hash = r.device
-)sql";
-
-// A v2 file opened read-only: v3 only added the measuring host and device index.
-constexpr std::string_view kSelectV2 = R"sql(
-SELECT r.id, d.kind, d.name, d.arch, d.cores, d.clock_mhz, d.driver, d.toolkit,
-       r.backend, r.family_version, r.m, r.n, r.k, r.batch, r.input, r.output, r.accum, r.layout, r.align,
-       r.config, r.median_ms, r.min_ms, r.max_ms, r.reps, r.tflops, r.rel_error, r.max_scaled_error,
-       r.tool_version, r.created_at, r.source, r.device, r.family,
-       r.q1_ms, r.q3_ms, r.others_cores, r.spare_cores, NULL, NULL, 1
-FROM records r JOIN devices d ON d.hash = r.device
-)sql";
-
-// A v3 file opened read-only: v4 only put the config's determinism in the key, and every earlier row is
-// deterministic.
-constexpr std::string_view kSelectV3 = R"sql(
-SELECT r.id, d.kind, d.name, d.arch, d.cores, d.clock_mhz, d.driver, d.toolkit,
-       r.backend, r.family_version, r.m, r.n, r.k, r.batch, r.input, r.output, r.accum, r.layout, r.align,
-       r.config, r.median_ms, r.min_ms, r.max_ms, r.reps, r.tflops, r.rel_error, r.max_scaled_error,
-       r.tool_version, r.created_at, r.source, r.device, r.family,
-       r.q1_ms, r.q3_ms, r.others_cores, r.spare_cores, r.host, r.device_index, 1
-FROM records r JOIN devices d ON d.hash = r.device
-)sql";
-
 }  // namespace
 
 // A Status for an SQLite failure on the DB at `path`, with what to do about it.
@@ -80,7 +48,13 @@ Status sql_status(const std::string& path, const sql::Error& e, int busy_timeout
 }
 
 std::string select_sql(int version) {
-  return std::string(version >= 4 ? kSelect : version == 3 ? kSelectV3 : version == 2 ? kSelectV2 : kSelectV1);
+  // v2 added the measurement's quartiles and host load, v3 the measuring host and device index, v4 the config's
+  // determinism (every earlier row is deterministic).
+  const std::string_view measurement = version >= 2 ? "r.q1_ms, r.q3_ms, r.others_cores, r.spare_cores"
+                                                   : "NULL, NULL, NULL, NULL";
+  const std::string_view where = version >= 3 ? "r.host, r.device_index" : "NULL, NULL";
+  const std::string_view deterministic = version >= 4 ? "r.deterministic" : "1";
+  return fmt::format("{}       {}, {}, {}{}", kSelectColumns, measurement, where, deterministic, kSelectFrom);
 }
 
 // NOTE: a row that does not parse or validate was written by hand, by a broken tool or by an older build with

@@ -21,15 +21,15 @@ inline constexpr std::string_view kAdvice = "move it away or pass --no-db (tilef
 // A Status for an SQLite failure on the DB at `path`, with what to do about it.
 Status sql_status(const std::string& path, const sql::Error& e, int busy_timeout_ms);
 
-// The columns every record query reads, in the order read_row expects (the current schema).
-inline constexpr std::string_view kSelect = R"sql(
+// The columns every record query reads, in the order read_row expects: those of every schema version, then the ones
+// a version added (an older file opened read-only reads NULL, or 1 for v4's determinism, in their place).
+inline constexpr std::string_view kSelectColumns = R"sql(
 SELECT r.id, d.kind, d.name, d.arch, d.cores, d.clock_mhz, d.driver, d.toolkit,
        r.backend, r.family_version, r.m, r.n, r.k, r.batch, r.input, r.output, r.accum, r.layout, r.align,
        r.config, r.median_ms, r.min_ms, r.max_ms, r.reps, r.tflops, r.rel_error, r.max_scaled_error,
        r.tool_version, r.created_at, r.source, r.device, r.family,
-       r.q1_ms, r.q3_ms, r.others_cores, r.spare_cores, r.host, r.device_index, r.deterministic
-FROM records r JOIN devices d ON d.hash = r.device
 )sql";
+inline constexpr std::string_view kSelectFrom = "\nFROM records r JOIN devices d ON d.hash = r.device\n";
 // The SELECT of read_row's columns for a file of schema `version` (an older file opened read-only lacks columns).
 std::string select_sql(int version);
 

@@ -40,7 +40,7 @@ struct Stored {
 
 Stored find_stored(sqlite3* db, const Record& r, const std::string& hash) {
   Stored old;
-  sql::Stmt s(db, std::string(detail::kSelect) +
+  sql::Stmt s(db, select_sql(schema_version()) +
                       " WHERE r.device = ?1 AND r.backend = ?2 AND r.family = ?3 AND r.family_version = ?4 AND "
                       "r.m = ?5 AND r.n = ?6 AND r.k = ?7 AND r.batch = ?8 AND r.input = ?9 AND r.output = ?10 AND "
                       "r.accum = ?11 AND r.layout = ?12 AND r.align = ?13 AND r.deterministic = ?14");

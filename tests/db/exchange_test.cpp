@@ -483,6 +483,27 @@ namespace {
 
 using namespace dbtest;
 
+// An export imported into a new store, and what the store then lists (empty, with a failure, where it cannot).
+std::vector<Record> imported_into_a_store(const std::string& text) {
+  ScratchDir dir;
+  auto store = Store::open(dir.file("pool.db"));
+  EXPECT_TRUE(store) << store.status().to_string();
+  if (!store) return {};
+  auto imported = import_json(*store, text, "pool.json");
+  EXPECT_TRUE(imported) << imported.status().to_string();
+  auto all = store->list();
+  EXPECT_TRUE(all) << all.status().to_string();
+  return all ? std::move(all).value() : std::vector<Record>{};
+}
+
+// The listed record stored under r's device, problem and family.
+const Record* stored_as(const std::vector<Record>& all, const Record& r) {
+  const auto it = std::find_if(all.begin(), all.end(), [&](const Record& x) {
+    return x.device == r.device && x.problem == r.problem && x.family() == r.family();
+  });
+  return it == all.end() ? nullptr : &*it;
+}
+
 // Schema v3 / format 3: which host and device measured a record goes through export, import and the store, and
 // stays unknown for records and files without it.
 TEST(DbExchange, MeasuringHostAndDeviceRoundTripAndStayUnknownWhereNotGiven) {
@@ -497,20 +518,13 @@ TEST(DbExchange, MeasuringHostAndDeviceRoundTripAndStayUnknownWhereNotGiven) {
   EXPECT_EQ(j.at("format_version"), kExportFormatVersion);
   EXPECT_EQ(j.at("records").at(0).at("measured_on").at("host"), "node-0.cluster");
   EXPECT_FALSE(j.at("records").at(1).contains("measured_on"));
-  ScratchDir dir;
-  auto store = Store::open(dir.file("pool.db"));
-  ASSERT_TRUE(store);
-  ASSERT_TRUE(import_json(*store, text, "pool.json"));
-  auto all = store->list();
-  ASSERT_TRUE(all);
-  ASSERT_EQ(all->size(), recs.size());
+  const std::vector<Record> all = imported_into_a_store(text);
+  ASSERT_EQ(all.size(), recs.size());
   for (const Record& r : recs) {
-    const auto it = std::find_if(all->begin(), all->end(), [&](const Record& x) {
-      return x.device == r.device && x.problem == r.problem && x.family() == r.family();
-    });
-    ASSERT_NE(it, all->end());
-    EXPECT_EQ(it->host, r.host);
-    EXPECT_EQ(it->device_index, r.device_index);
+    const Record* back = stored_as(all, r);
+    ASSERT_NE(back, nullptr);
+    EXPECT_EQ(back->host, r.host);
+    EXPECT_EQ(back->device_index, r.device_index);
   }
   // A format-2 file (before measured_on) still imports, its host unknown.
   auto old = nlohmann::json::parse(export_json({recs[1]}));
@@ -531,19 +545,12 @@ TEST(DbExchange, DeterminismRoundTripsAndOlderFilesAreDeterministic) {
   const auto j = nlohmann::json::parse(text);
   EXPECT_EQ(j.at("records").at(0).at("deterministic"), false);
   EXPECT_FALSE(j.at("records").at(1).contains("deterministic")) << "left out where true";
-  ScratchDir dir;
-  auto store = Store::open(dir.file("pool.db"));
-  ASSERT_TRUE(store);
-  ASSERT_TRUE(import_json(*store, text, "pool.json"));
-  auto all = store->list();
-  ASSERT_TRUE(all);
-  ASSERT_EQ(all->size(), recs.size());
+  const std::vector<Record> all = imported_into_a_store(text);
+  ASSERT_EQ(all.size(), recs.size());
   for (const Record& r : recs) {
-    const auto it = std::find_if(all->begin(), all->end(), [&](const Record& x) {
-      return x.device == r.device && x.problem == r.problem && x.family() == r.family();
-    });
-    ASSERT_NE(it, all->end());
-    EXPECT_EQ(it->deterministic, r.deterministic);
+    const Record* back = stored_as(all, r);
+    ASSERT_NE(back, nullptr);
+    EXPECT_EQ(back->deterministic, r.deterministic);
   }
   auto old = nlohmann::json::parse(export_json({recs[0]}));
   old["format_version"] = 3;
