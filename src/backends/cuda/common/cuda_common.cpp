@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/embedded.hpp"
+#include "hw/cuda_driver.hpp"
 
 namespace tileforge::cuda::detail {
 namespace {
@@ -34,6 +35,13 @@ std::string kernel_key(const std::string& source, const std::string& arch, const
   std::string key = jit::cache_key(request_for("", source, arch), nvrtc);
   std::lock_guard lock(mutex);
   return keys.emplace(std::move(at), std::move(key)).first->second;
+}
+
+Status allow_dynamic_smem(CUfunction function, int64_t bytes, const std::string& entry) {
+  auto d = driver();
+  if (!d) return d.status();
+  return check((*d)->cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(bytes)),
+               fmt::format("{}: cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = {})", entry, bytes));
 }
 
 Expected<DeviceProperties> properties_of(int ordinal) {

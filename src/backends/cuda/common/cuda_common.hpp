@@ -29,6 +29,10 @@ std::string kernel_key(const std::string& source, const std::string& arch, const
 Expected<jit::LoadedKernel> compile_and_load(const std::string& name, const std::string& source,
                                              const std::string& entry, int ordinal);
 
+// Lets `function` launch with `bytes` of dynamic shared memory (the driver refuses more than 48 KB without it): set
+// before an occupancy query, which reads the function's own limit; `entry` names it in the error.
+Status allow_dynamic_smem(CUfunction function, int64_t bytes, const std::string& entry);
+
 // Why a loaded instance must not run: its registers allow fewer threads per block than it launches; "" when not.
 std::string threads_refusal(const jit::LoadedKernel& k, int threads, const Config& config);
 

@@ -463,7 +463,8 @@ Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   c.occupancy_limit = occ.limit;
   c.waves = plan::analyze_waves(q, sms, c.occupancy, bm, bn, bk);
   const bool stream = sm80_stream_k(cfg) && split == 1;
-  const Sm80StreamK sched = stream ? sm80_stream_k_schedule(q, cfg, sms * c.occupancy) : Sm80StreamK{};
+  const Sm80StreamK sched =
+      stream ? sm80_stream_k_schedule(q, cfg, sm80_stream_k_workers(cfg, profile)) : Sm80StreamK{};
   const SmWork work = sm_work(c.waves, c.occupancy, sms, stream ? &sched : nullptr);
   c.overhead_s = kGpuLaunchSeconds;
   const double dram_bw = profile.mem_bandwidth_gbps * 1e9 * kDramEfficiency;

@@ -65,16 +65,10 @@ Status CudaKernel::check_resources(const jit::LoadedKernel& k, const GeneratedKe
 Expected<int64_t> stream_k_workers(const CudaKernel::Instance& inst, int ordinal) {
   auto props = properties_of(ordinal);
   if (!props) return props.status();
+  const std::string& entry = inst.generated.entry;
+  if (Status s = allow_dynamic_smem(inst.loaded.function, inst.generated.smem_bytes, entry); !s) return s;
   auto d = driver();
   if (!d) return d.status();
-  const std::string& entry = inst.generated.entry;
-  if (Status s = check((*d)->cuFuncSetAttribute(inst.loaded.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                 int(inst.generated.smem_bytes)),
-                       fmt::format("{}: cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = {})", entry,
-                                   inst.generated.smem_bytes));
-      !s) {
-    return s;
-  }
   int blocks = 0;
   if (Status s = check((*d)->cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, inst.loaded.function,
                                                                           inst.generated.threads,

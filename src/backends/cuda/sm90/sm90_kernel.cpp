@@ -212,13 +212,7 @@ Expected<std::unique_ptr<Kernel>> prepare_sm90(const Problem& p, const Config& c
   auto d = driver();
   if (!d) return d.status();
   // The shared memory the kernel asks for, raised before the occupancy query (which reads it from the function).
-  if (Status s = check((*d)->cuFuncSetAttribute(loaded->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                 int(src.smem_bytes)),
-                       fmt::format("{}: cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = {})", src.entry,
-                                   src.smem_bytes));
-      !s) {
-    return s;
-  }
+  if (Status s = allow_dynamic_smem(loaded->function, src.smem_bytes, src.entry); !s) return s;
   if (src.cluster > 1 && (*d)->cuOccupancyMaxActiveClusters) {
     CUlaunchConfig lc{};
     lc.gridDimX = unsigned(max_clusters * src.cluster);

@@ -118,10 +118,6 @@ struct Schedule {
     }
   }
 
-  // Stream-K: slot(w, j) from the first slice's slot, without the schedule: every slice of a shared tile but the
-  // first starts its run in the tile (its worker's slot 0); the first may have started it in the tile before (slot 1).
-  TF_HD static int slot_after(int slot0, int first, int j) { return j == 0 ? slot0 : 2 * (first + j); }
-
   // The sm90 family's REDUCE 1 (float atomics): the sum tile (before the CTAs-per-cluster factor) that every slice of the tile of `w`
   // adds its partial into. Split-K: one per tile; stream-K: one per shared tile.
   TF_HD int sum_slot(const Work& w) const { return w.tile - (kSplitK > 1 ? 0 : dp_tiles); }

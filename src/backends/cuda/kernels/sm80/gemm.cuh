@@ -448,9 +448,8 @@ __device__ __forceinline__ void gemm(const Params& p) {
     for (bool first = true; sched.step(w); first = false) {
       // The previous piece's last fragment reads and its flag are done before this one's copies overwrite them.
       if (!first) __syncthreads();
-      const Piece piece = piece_of(sched, w);
       gemm_slice<Cfg>(k_range_params<Cfg>(p, w.kb0, w.kb1), w.tile, [&](Acc& acc, int tid, unsigned flag) {
-        return stream_k_fixup<Cfg>(p, acc, piece, tid, flag);
+        return stream_k_fixup<Cfg>(p, acc, sched, w, tid, flag);
       });
     }
   } else {

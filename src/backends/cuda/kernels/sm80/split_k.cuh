@@ -92,28 +92,15 @@ __device__ __forceinline__ bool split_k_fixup(const Params& p, float (&acc)[Cfg:
                          [first](int s) { return first + s; }, tid, flag);
 }
 
-// Stream-K: what the fix-up of one piece needs, taken from the schedule before the main loop so that the schedule's
-// state need not stay live beside the accumulators: its slot, the shared tile's counter, the pieces' count, and the
-// first piece's block and slot (the others' follow from them: Schedule::slot_after).
-struct Piece {
-  int own, counter, nseg, first, slot0;
-};
-
-template <int kSplitK, bool kStreamK>
-__device__ __forceinline__ Piece piece_of(const tf::Schedule<kSplitK, kStreamK>& sched, const tf::Work& w) {
-  if (w.nseg == 1) return Piece{0, 0, 1, 0, 0};  // a whole tile, or a run that holds all of a shared tile's k-blocks
-  return Piece{sched.slot(w, w.seg), w.tile - sched.dp_tiles, w.nseg, w.first, sched.slot(w, 0)};
-}
-
-// A piece of a shared tile stores in its slot and counts on the shared tile's counter; the pieces are the runs of
-// consecutive blocks, summed in block order.
+// Stream-K: a piece of a shared tile stores in the schedule's slot of its block and counts on the shared tile's
+// counter; the slices of the tile are the runs of consecutive blocks, summed in block order.
 template <class Cfg>
-__device__ __forceinline__ bool stream_k_fixup(const Params& p, float (&acc)[Cfg::MI][Cfg::NI][4], const Piece& piece,
-                                               int tid, unsigned flag) {
-  if (piece.nseg == 1) return true;
-  return sum_slices<Cfg>(acc, p.partials, piece.own, p.counters + piece.counter, piece.nseg,
-                         [&piece](int s) { return tf::Schedule<1, true>::slot_after(piece.slot0, piece.first, s); },
-                         tid, flag);
+__device__ __forceinline__ bool stream_k_fixup(const Params& p, float (&acc)[Cfg::MI][Cfg::NI][4],
+                                               const tf::Schedule<1, true>& sched, const tf::Work& w, int tid,
+                                               unsigned flag) {
+  if (w.nseg == 1) return true;  // a whole tile, or a run that holds all of a shared tile's k-blocks
+  return sum_slices<Cfg>(acc, p.partials, sched.slot(w, w.seg), p.counters + (w.tile - sched.dp_tiles), w.nseg,
+                         [&sched, &w](int s) { return sched.slot(w, s); }, tid, flag);
 }
 
 }  // namespace tf::sm80
