@@ -290,10 +290,12 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
   // An M/N-major tile's boxes are split by K rows where the CTAs sharing it do not divide them evenly
   // (sm90/config.cuh's *_ROW_PARTS).
   const int64_t a_row_parts = (bm / 64) % cn == 0 ? 1 : cn, b_row_parts = (bn / 64) % cm == 0 ? 1 : cm;
+  // A K-major tile's rows per CTA, or one 8-row atom where they are not whole atoms (sm90/config.cuh's *_K_BOX).
+  const auto k_box = [](int64_t rows, int64_t split) { return (rows / split) % 8 == 0 ? rows / split : int64_t{8}; };
   k.a_box[0] = 64;
-  k.a_box[1] = int(a_row ? bm / cn : 64 / a_row_parts);
+  k.a_box[1] = int(a_row ? k_box(bm, cn) : 64 / a_row_parts);
   k.b_box[0] = 64;
-  k.b_box[1] = int(b_row ? 64 / b_row_parts : bn / cm);
+  k.b_box[1] = int(b_row ? 64 / b_row_parts : k_box(bn, cm));
   k.c_box[0] = 64;
   k.c_box[1] = int(c_col ? bn / sm90_epi_rounds(bn, p(c, "EPI_SPLIT")) : bm / cons);
   const int64_t split_k = c.get("SPLIT_K").value_or(1), stream_k = c.get("STREAM_K").value_or(0);

@@ -143,8 +143,12 @@ bool sm90_rows_off_sectors(const Problem& problem, int64_t ld);
 struct Sm90SpaceOptions {
   bool swap_ab = false;  // declare SWAP_AB and the narrow BLOCK_N values (where the problem allows them)
   bool reduce = false;   // declare REDUCE (how a shared tile's slices are summed)
+  // admit K-major tiles shared by CTAs whose rows are not whole 8-row atoms per CTA (128x72 in 4x2 clusters: the
+  // atoms dealt out one at a time); the kernel takes them, the planner offers them once measured
+  bool atom_split = false;
 };
-// The planner's options, from the environment: SWAP_AB declared unless TILEFORGE_SM90_SWAP_AB=0; REDUCE always.
+// The planner's options, from the environment: SWAP_AB declared unless TILEFORGE_SM90_SWAP_AB=0; REDUCE always;
+// the dealt-out atoms with TILEFORGE_SM90_ATOM_SPLIT=1 (until measured on a GPU: bench/sweeps/sm90-atom-split.txt).
 Sm90SpaceOptions sm90_space_options();
 // Every combination the kernel template and the chip record allow for this problem (without SWAP_AB, or with the
 // options given; the family's plug-in plans with sm90_space_options()).

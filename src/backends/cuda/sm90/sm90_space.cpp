@@ -124,9 +124,8 @@ void add_copy_constraints(ParamSpace& s, const Problem& q) {
   }
 }
 
-// The constraints of the operands' layouts, the epilogue and shared memory.
-void add_layout_and_memory_constraints(ParamSpace& s, const Problem& q, const hw::HwProfile& profile) {
-  const int64_t smem_limit = profile.smem_per_block_bytes;
+// How a K-major operand's tile splits over the CTAs of a cluster that share it.
+void add_k_major_split_constraints(ParamSpace& s, const Problem& q, bool atom_split) {
   const bool a_row = a_row_major(q.layout), b_row = b_row_major(q.layout);
   const bool swap_declared = s.find("SWAP_AB") != nullptr;
   // A K-major operand's tile is split over the CTAs that share it by rows: whole 8-row swizzle atoms each. An
@@ -149,24 +148,42 @@ void add_layout_and_memory_constraints(ParamSpace& s, const Problem& q, const hw
     }
   } else {
     // The transposed run's A is the caller's B, K-major where B is column-major; its B the caller's A, K-major
-    // where A is row-major.
+    // where A is row-major. Its narrow BLOCK_N (72, 80, ...) do not always split into whole atoms per CTA: with
+    // atom_split the CTAs deal the tile's atoms out one 8-row box at a time (sm90/config.cuh's *_K_BOX).
+    const std::string how = atom_split ? "each CTA that shares it copies whole 8-row swizzle atoms, one box of "
+                                         "them, or one atom at a time where they do not divide evenly"
+                                       : "the CTAs that share it copy whole 8-row swizzle atoms";
+    auto splits = [atom_split](int64_t rows, int64_t ctas) {
+      return atom_split ? rows % 8 == 0 && rows / 8 >= ctas : (rows / ctas) % 8 == 0;
+    };
     s.constraints.push_back({Layer::hardware_mapping,
-                             "(BLOCK_M / CLUSTER_N) % 8 == 0 where the kernel's A is K-major (A row-major, or with "
-                             "SWAP_AB B column-major): the CTAs that share it copy whole 8-row swizzle atoms",
-                             [a_row, b_row](const Config& c) {
+                             fmt::format("{} where the kernel's A is K-major (A row-major, or with SWAP_AB B "
+                                         "column-major): {}",
+                                         atom_split ? "BLOCK_M / 8 >= CLUSTER_N" : "(BLOCK_M / CLUSTER_N) % 8 == 0", how),
+                             [a_row, b_row, splits](const Config& c) {
                                const bool k_major = swap_of(c) ? !b_row : a_row;
-                               return !k_major || (p(c, "BLOCK_M") / p(c, "CLUSTER_N")) % 8 == 0;
+                               return !k_major || splits(p(c, "BLOCK_M"), p(c, "CLUSTER_N"));
                              },
                              {"BLOCK_M", "CLUSTER_N", "SWAP_AB"}});
     s.constraints.push_back({Layer::hardware_mapping,
-                             "(BLOCK_N / CLUSTER_M) % 8 == 0 where the kernel's B is K-major (B column-major, or with "
-                             "SWAP_AB A row-major): the CTAs that share it copy whole 8-row swizzle atoms",
-                             [a_row, b_row](const Config& c) {
+                             fmt::format("{} where the kernel's B is K-major (B column-major, or with SWAP_AB A "
+                                         "row-major): {}",
+                                         atom_split ? "BLOCK_N / 8 >= CLUSTER_M" : "(BLOCK_N / CLUSTER_M) % 8 == 0", how),
+                             [a_row, b_row, splits](const Config& c) {
                                const bool k_major = swap_of(c) ? a_row : !b_row;
-                               return !k_major || (p(c, "BLOCK_N") / p(c, "CLUSTER_M")) % 8 == 0;
+                               return !k_major || splits(p(c, "BLOCK_N"), p(c, "CLUSTER_M"));
                              },
                              {"BLOCK_N", "CLUSTER_M", "SWAP_AB"}});
   }
+}
+
+// The constraints of the operands' layouts, the epilogue and shared memory.
+void add_layout_and_memory_constraints(ParamSpace& s, const Problem& q, const hw::HwProfile& profile,
+                                       bool atom_split) {
+  const int64_t smem_limit = profile.smem_per_block_bytes;
+  const bool a_row = a_row_major(q.layout);
+  const bool swap_declared = s.find("SWAP_AB") != nullptr;
+  add_k_major_split_constraints(s, q, atom_split);
   if (swap_declared && a_row) {  // the narrow values are declared
     s.constraints.push_back(
         {Layer::hardware_mapping,
@@ -276,6 +293,8 @@ Sm90SpaceOptions sm90_space_options() {
   const char* v = std::getenv("TILEFORGE_SM90_SWAP_AB");
   o.swap_ab = !(v && std::string_view(v) == "0");
   o.reduce = true;
+  const char* atoms = std::getenv("TILEFORGE_SM90_ATOM_SPLIT");
+  o.atom_split = atoms && std::string_view(atoms) == "1";
   return o;
 }
 
@@ -383,7 +402,7 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile, cons
                              "CLUSTER_M = CLUSTER_N = 1 (the chip record lists no thread-block clusters)",
                              [](const Config& c) { return sm90_cluster_size(c) == 1; }, {"CLUSTER_M", "CLUSTER_N"}});
   }
-  add_layout_and_memory_constraints(s, q, profile);
+  add_layout_and_memory_constraints(s, q, profile, options.atom_split);
   return s;
 }
 

@@ -243,6 +243,45 @@ TEST(Sm90Family, SwapAbIsDeclaredUnlessTheEnvironmentTurnsItOffAndExplained) {
   std::filesystem::remove_all(dir);
 }
 
+// A K-major tile whose rows are not whole 8-row atoms per CTA sharing it (the transposed run's 72-row B over four
+// CTAs: 18 each) is legal only with the atoms dealt out (TILEFORGE_SM90_ATOM_SPLIT=1 until measured), and then the
+// tensor map's box is one atom; an even split keeps its one box per CTA.
+TEST(Sm90Family, KMajorTilesSharedUnevenlyDealOutAtoms) {
+  auto h200 = hw::load_profile("h200");
+  ASSERT_TRUE(h200.ok());
+  const Problem q = problem(1000, 1000, 1000);
+  const Config uneven = swapped(sm90_config(128, 72, 8, 1, 4, 2, 8, 1, 1, 1));
+  const Config even = swapped(sm90_config(128, 80, 7, 1, 2, 2, 8, 1, 1, 1));
+  const ParamSpace off = sm90_space(q, *h200, Sm90SpaceOptions{true, false, false});
+  const ParamSpace on = sm90_space(q, *h200, Sm90SpaceOptions{true, false, true});
+  const Status refused = off.check(uneven);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("(BLOCK_N / CLUSTER_M) % 8 == 0"), std::string::npos) << refused.to_string();
+  EXPECT_TRUE(on.check(uneven).ok()) << on.check(uneven).to_string();
+  EXPECT_TRUE(off.check(even).ok()) << off.check(even).to_string();
+  EXPECT_TRUE(on.check(even).ok()) << on.check(even).to_string();
+  // At least one atom per CTA: 16 rows (two atoms) over a 4x1 cluster's four CTAs are refused either way.
+  const Config thin = swapped(sm90_config(128, 16, 8, 2, 4, 1, 8, 1, 1, 1));
+  EXPECT_FALSE(on.check(thin).ok());
+  EXPECT_EQ(sm90_source(q, uneven).b_box[1], 8);
+  EXPECT_EQ(sm90_source(q, even).b_box[1], 40);
+  EXPECT_EQ(sm90_source(q, swapped(sm90_config(128, 72, 6, 2, 2, 2, 8, 1, 1, 1))).b_box[1], 8);  // 36 rows each
+
+  // The planner offers them only where the environment asks for them.
+  const std::filesystem::path dir = testing::fresh_test_dir("tileforge_sm90_atoms_");
+  const std::vector<std::string> args = {"plan", "--profile", "h200", "--dtype", "f16", "--shape", "1000x1000x1000",
+                                         "--family", "sm90", "--no-db", "-q", "--set", "SWAP_AB=1", "--set",
+                                         "BLOCK_N=72", "--set", "CLUSTER_M=4", "--set", "CLUSTER_N=2"};
+  const testing::CliResult without = testing::run_cli(args, dir, {{"TILEFORGE_SM90_ATOM_SPLIT", std::nullopt}});
+  EXPECT_NE(without.exit_code, 0) << without.out;
+  EXPECT_NE(without.err.find("whole 8-row swizzle atoms"), std::string::npos) << without.err;
+  const testing::CliResult with = testing::run_cli(args, dir, {{"TILEFORGE_SM90_ATOM_SPLIT", "1"}});
+  ASSERT_EQ(with.exit_code, 0) << with.err;
+  EXPECT_NE(with.out.find("BLOCK_N=72"), std::string::npos) << with.out;
+  EXPECT_NE(with.out.find("CLUSTER_M=4 CLUSTER_N=2"), std::string::npos) << with.out;
+  std::filesystem::remove_all(dir);
+}
+
 // REDUCE 1 (float-atomic sums) is a plan's only under --nondeterministic: pinned without it, the plan is refused
 // naming the flag; with it, the decision log says the sums are not bit-identical from run to run.
 TEST(Sm90Family, AtomicSumOnlyUnderTheNondeterministicFlag) {
@@ -320,6 +359,10 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
       {problem(3000, 3000, 3000), swapped(sm90_config(128, 192, 4, 2, 1, 1, 8, 1, 2, 1, 1, 1))},
       {acc16(problem(48, 4096, 4096)), swapped(sm90_config(128, 48, 8, 2, 1, 1, 8, 2, 1, 1, 4, 0))},
       {problem(100, 8192, 4096), swapped(sm90_config(256, 112, 3, 2, 1, 1, 8, 1, 1, 1))},
+      // A K-major B shared unevenly: 72 rows (nine atoms) dealt out over the four CTAs of a 4x2 cluster and the two
+      // of a 2x2 one, one 8-row box at a time.
+      {problem(1000, 1000, 1000), swapped(sm90_config(128, 72, 8, 1, 4, 2, 8, 1, 1, 1))},
+      {problem(1000, 1000, 1000), swapped(sm90_config(128, 72, 6, 2, 2, 2, 8, 1, 1, 1))},
       // REDUCE 1: the float-atomic sum beside 128 accumulators (split-K), in a cluster with stream-K, f16
       // accumulators, and swapped with narrow tiles.
       {problem(512, 512, 8192), atomic(sm90_config(128, 256, 4, 2, 1, 1, 8, 1, 2, 1, 4, 0))},
@@ -331,7 +374,7 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
     const Case& k = cases[i];
     const bool swap = sm90_swap_ab(k.config);
     const bool reduce = k.config.get("REDUCE").has_value();
-    const ParamSpace space = sm90_space(k.problem, *h200, Sm90SpaceOptions{swap, reduce});
+    const ParamSpace space = sm90_space(k.problem, *h200, Sm90SpaceOptions{swap, reduce, true});
     ASSERT_TRUE(space.check(k.config).ok()) << k.config.describe() << ": " << space.check(k.config).to_string();
     const Sm90Source g = sm90_source(k.problem, k.config);
     jit::CompileRequest req;

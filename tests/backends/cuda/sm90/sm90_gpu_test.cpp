@@ -203,6 +203,31 @@ TEST_F(Sm90GpuTest, SwapAbWritesCColumnByColumnExactly) {
   }
 }
 
+// The transposed run's K-major B (the caller's row-major A) shared by CTAs whose rows are not whole 8-row atoms each:
+// the atoms dealt out one box at a time (72 rows over 4 CTAs: 3, 2, 2 and 2 atoms; over 2: 5 and 4), ragged in every
+// dimension (1000 = 13 x 72 + 64 = 7 x 128 + 104 = 15 x 64 + 40). Every element of C is checked.
+TEST_F(Sm90GpuTest, SwapAbClustersDealOutUnevenAtomsExactly) {
+  const Config configs[] = {
+      swapped(sm90_config(128, 72, 8, 1, 4, 2, 8, 1, 1, 1)),  // the planner's 1000^3 with the atoms dealt out
+      swapped(sm90_config(128, 72, 6, 2, 2, 2, 8, 1, 1, 1)),  // 36 rows per CTA, two consumers
+      swapped(sm90_config(128, 80, 6, 2, 4, 1, 8, 2, 1, 1)),  // 20 rows per CTA, the deferred epilogue
+      swapped(sm90_config(128, 112, 4, 2, 8, 1, 8, 1, 1, 1)), // fourteen atoms over eight CTAs
+  };
+  const cuda::Sm90SpaceOptions atoms{true, false, true};
+  uint64_t seed = 1900;
+  for (const Config& c : configs) {
+    for (Layout l : {Layout::RR, Layout::RC}) {
+      const DType in = seed % 2 ? DType::bf16 : DType::f16;
+      const Problem p = half(1000, 1000, 1000, l, in, in);
+      ++seed;
+      const Status legal = cuda::sm90_space(p.normalized(), device_.profile, atoms).check(c);
+      EXPECT_TRUE(legal.ok()) << c.describe() << " " << to_string(l) << ": " << legal.to_string();
+      if (!legal.ok()) continue;
+      EXPECT_EQ(run(p, &c, 0, seed), "sm90") << c.describe() << " " << to_string(l);
+    }
+  }
+}
+
 TEST_F(Sm90GpuTest, AlphaBetaPaddedLeadingDimensionsAndSkinnyShapes) {
   Problem p = half(1000, 1064, 136, Layout::RC);
   p.lda = p.min_lda() + 8;

@@ -153,10 +153,15 @@ struct Config {
   static constexpr int A_MN_BOXES = BM / 64, B_MN_BOXES = BN / 64;
   static constexpr int A_ROW_PARTS = A_MN_BOXES % A_SPLIT == 0 ? 1 : A_SPLIT;
   static constexpr int B_ROW_PARTS = B_MN_BOXES % B_SPLIT == 0 ? 1 : B_SPLIT;
-  // Tensor-map boxes (the host encodes the maps with these). K-major operands: one box of 64 x rows per CTA;
-  // M/N-major operands: boxes of 64 (M or N) x 64 (K), or x 64 / ROW_PARTS K rows where split by rows.
-  static constexpr int A_BOX_INNER = 64, A_BOX_OUTER = A_ROW ? BM / A_SPLIT : 64 / A_ROW_PARTS;
-  static constexpr int B_BOX_INNER = 64, B_BOX_OUTER = B_ROW ? 64 / B_ROW_PARTS : BN / B_SPLIT;
+  // A K-major operand's tile (rows of 64 K elements, 128 bytes each) is split over its CTAs by rows: one box of
+  // rows / SPLIT per CTA where that is whole 8-row swizzle atoms, else the atoms dealt out one 8-row box at a time
+  // (72 rows over 4 CTAs: 3, 2, 2 and 2 atoms). A swizzled box lands on a 1024-byte boundary either way.
+  static constexpr int A_K_BOX = (BM / A_SPLIT) % 8 == 0 ? BM / A_SPLIT : 8;
+  static constexpr int B_K_BOX = (BN / B_SPLIT) % 8 == 0 ? BN / B_SPLIT : 8;
+  // Tensor-map boxes (the host encodes the maps with these). K-major operands: 64 x *_K_BOX rows; M/N-major
+  // operands: boxes of 64 (M or N) x 64 (K), or x 64 / ROW_PARTS K rows where split by rows.
+  static constexpr int A_BOX_INNER = 64, A_BOX_OUTER = A_ROW ? A_K_BOX : 64 / A_ROW_PARTS;
+  static constexpr int B_BOX_INNER = 64, B_BOX_OUTER = B_ROW ? 64 / B_ROW_PARTS : B_K_BOX;
   // C's boxes: 64 columns x the warpgroup's rows; column-major, 64 rows x the staging round's columns.
   static constexpr int C_BOX_INNER = 64, C_BOX_OUTER = kCCol ? BN / EPI_ROUNDS : WG_M;
 
@@ -172,8 +177,10 @@ struct Config {
   static_assert(!kAccF16 || kInTag == 1, "f16 accumulators take f16 inputs only");
   static_assert(STAGES >= 2, "a ring needs two stages");
   static_assert(CS == 1 || CS == 2 || CS == 4 || CS == 8, "clusters of 1, 2, 4 or 8 CTAs (the portable limit)");
-  static_assert(!A_ROW || ((BM / A_SPLIT) <= 256 && (BM / A_SPLIT) % 8 == 0), "A's K-major box: 8..256 rows, x8");
-  static_assert(B_ROW || ((BN / B_SPLIT) <= 256 && (BN / B_SPLIT) % 8 == 0), "B's K-major box: 8..256 rows, x8");
+  static_assert(!A_ROW || (BM % 8 == 0 && BM / 8 >= A_SPLIT && A_K_BOX <= 256),
+                "A's K-major tile: whole 8-row atoms, at least one per CTA sharing it; boxes of at most 256 rows");
+  static_assert(B_ROW || (BN % 8 == 0 && BN / 8 >= B_SPLIT && B_K_BOX <= 256),
+                "B's K-major tile: whole 8-row atoms, at least one per CTA sharing it; boxes of at most 256 rows");
   static_assert(A_ROW || A_ROW_PARTS == 1 || 64 % (A_ROW_PARTS * 8) == 0, "A's boxes split into whole 8-row atoms");
   static_assert(!B_ROW || B_ROW_PARTS == 1 || 64 % (B_ROW_PARTS * 8) == 0, "B's boxes split into whole 8-row atoms");
   static_assert(EPI == kEpilogueDirect || OUT != 0, "the TMA-store epilogue writes 16-bit C");

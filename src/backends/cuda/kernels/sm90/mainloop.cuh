@@ -48,6 +48,26 @@ __device__ __forceinline__ void load_mn_major(const TmaDesc* map, unsigned dst, 
   }
 }
 
+// One stage's share of a K-major operand tile (ROWS rows of 64 K elements, 128 bytes each, at smem address `dst`;
+// its first row `mn0`, its K offset `k0`) for the CTA of rank `rank` among the SPLIT that share it: rows
+// [rank * BOX, +BOX) where BOX (Config's *_K_BOX) is ROWS / SPLIT, else BOX is one 8-row atom and the CTA copies
+// atoms rank, rank + SPLIT, ...; multicast to `mask`.
+template <int ROWS, int SPLIT, int BOX>
+__device__ __forceinline__ void load_k_major(const TmaDesc* map, unsigned dst, unsigned full, int k0, int mn0, int rank,
+                                             unsigned short mask) {
+  if constexpr (SPLIT == 1) {
+    tma_load(map, dst, full, k0, mn0);
+  } else if constexpr (BOX * SPLIT == ROWS) {
+    tma_load_multicast(map, dst + rank * BOX * 128, full, k0, mn0 + rank * BOX, mask);
+  } else {
+    static_assert(BOX == 8, "an uneven split deals out 8-row atoms");
+#pragma unroll
+    for (int atom = rank; atom < ROWS / 8; atom += SPLIT) {
+      tma_load_multicast(map, dst + atom * 1024, full, k0, mn0 + atom * 8, mask);
+    }
+  }
+}
+
 // The producer warpgroup's one issuing thread: for every k-block of every work unit of the cluster, waits until the
 // next stage is free (released by every consumer warp of every CTA of the cluster), arms its full barrier with the
 // stage's bytes and copies A and B into it.
@@ -76,27 +96,17 @@ __device__ __forceinline__ void produce(const Params& p, const Grid& g, unsigned
       mbar_expect_tx(full, STAGE_BYTES);
       const int k0 = kb * Cfg::BK;
       const unsigned sa = base + stage * STAGE_BYTES, sb = sa + A_BYTES;
-      // A: K-major (row-major A) rows [rank_n*R, +R) of the tile, or M-major 64 x 64 boxes.
+      // A: K-major (row-major A) rows of the tile shared by the cluster row, or M-major 64 x 64 boxes.
       if constexpr (Cfg::A_ROW) {
-        constexpr int R = Cfg::BM / Cfg::A_SPLIT;
-        if constexpr (Cfg::A_SPLIT > 1) {
-          tma_load_multicast(&p.a, sa + g.rank_n * R * 128, full, k0, m0 + g.rank_n * R, mask_a);
-        } else {
-          tma_load(&p.a, sa, full, k0, m0);
-        }
+        load_k_major<Cfg::BM, Cfg::A_SPLIT, Cfg::A_K_BOX>(&p.a, sa, full, k0, m0, g.rank_n, mask_a);
       } else {
         load_mn_major<Cfg::A_MN_BOXES, Cfg::A_SPLIT, Cfg::A_ROW_PARTS>(&p.a, sa, full, m0, k0, g.rank_n, mask_a);
       }
-      // B: N-major (row-major B) 64 x 64 boxes, or K-major rows [rank_m*R, +R).
+      // B: N-major (row-major B) 64 x 64 boxes, or K-major rows shared by the cluster column.
       if constexpr (Cfg::B_ROW) {
         load_mn_major<Cfg::B_MN_BOXES, Cfg::B_SPLIT, Cfg::B_ROW_PARTS>(&p.b, sb, full, n0, k0, g.rank_m, mask_b);
       } else {
-        constexpr int R = Cfg::BN / Cfg::B_SPLIT;
-        if constexpr (Cfg::B_SPLIT > 1) {
-          tma_load_multicast(&p.b, sb + g.rank_m * R * 128, full, k0, n0 + g.rank_m * R, mask_b);
-        } else {
-          tma_load(&p.b, sb, full, k0, n0);
-        }
+        load_k_major<Cfg::BN, Cfg::B_SPLIT, Cfg::B_K_BOX>(&p.b, sb, full, k0, n0, g.rank_m, mask_b);
       }
       if (++stage == Cfg::STAGES) {
         stage = 0;
