@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "backends/cuda/sm90/sm90_cost_constants.hpp"
 #include "backends/cuda/sm90/sm90_cost_model.hpp"
@@ -86,10 +87,15 @@ void explain_mapping(plan::Plan& plan, const Facts& f) {
     if (cs == 1) {
       reason = "no cluster: each CTA loads its own A and B tiles";
     } else {
-      reason = fmt::format("clusters of {} CTAs ({}x{}): the CTAs share the {} tile, each loads its part and multicasts "
-                           "it, so L2 reads of that operand halve; each k-step waits for both CTAs' releases (+{} of "
-                           "its tensor time in the model)",
-                           cs, cm, cn, cm > 1 ? "B" : "A", fmtx::pct(kClusterStepShare));
+      // Who shares what: the CLUSTER_M CTAs of a cluster column one B tile, the CLUSTER_N of a row one A tile.
+      std::vector<std::string> shared;
+      if (cm > 1) shared.push_back(fmt::format("the {} CTAs of a column share a B tile (L2 reads of B 1/{})", cm, cm));
+      if (cn > 1) shared.push_back(fmt::format("the {} CTAs of a row share an A tile (L2 reads of A 1/{})", cn, cn));
+      reason = fmt::format("clusters of {} CTAs ({}x{}): {}; each copies its part of a shared tile (a box of its rows, "
+                           "or 8-row atoms dealt out where the rows do not divide into whole atoms) and multicasts it; "
+                           "each k-step waits for every CTA's release of the stage (+{} of its tensor time in the "
+                           "model)",
+                           cs, cm, cn, fmt::join(shared, ", "), fmtx::pct(kClusterStepShare));
     }
     const LevelTime* l2 = find_level(cost, "L2");
     plan.log.add(L, fmt::format("CLUSTER_M={}, CLUSTER_N={}", cm, cn), reason,
