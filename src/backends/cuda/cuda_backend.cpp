@@ -136,8 +136,9 @@ class CudaBackend final : public Backend {
       if (plan::SupportGap gap = f->supports(p); !gap.empty()) return unsupported(gap.why);
       // A config that names SWAP_AB or REDUCE (planned with it declared, tuned or a test's) is checked against the
       // space that declares it, one without it against the space without it, whatever the environment asks the
-      // planner for; K-major tiles with their atoms dealt out unevenly are the kernel's whether offered or not.
-      const Sm90SpaceOptions options{config.get("SWAP_AB").has_value(), config.get("REDUCE").has_value(), true};
+      // planner for; K-major tiles with their atoms dealt out unevenly and rings of more than 8 stages are the
+      // kernel's whether offered or not.
+      const Sm90SpaceOptions options{config.get("SWAP_AB").has_value(), config.get("REDUCE").has_value(), true, true};
       if (Status s = sm90_space(p, device.profile, options).check(config); !s) return s;
       auto k = prepare_sm90(p, config, device, *arch);
       if (k) return k;

@@ -146,9 +146,13 @@ struct Sm90SpaceOptions {
   // admit K-major tiles shared by CTAs whose rows are not whole 8-row atoms per CTA (128x72 in 4x2 clusters: the
   // atoms dealt out one at a time); the kernel takes them, the planner offers them once measured
   bool atom_split = false;
+  // declare STAGES 10, 12 and 16 beside 2 to 8 (deeper rings for small tiles of memory-bound shapes); the kernel takes
+  // any count that fits shared memory, the planner offers these once measured
+  bool deep_stages = false;
 };
 // The planner's options, from the environment: SWAP_AB declared unless TILEFORGE_SM90_SWAP_AB=0; REDUCE always;
-// the dealt-out atoms with TILEFORGE_SM90_ATOM_SPLIT=1 (until measured on a GPU: bench/sweeps/sm90-atom-split.txt).
+// the dealt-out atoms with TILEFORGE_SM90_ATOM_SPLIT=1 and the deep rings with TILEFORGE_SM90_DEEP_STAGES=1 (until
+// measured on a GPU: bench/sweeps/sm90-atom-split.txt, bench/sweeps/sm90-deep-stages.txt).
 Sm90SpaceOptions sm90_space_options();
 // Every combination the kernel template and the chip record allow for this problem (without SWAP_AB, or with the
 // options given; the family's plug-in plans with sm90_space_options()).

@@ -34,9 +34,13 @@ int64_t cluster_units(const Problem& q, const Config& c) {
 // The family's parameters, their values and what each one decides. Clusters of 4 and 8 are declared only where
 // `large_clusters` (sm90_space says where they can pay): declared everywhere they would triple the product the
 // planner walks. SWAP_AB where `swap_ab`, and with it the narrow BLOCK_N values where `narrow_n` (A row-major: the
-// transposed run's B is K-major; elsewhere every one of them would be refused). REDUCE where `reduce`.
-std::vector<ParamDecl> sm90_params(bool large_clusters, bool swap_ab, bool narrow_n, bool reduce) {
+// transposed run's B is K-major; elsewhere every one of them would be refused). REDUCE where `reduce`. STAGES 10, 12
+// and 16 where `deep_stages` (small tiles of memory-bound shapes: cuBLAS runs 128x16 with 11 stages and 64x16 with 16
+// at 16x4096x4096).
+std::vector<ParamDecl> sm90_params(bool large_clusters, bool swap_ab, bool narrow_n, bool reduce, bool deep_stages) {
   const ParamValues clusters = large_clusters ? ParamValues{1, 2, 4, 8} : ParamValues{1, 2};
+  const ParamValues stages =
+      deep_stages ? ParamValues{2, 3, 4, 5, 6, 7, 8, 10, 12, 16} : ParamValues{2, 3, 4, 5, 6, 7, 8};
   std::vector<int64_t> block_n = {64, 128, 192, 256};
   if (swap_ab && narrow_n) {
     const std::vector<int64_t> narrow = sm90_narrow_block_n();
@@ -48,7 +52,7 @@ std::vector<ParamDecl> sm90_params(bool large_clusters, bool swap_ab, bool narro
       {"BLOCK_N", block_n, "data scheduling",
        "columns of C per CTA tile (the wgmma N; with SWAP_AB the kernel's, i.e. rows of the caller's C)"},
       {"BLOCK_K", {kSm90BlockK}, "data scheduling", "depth of one stage: one 128-byte swizzle row of 16-bit elements"},
-      {"STAGES", {2, 3, 4, 5, 6, 7, 8}, "compute pipeline", "shared-memory stages in the TMA ring"},
+      {"STAGES", stages, "compute pipeline", "shared-memory stages in the TMA ring"},
       {"CONSUMERS", {1, 2, 3}, "parameter adaptation",
        "consumer warpgroups (they split BLOCK_M); one producer beside them"},
       {"CLUSTER_M", clusters, "hardware mapping",
@@ -295,6 +299,8 @@ Sm90SpaceOptions sm90_space_options() {
   o.reduce = true;
   const char* atoms = std::getenv("TILEFORGE_SM90_ATOM_SPLIT");
   o.atom_split = atoms && std::string_view(atoms) == "1";
+  const char* deep = std::getenv("TILEFORGE_SM90_DEEP_STAGES");
+  o.deep_stages = deep && std::string_view(deep) == "1";
   return o;
 }
 
@@ -325,7 +331,7 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile, cons
   const bool rows_off = sm90_rows_off_sectors(q, q.lda) || sm90_rows_off_sectors(q, q.ldb);
   const bool swap_ab = sm90_transposes(q, options);
   s.params = sm90_params(profile.has("cluster") && rows_off && (one_wave_possible(4) || one_wave_possible(8)), swap_ab,
-                         a_row_major(q.layout), options.reduce);
+                         a_row_major(q.layout), options.reduce, options.deep_stages);
   // The reads of a constraint that depends on the kernel's M and N: SWAP_AB too where declared (a name the space
   // does not declare would leave the constraint to the leaves of the walk).
   auto with_swap = [swap_ab](std::vector<std::string> reads) {

@@ -282,6 +282,28 @@ TEST(Sm90Family, KMajorTilesSharedUnevenlyDealOutAtoms) {
   std::filesystem::remove_all(dir);
 }
 
+// STAGES 10, 12 and 16 are declared only with the deep rings asked for (TILEFORGE_SM90_DEEP_STAGES=1 until
+// measured), and shared memory still bounds them: 16 stages of 64x16 fit, 16 of 64x128 do not.
+TEST(Sm90Family, DeepRingsOnlyWhereAskedForAndWhereTheyFit) {
+  auto h200 = hw::load_profile("h200");
+  ASSERT_TRUE(h200.ok());
+  const Problem q = problem(16, 4096, 4096);
+  auto stages_of = [&](const Sm90SpaceOptions& o) { return sm90_space(q, *h200, o).find("STAGES")->values; };
+  EXPECT_EQ(stages_of(Sm90SpaceOptions{true}), (ParamValues{2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(stages_of(Sm90SpaceOptions{true, false, false, true}), (ParamValues{2, 3, 4, 5, 6, 7, 8, 10, 12, 16}));
+  const ParamSpace deep = sm90_space(q, *h200, Sm90SpaceOptions{true, false, false, true});
+  const Config ring16 = swapped(sm90_config(64, 16, 16, 1, 1, 1, 8, 1, 1, 1, 2, 0));
+  EXPECT_TRUE(deep.check(ring16).ok()) << deep.check(ring16).to_string();
+  EXPECT_FALSE(sm90_space(q, *h200, Sm90SpaceOptions{true}).check(ring16).ok());
+  Config big = sm90_config(64, 128, 16, 1, 1, 1, 8, 1, 1, 1, 2, 0);
+  big.params["SWAP_AB"] = 0;
+  const Status too_big = deep.check(big);
+  EXPECT_FALSE(too_big.ok());
+  EXPECT_NE(too_big.message().find("shared memory"), std::string::npos) << too_big.to_string();
+  EXPECT_EQ(sm90_source(q, ring16).smem_bytes, sm90_smem_bytes(ring16));
+  EXPECT_GT(sm90_smem_bytes(ring16), 16 * (64 + 16) * 128);
+}
+
 // REDUCE 1 (float-atomic sums) is a plan's only under --nondeterministic: pinned without it, the plan is refused
 // naming the flag; with it, the decision log says the sums are not bit-identical from run to run.
 TEST(Sm90Family, AtomicSumOnlyUnderTheNondeterministicFlag) {
@@ -363,6 +385,9 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
       // of a 2x2 one, one 8-row box at a time.
       {problem(1000, 1000, 1000), swapped(sm90_config(128, 72, 8, 1, 4, 2, 8, 1, 1, 1))},
       {problem(1000, 1000, 1000), swapped(sm90_config(128, 72, 6, 2, 2, 2, 8, 1, 1, 1))},
+      // Deep rings for small tiles of memory-bound shapes: 16 stages of 64x16, 12 of 64x64 with split-K.
+      {problem(16, 4096, 4096), swapped(sm90_config(64, 16, 16, 1, 1, 1, 8, 1, 1, 1, 2, 0))},
+      {problem(64, 4096, 4096, Layout::RC), sm90_config(64, 64, 12, 1, 1, 1, 8, 1, 1, 1, 2, 0)},
       // REDUCE 1: the float-atomic sum beside 128 accumulators (split-K), in a cluster with stream-K, f16
       // accumulators, and swapped with narrow tiles.
       {problem(512, 512, 8192), atomic(sm90_config(128, 256, 4, 2, 1, 1, 8, 1, 2, 1, 4, 0))},
@@ -374,7 +399,7 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
     const Case& k = cases[i];
     const bool swap = sm90_swap_ab(k.config);
     const bool reduce = k.config.get("REDUCE").has_value();
-    const ParamSpace space = sm90_space(k.problem, *h200, Sm90SpaceOptions{swap, reduce, true});
+    const ParamSpace space = sm90_space(k.problem, *h200, Sm90SpaceOptions{swap, reduce, true, true});
     ASSERT_TRUE(space.check(k.config).ok()) << k.config.describe() << ": " << space.check(k.config).to_string();
     const Sm90Source g = sm90_source(k.problem, k.config);
     jit::CompileRequest req;

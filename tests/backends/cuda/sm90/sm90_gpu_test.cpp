@@ -228,6 +228,31 @@ TEST_F(Sm90GpuTest, SwapAbClustersDealOutUnevenAtomsExactly) {
   }
 }
 
+// Rings of 10 to 16 stages (small tiles of memory-bound shapes): the stage index and the barriers' phases wrap at a
+// count that is not a power of two, across split-K slices and tiles; exact, and split-K bit-identical.
+TEST_F(Sm90GpuTest, DeepRingsAreExactAndSplitsBitIdentical) {
+  struct Case {
+    Problem problem;
+    Config config;
+  };
+  const std::vector<Case> cases = {
+      {half(16, 4104, 4096, Layout::RR), swapped(sm90_config(64, 16, 16, 1, 1, 1, 8, 1, 1, 1, 2, 0))},
+      {half(40, 4096, 4104, Layout::RC), swapped(sm90_config(64, 48, 12, 1, 1, 1, 8, 1, 1, 1, 3, 0))},
+      {half(64, 4096, 4096, Layout::CR), sm90_config(64, 64, 12, 1, 1, 1, 8, 1, 1, 1, 2, 0)},
+      {half(200, 1032, 2056, Layout::CC), sm90_config(64, 64, 10, 1, 1, 2, 8, 2, 1, 1)},
+  };
+  uint64_t seed = 2100;
+  for (const Case& k : cases) {
+    const Problem p = k.problem.normalized();
+    const cuda::Sm90SpaceOptions deep{k.config.get("SWAP_AB").has_value(), false, false, true};
+    const Status legal = cuda::sm90_space(p, device_.profile, deep).check(k.config);
+    EXPECT_TRUE(legal.ok()) << k.config.describe() << ": " << legal.to_string();
+    if (!legal.ok()) continue;
+    EXPECT_EQ(run(p, &k.config, 0, ++seed), "sm90") << k.config.describe();
+    if (k.config.at("SPLIT_K") > 1) expect_same_bits(p, k.config, seed);
+  }
+}
+
 TEST_F(Sm90GpuTest, AlphaBetaPaddedLeadingDimensionsAndSkinnyShapes) {
   Problem p = half(1000, 1064, 136, Layout::RC);
   p.lda = p.min_lda() + 8;
