@@ -38,6 +38,17 @@ class Sm90GpuTest : public testing::CudaGpuTest {
     }
   }
 
+  // `c` on `p` where the space of `options` admits it (a failure naming the constraint where it does not), checked
+  // element by element; with `same_bits` also bit-identical from run to run.
+  void run_where_legal(const Problem& p, const Config& c, const cuda::Sm90SpaceOptions& options, uint64_t seed,
+                       bool same_bits = false) {
+    const Status legal = cuda::sm90_space(p, device_.profile, options).check(c);
+    EXPECT_TRUE(legal.ok()) << c.describe() << ": " << legal.to_string();
+    if (!legal.ok()) return;
+    EXPECT_EQ(run(p, &c, 0, seed), "sm90") << c.describe();
+    if (same_bits) expect_same_bits(p, c, seed);
+  }
+
   // `c` in every layout whose space admits it (the multicast splits need whole 64-row boxes of a column-major A or
   // 64-column boxes of a row-major B per CTA; narrow tiles a row-major A), f16 and bf16 in turn, ragged in every
   // dimension against every tile (leading dimensions stay multiples of 8): 1032 = 8 x 128 + 8, 1544 = 6 x 256 + 8,
@@ -54,6 +65,12 @@ class Sm90GpuTest : public testing::CudaGpuTest {
     }
     return ran;
   }
+};
+
+// A problem and the config a test runs it with.
+struct Case {
+  Problem problem;
+  Config config;
 };
 
 Problem half(int64_t m, int64_t n, int64_t k, Layout l, DType in = DType::f16, DType out = DType::f16) {
@@ -182,10 +199,6 @@ TEST_F(Sm90GpuTest, SwapAbWritesCColumnByColumnExactly) {
   }
 
   // Split-K and stream-K: exact, and the same bits three times (the third on another stream).
-  struct Case {
-    Problem problem;
-    Config config;
-  };
   const std::vector<Case> cases = {
       {half(16, 4104, 4096, Layout::RR), swapped(sm90_config(128, 16, 8, 2, 1, 1, 8, 1, 1, 1, 4, 0))},
       {half(64, 14336, 4096, Layout::RC), swapped(sm90_config(128, 64, 6, 2, 1, 1, 8, 2, 1, 1, 2, 0))},
@@ -218,12 +231,8 @@ TEST_F(Sm90GpuTest, SwapAbClustersDealOutUnevenAtomsExactly) {
   for (const Config& c : configs) {
     for (Layout l : {Layout::RR, Layout::RC}) {
       const DType in = seed % 2 ? DType::bf16 : DType::f16;
-      const Problem p = half(1000, 1000, 1000, l, in, in);
-      ++seed;
-      const Status legal = cuda::sm90_space(p.normalized(), device_.profile, atoms).check(c);
-      EXPECT_TRUE(legal.ok()) << c.describe() << " " << to_string(l) << ": " << legal.to_string();
-      if (!legal.ok()) continue;
-      EXPECT_EQ(run(p, &c, 0, seed), "sm90") << c.describe() << " " << to_string(l);
+      SCOPED_TRACE(to_string(l));
+      run_where_legal(half(1000, 1000, 1000, l, in, in).normalized(), c, atoms, ++seed);
     }
   }
 }
@@ -231,10 +240,6 @@ TEST_F(Sm90GpuTest, SwapAbClustersDealOutUnevenAtomsExactly) {
 // Rings of 10 to 16 stages (small tiles of memory-bound shapes): the stage index and the barriers' phases wrap at a
 // count that is not a power of two, across split-K slices and tiles; exact, and split-K bit-identical.
 TEST_F(Sm90GpuTest, DeepRingsAreExactAndSplitsBitIdentical) {
-  struct Case {
-    Problem problem;
-    Config config;
-  };
   const std::vector<Case> cases = {
       {half(16, 4104, 4096, Layout::RR), swapped(sm90_config(64, 16, 16, 1, 1, 1, 8, 1, 1, 1, 2, 0))},
       {half(40, 4096, 4104, Layout::RC), swapped(sm90_config(64, 48, 12, 1, 1, 1, 8, 1, 1, 1, 3, 0))},
@@ -243,13 +248,8 @@ TEST_F(Sm90GpuTest, DeepRingsAreExactAndSplitsBitIdentical) {
   };
   uint64_t seed = 2100;
   for (const Case& k : cases) {
-    const Problem p = k.problem.normalized();
     const cuda::Sm90SpaceOptions deep{k.config.get("SWAP_AB").has_value(), false, false, true};
-    const Status legal = cuda::sm90_space(p, device_.profile, deep).check(k.config);
-    EXPECT_TRUE(legal.ok()) << k.config.describe() << ": " << legal.to_string();
-    if (!legal.ok()) continue;
-    EXPECT_EQ(run(p, &k.config, 0, ++seed), "sm90") << k.config.describe();
-    if (k.config.at("SPLIT_K") > 1) expect_same_bits(p, k.config, seed);
+    run_where_legal(k.problem.normalized(), k.config, deep, ++seed, k.config.at("SPLIT_K") > 1);
   }
 }
 
@@ -363,10 +363,6 @@ TEST_F(Sm90GpuTest, OperandCopyTakesAlignedAndUnalignedRowsAndCopiesOnlyWhatNeed
 // f32 output, clusters), and bit-identical from run to run (the slices are summed in slice order whichever CTA
 // arrives last), also on a second stream with its own workspace.
 TEST_F(Sm90GpuTest, SplitKAndStreamKAreExactAndBitIdenticalFromRunToRun) {
-  struct Case {
-    Problem problem;
-    Config config;
-  };
   const Problem large_beta = with_beta(half(1032, 1544, 2056, Layout::RC));
   const Problem small_beta = with_beta(half(520, 1032, 2056, Layout::RC));
   const std::vector<Case> cases = {
@@ -395,24 +391,13 @@ TEST_F(Sm90GpuTest, SplitKAndStreamKAreExactAndBitIdenticalFromRunToRun) {
       {large_beta, sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1, 1, 1)},
   };
   uint64_t seed = 500;
-  for (const Case& k : cases) {
-    const Problem p = k.problem.normalized();
-    const Status legal = cuda::sm90_space(p, device_.profile).check(k.config);
-    EXPECT_TRUE(legal.ok()) << k.config.describe() << ": " << legal.to_string();
-    if (!legal.ok()) continue;
-    EXPECT_EQ(run(p, &k.config, 0, ++seed), "sm90") << k.config.describe();
-    expect_same_bits(p, k.config, seed);
-  }
+  for (const Case& k : cases) run_where_legal(k.problem.normalized(), k.config, {}, ++seed, true);
 }
 
 // REDUCE 1 (the non-deterministic policy's float-atomic sums): within the error bound against the float64 reference,
 // split-K and stream-K, with beta, bf16, f32 out, clusters and SWAP_AB; each case run twice on the stream's own
 // workspace, so that a sum tile left non-zero by the first launch would spoil the second.
 TEST_F(Sm90GpuTest, AtomicSumsAreWithinTheBoundAndLeaveTheirTilesZero) {
-  struct Case {
-    Problem problem;
-    Config config;
-  };
   const std::vector<Case> cases = {
       {half(1032, 1544, 2056, Layout::RR), atomic(sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1, 3, 0))},
       {half(264, 520, 8200, Layout::CR, DType::bf16, DType::bf16), atomic(sm90_config(64, 64, 8, 1, 1, 1, 8, 1, 1, 1, 16, 0))},
@@ -440,10 +425,6 @@ TEST_F(Sm90GpuTest, AtomicSumsAreWithinTheBoundAndLeaveTheirTilesZero) {
 TEST_F(Sm90GpuTest, SharedSplitKSumHasTheLastSliceSumsBits) {
   // The same configs with the shared sum and with the last slice summing (TILEFORGE_SM90_SHARED_SUM=0, read when a
   // kernel is prepared): both add the slices in slice order from zero, so C must be the same to the bit.
-  struct Case {
-    Problem problem;
-    Config config;
-  };
   const std::vector<Case> cases = {
       {half(512, 512, 8192, Layout::RR), sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 8, 0)},
       {half(264, 520, 8200, Layout::CR, DType::bf16, DType::bf16), sm90_config(128, 128, 6, 2, 2, 1, 8, 1, 1, 1, 6, 0)},
