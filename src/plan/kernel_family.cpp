@@ -69,12 +69,19 @@ Expected<AheadCompile> KernelFamily::compile_ahead(const Problem&, const Config&
 }
 
 const KernelFamily* family_for(std::string_view backend, const Problem& problem, const Device& device) {
+  // As the planner's choose_family: a specialist that yields the problem to another family on this chip is passed
+  // over, unless no other family of the backend takes it.
+  const KernelFamily* yielded = nullptr;
   for (const KernelFamily* f : families()) {
     if (f->backend() != backend) continue;
     if (!f->fit(device.profile).ok || !f->runs_on(device) || !f->supports(problem).empty()) continue;
+    if (f->specialist() && !f->yields(device.profile, problem).empty()) {
+      if (!yielded) yielded = f;
+      continue;
+    }
     return f;
   }
-  return nullptr;
+  return yielded;
 }
 
 std::vector<const KernelFamily*> families() {

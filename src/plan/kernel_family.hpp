@@ -174,7 +174,8 @@ void with_determinism(FamilySpace& space, bool deterministic);
 bool deterministic_config(const Config& config);
 
 // The family a backend runs a problem with on a device: of those registered for `backend` that fit the device's
-// profile, run on the device and take the problem, the one of highest preference; nullptr when none does.
+// profile, run on the device and take the problem, the one of highest preference, passing over a specialist that
+// yields the problem on the chip (KernelFamily::yields) where another one takes it; nullptr when none does.
 const KernelFamily* family_for(std::string_view backend, const Problem& problem, const Device& device);
 
 // Every registered family, by preference (highest first), then name.

@@ -164,7 +164,9 @@ TEST(SkinnyCostModel, RanksTheProbesConfigsAsMeasured) {
       best = std::min(best, r.us);
       if (c == skinny(r.warps, r.stages, r.split)) chosen = r.us;
     }
-    if (chosen > 0) EXPECT_LE(chosen, best * 1.05) << p.describe() << ": " << c.describe();
+    if (chosen > 0) {
+      EXPECT_LE(chosen, best * 1.05) << p.describe() << ": " << c.describe();
+    }
   }
 }
 
