@@ -242,15 +242,25 @@ struct L2Stream {
   double total = 0;        // every CTA's bytes
   double seconds = 0;
 };
+// Rows a tile's TMA copies read on average where `rows` tiles of `tile` rows cover `extent` (the rows past the
+// matrix are zero-filled, not read): a whole tile where they divide evenly, M itself where M is under a tile.
+double rows_read(int64_t extent, int64_t tile) {
+  const int64_t tiles = std::max<int64_t>(1, cdiv(extent, tile));
+  return std::min(double(tile), double(extent) / double(tiles));
+}
+
 L2Stream l2_stream(const ChipRates& chip, const TileShape& t, double in, int64_t k_steps, int64_t cluster_tiles,
-                   double steps) {
+                   double steps, int64_t m, int64_t n) {
   const double a_k = double(t.bm * t.bk) * in, b_k = double(t.bn * t.bk) * in;
-  const double l2_tile = double(k_steps) * (a_k / double(t.cn) + b_k / double(t.cm));
+  // What the L2 serves: only the rows inside A and B (a 112-row tile over 32 rows of the problem reads 32).
+  const double a_read = rows_read(m, t.bm) * double(t.bk) * in, b_read = rows_read(n, t.bn) * double(t.bk) * in;
+  const double l2_tile = double(k_steps) * (a_read / double(t.cn) + b_read / double(t.cm));
   const double l2_bw_sm = chip.l2_rate * chip.clock;
   L2Stream l2;
   l2.stage_bytes = a_k + b_k;
   l2.total = double(cluster_tiles * (t.cm * t.cn)) * l2_tile;
-  const double l2_cta = steps * (a_k / double(t.cn) + b_k / double(t.cm));
+  const double l2_cta = steps * (std::min(double(t.bm), double(m)) * double(t.bk) * in / double(t.cn) +
+                                 std::min(double(t.bn), double(n)) * double(t.bk) * in / double(t.cm));
   l2.seconds = std::max(l2.total / (l2_bw_sm * double(chip.sms)), l2_cta / l2_bw_sm);
   return l2;
 }
@@ -443,7 +453,7 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
                             walk_slowdown(group_m, grid.clusters, cdiv(q.n, bn * cn)));
   const double compute_s = steps * step.seconds;
   const double tma_s = steps * tma_step_s;
-  const L2Stream l2 = l2_stream(chip, tile, in, k_steps, grid.cluster_tiles, steps);
+  const L2Stream l2 = l2_stream(chip, tile, in, k_steps, grid.cluster_tiles, steps, q.m, q.n);
   const double l2_s = l2.seconds;
   const double l2_bw_sm = chip.l2_rate * chip.clock;
 
@@ -535,7 +545,7 @@ Cost kernel_cost(const Problem& q, const hw::HwProfile& profile, const Sm90Confi
   if (cs > 1) c.overhead_s += kClusterLaunchSeconds;
   if (notes) note_smem_bound(c, step, bn, chip.smem_rate);
 
-  const L2Stream l2 = l2_stream(chip, tile, in, k_steps, grid.cluster_tiles, steps);
+  const L2Stream l2 = l2_stream(chip, tile, in, k_steps, grid.cluster_tiles, steps, q.m, q.n);
   const double l2_bw_sm = chip.l2_rate * clock;
   // DRAM: A and B panels as the persistent walk (consecutive tiles in flight at once, the grouped order) and the L2
   // let them through; C written (and read when beta != 0).
