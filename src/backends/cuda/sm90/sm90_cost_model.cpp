@@ -11,6 +11,7 @@
 #include "backends/cuda/kernels/sm90/schedule.cuh"
 #include "backends/cuda/sm90/sm90_cost_constants.hpp"
 #include "backends/cuda/sm90/sm90_family.hpp"
+#include "backends/cuda/sm90/sm90_fixup_cost.hpp"
 #include "core/int_math.hpp"
 #include "plan/cost_constants.hpp"
 #include "plan/format.hpp"
@@ -21,6 +22,9 @@ namespace {
 using namespace sm90_constants;
 using plan::Cost;
 namespace fmtx = plan::fmtx;
+using sm90_fixup::Fixup;
+using sm90_fixup::add_fixup_note;
+using sm90_fixup::fixup_seconds;
 
 // A parameter as the model reads it: `fallback` when unset or below 1.
 int64_t param(std::optional<int64_t> v, int64_t fallback) { return v && *v > 0 ? *v : fallback; }
@@ -68,57 +72,6 @@ double epilogue_seconds(const Problem& q, double out, double clock, int64_t bm, 
     epi_tile = epilogue ? staged : std::min(direct, staged);
   }
   return double(finished) * epi_tile;
-}
-
-// Split-K / stream-K fix-up on the busiest CTA: each slice it ends stores its f32 partial (the part inside C, `part`
-// bytes) and waits for the store to be visible (fence, counter); the tiles it finishes read every slice back, in
-// order, in groups of float4 per thread (the kernel's own fixup_group), one L2 round trip per group and slice. With
-// the shared sum each consumer thread sums its float4 of the share over every slice, kSharedSumBatch slices' loads
-// at once; the wait for the other slices and the departure add one more fixed cost. REDUCE 1 adds the partials by
-// atomics and reads one sum tile back. Without CONSUMERS (the bound's partial configs) no round trips are counted.
-struct Fixup {
-  double seconds = 0, part = 0;
-};
-Fixup fixup_seconds(const Problem& q, int64_t bm, int64_t bn, const Sm90Schedule& sched, const Sm90Share& share,
-                    std::optional<int64_t> consumers, double l2_bw_sm) {
-  Fixup f;
-  if (share.partials_written <= 0) return f;
-  f.part = double(std::min(bm, q.m)) * double(std::min(bn, q.n)) * 4.0;
-  const double atomic = sched.atomic_sum ? kFixupAtomicSlowdown : 1.0;  // REDUCE 1: added, the sum tile re-zeroed
-  const double bytes =
-      (double(share.partials_written) * atomic + double(share.partials_read) * (sched.atomic_sum ? 2 : 1)) * f.part;
-  int64_t round_trips = 0;
-  double fixed_s = double(share.partials_written) * kFixupSeconds;
-  if (sched.shared_sum) {
-    const int64_t share_f4 = cdiv(bm * bn / 4, sched.split_k);
-    if (consumers) {
-      round_trips = cdiv(share_f4, 128 * std::max<int64_t>(1, *consumers)) *
-                    cdiv(sched.split_k, int64_t(tf::sm90::kSharedSumBatch));
-    }
-    fixed_s += kFixupSeconds;
-  } else if (consumers) {
-    const int64_t m_iters = std::max<int64_t>(1, bm / std::max<int64_t>(1, *consumers) / 64);
-    const int64_t vg = tf::sm90::fixup_group(int(m_iters), int(bn));
-    round_trips = share.partials_read * m_iters * cdiv(bn / 8, std::max<int64_t>(1, vg));
-  }
-  f.seconds = bytes / (l2_bw_sm * kFixupL2Share) + fixed_s + double(round_trips) * kFixupReadSeconds;
-  return f;
-}
-
-// The note on the busiest CTA's fix-up (split-K with or without the shared sum, or stream-K).
-void add_fixup_note(Cost& c, const Sm90Schedule& sched, const Sm90Share& share, const Fixup& fix) {
-  if (sched.shared_sum) {
-    c.notes.push_back(fmt::format("split-K {} with a shared sum: each CTA stores its partial tile of {}, then sums "
-                                  "its 1/{} of the tile from all {} and writes it: {}",
-                                  sched.split_k, fmtx::bytes(fix.part), sched.split_k, sched.split_k,
-                                  fmtx::time(fix.seconds)));
-  } else {
-    c.notes.push_back(fmt::format("{}: the busiest CTA {} {} partial tile(s) of {} and reads {} back: {}",
-                                  sched.split_k > 1 ? fmt::format("split-K {}", sched.split_k)
-                                                    : fmt::format("stream-K over the last {} tiles", sched.sk_tiles),
-                                  sched.atomic_sum ? "adds by float atomics" : "stores", share.partials_written,
-                                  fmtx::bytes(fix.part), share.partials_read, fmtx::time(fix.seconds)));
-  }
 }
 
 // A parameter of a partial config as cost() reads it (`fallback` for a value below 1), or nothing when not set.
