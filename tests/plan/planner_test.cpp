@@ -39,7 +39,8 @@ TEST(Planner, Sm80SpaceOnH200HasOverAHundredLegalConfigs) {
   EXPECT_EQ(plan.family, "sm80");
   EXPECT_EQ(plan.backend, "cuda");
   EXPECT_GT(plan.ranked.size(), 100u);
-  EXPECT_EQ(plan.combinations, 5u * 5 * 3 * 4 * 4 * 5 * 4 * 4 * 2 * 2);
+  // The tile, warps, stages, GROUP_M, VEC_BYTES, COPY_AB and FRAG_PIPE, then SPLIT_K's 7 values (declared by default).
+  EXPECT_EQ(plan.combinations, 5u * 5 * 3 * 4 * 4 * 5 * 4 * 4 * 2 * 2 * 7);
   EXPECT_EQ(plan.ranked.size() + plan.rejected.size(), plan.combinations);
   // The planner's legal set is exactly the family's own enumeration.
   EXPECT_EQ(plan.ranked.size(), cuda::sm80_space(plan.problem, plan.profile).enumerate().size());

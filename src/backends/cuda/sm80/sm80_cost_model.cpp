@@ -72,9 +72,12 @@ Sm80Occupancy sm80_occupancy(const Config& c, const hw::HwProfile& profile) {
 }
 
 double sm80_operand_dram_bytes(const Problem& problem, const hw::HwProfile& profile, int64_t bm, int64_t bn,
-                               int64_t group_m, int occupancy, DramCache* cache) {
+                               int64_t group_m, int occupancy, DramCache* cache, int64_t split, int64_t bk) {
   const int64_t slots = int64_t(std::max(1, profile.cores)) * std::max(1, occupancy);
-  return operand_dram_bytes_in_flight(problem, profile, slots, bm, bn, group_m, occupancy, cache);
+  // The memo's tag tells the simulated problems apart: the occupancy, and SPLIT_K's slice (its batch of slices and
+  // its K, which BLOCK_K rounds) where there is one.
+  const int64_t slice = split > 1 ? split + 32 * bk : 0;
+  return operand_dram_bytes_in_flight(problem, profile, slots, bm, bn, group_m, int(occupancy + 64 * slice), cache);
 }
 
 namespace {
@@ -341,7 +344,7 @@ double sm80_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   // Where STREAM_K may be 1 (set so, or declared and not yet set), its balanced work: no SM runs less than the
   // tiles' mean, with every block resident at once and one fill (its fix-up left out).
   const bool may_stream = known("STREAM_K") ? param(partial, "STREAM_K") != 0
-                                            : split == 1 && q.batch == 1 && sm80_split_k_declared();
+                                            : split == 1 && q.batch == 1 && sm80_stream_k_declared();
   SmWork work = sm_work(waves, occupancy, sms, nullptr);
   if (may_stream) work = {double(waves.tiles) / double(sms), occupancy, 1};
   const double per_sm = work.tiles;
@@ -515,7 +518,7 @@ Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   c.latency_s = per_sm * l2_tile / (in_flight / kLoadedLatencySeconds) * pipe_slowdown;
 
   // DRAM: A and B panels as the raster and L2 let them through, C written (and read when beta != 0).
-  const double operand_bytes = sm80_operand_dram_bytes(q, profile, bm, bn, group_m, c.occupancy, cache);
+  const double operand_bytes = sm80_operand_dram_bytes(q, profile, bm, bn, group_m, c.occupancy, cache, split, bk);
   const double c_bytes = double(q.m) * double(q.n) * out * double(q.batch / split) * (q.beta != 0.0 ? 2.0 : 1.0);
   const double dram = operand_bytes + c_bytes;
   c.dram_bytes += dram;

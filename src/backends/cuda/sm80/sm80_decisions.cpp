@@ -40,8 +40,8 @@ void explain_adaptation(plan::Plan& plan) {
                "the problem's precision policy: the planner never changes it");
 }
 
-// SPLIT_K and STREAM_K where declared (TILEFORGE_SM80_SPLIT_K=1), else, on a grid that leaves most SMs idle, why they
-// are not offered.
+// SPLIT_K and STREAM_K where declared (SPLIT_K unless TILEFORGE_SM80_SPLIT_K=0), else, on a grid that leaves most SMs
+// idle, why split-K is not offered.
 void explain_split_k(plan::Plan& plan, const Config& c, const WaveAnalysis& w) {
   const std::string L1(kLayers[1]);
   if (sm80_stream_k(c)) {
@@ -70,10 +70,9 @@ void explain_split_k(plan::Plan& plan, const Config& c, const WaveAnalysis& w) {
                             : fmt::format("whole K per block: {} tiles for {} SMs", w.tiles, w.cores),
                  neighbours_of(plan, {"SPLIT_K", "STREAM_K"}));
   } else if (w.waves == 1 && w.last_wave_fill < 0.5) {
-    plan.log.add(L1, "SPLIT_K: not declared (TILEFORGE_SM80_SPLIT_K=1 declares it)",
-                 fmt::format("only {} tiles for {} SMs: split-K would put the idle SMs to work along K (declared "
-                             "once measured on a GPU)",
-                             w.tiles, w.cores),
+    plan.log.add(L1, "SPLIT_K: not declared (TILEFORGE_SM80_SPLIT_K=0 took it out)",
+                 fmt::format("only {} tiles for {} SMs: split-K would put the idle SMs to work along K", w.tiles,
+                             w.cores),
                  fmt::format("{} of the SMs stay idle", fmtx::pct(1.0 - double(w.tiles) / double(w.cores))));
   }
 }

@@ -104,6 +104,11 @@ int sm80_register_estimate(const Config& c, std::string_view arch) {
 
 bool sm80_split_k_declared() {
   const char* v = std::getenv("TILEFORGE_SM80_SPLIT_K");
+  return !(v && std::string_view(v) == "0");
+}
+
+bool sm80_stream_k_declared() {
+  const char* v = std::getenv("TILEFORGE_SM80_STREAM_K");
   return v && std::string_view(v) == "1";
 }
 
@@ -157,8 +162,7 @@ Problem sm80_slice_problem(const Problem& problem, int64_t split_k, int64_t bloc
 }
 
 ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile) {
-  const bool declared = sm80_split_k_declared();
-  return sm80_space(problem, profile, declared, declared);
+  return sm80_space(problem, profile, sm80_split_k_declared(), sm80_stream_k_declared());
 }
 
 ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile, bool split_k, bool stream_k) {

@@ -16,8 +16,9 @@ namespace tileforge::cuda {
 // version 1 were chosen without those configs and measured on a kernel that no longer exists. 3: k-tiles that lie
 // inside the matrix are copied without bounds checks in a branch-free loop (records of 2 timed a slower main loop).
 // 4: COPY_AB's copy reads 16 bytes at a time from rows of any alignment (records of 3 with COPY_AB timed 2-byte reads).
-// (SPLIT_K and STREAM_K, declared only with TILEFORGE_SM80_SPLIT_K=1, add configs without changing the old ones.)
-inline constexpr int kSm80Version = 4;
+// 5: SPLIT_K declared by default (measured on an H100: 1.32x at 512x512x8192, 2.24x at 256x256x16384 over the whole-K
+// configs); records of 4 were chosen without the split configs.
+inline constexpr int kSm80Version = 5;
 
 // The widest vector (16, 8, 4 or 2 bytes) every row of A and B can be read with, given their leading
 // dimensions and base pointers (nullptr: assume the 256-byte alignment of cudaMalloc/cuMemAlloc).
@@ -35,16 +36,19 @@ int sm80_register_estimate(const Config& config, std::string_view arch = {});
 int sm80_threads(const Config& config);
 
 // Every combination the hardware allows for this problem on this chip (limits from the profile), with SPLIT_K where
-// `split_k` and STREAM_K where `stream_k` (the two-argument form: both where sm80_split_k_declared()).
+// `split_k` and STREAM_K where `stream_k` (the two-argument form: as sm80_split_k_declared() and
+// sm80_stream_k_declared() say).
 ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile);
 ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile, bool split_k, bool stream_k = false);
 
 // SPLIT_K: the blocks of a tile run slices of K (gridDim.z) and the last to arrive sums their f32 partials in slice
 // order (bit-identical from run to run). STREAM_K: a persistent grid of sm80_stream_k_workers() blocks walks the tiles
 // and shares the k-blocks of the last ones (kernels/common/work_schedule.cuh), the pieces of a shared tile summed the
-// same way. Both declared only with TILEFORGE_SM80_SPLIT_K=1 until measured on a GPU (bench/sweeps/sm80-split-k.txt);
-// a config that names them runs either way. Without the parameters: neither.
+// same way. SPLIT_K is declared unless TILEFORGE_SM80_SPLIT_K=0; STREAM_K only with TILEFORGE_SM80_STREAM_K=1 (measured
+// slower than whole tiles or split-K on every shape swept on an H100: bench/results/h100/2026-12-05-suite-sm80-split);
+// a config that names either runs either way. Without the parameters: neither.
 bool sm80_split_k_declared();
+bool sm80_stream_k_declared();
 int64_t sm80_split_k(const Config& config);
 bool sm80_stream_k(const Config& config);
 // Blocks of a stream-K grid on a chip: every SM's resident blocks of the config (the cost model's occupancy). The

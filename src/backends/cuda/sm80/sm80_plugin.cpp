@@ -78,7 +78,8 @@ class Sm80Family final : public CudaJitFamily {
     f.bound_skips = {"BLOCK_M", "BLOCK_N", "WARPS_M"};
     // SPLIT_K and STREAM_K (where declared) before everything: they decide the problem the bound prices
     // (sm80_slice_problem) and the work per SM.
-    if (f.space.find("SPLIT_K")) f.search_order.insert(f.search_order.begin(), {"SPLIT_K", "STREAM_K"});
+    if (f.space.find("STREAM_K")) f.search_order.insert(f.search_order.begin(), "STREAM_K");
+    if (f.space.find("SPLIT_K")) f.search_order.insert(f.search_order.begin(), "SPLIT_K");
     return f;
   }
 

@@ -187,6 +187,25 @@ TEST(Sm80CostModel, GroupedRasterReadsLessFromDram) {
   EXPECT_DOUBLE_EQ(sm80_operand_dram_bytes(big, p, 128, 128, 8, 1, &cache), first);
 }
 
+TEST(Sm80CostModel, SplitKPricesDoNotDependOnWhatTheCacheSawFirst) {
+  // One cache per problem serves every config of a plan: a SPLIT_K config priced after the whole-K config of the same
+  // tile (or another slice count, or BLOCK_K) is priced as on its own.
+  const hw::HwProfile p = profile("a100-sxm");
+  const Problem q = testing::make_problem(1119, 73, 7212, Layout::RC, DType::bf16, DType::bf16);
+  Config whole = sm80(64, 64, 32, 2, 2, 4);
+  DramCache cache;
+  (void)sm80_cost(q, p, whole, &cache);
+  for (int64_t split : {2, 3, 8}) {
+    for (int64_t bk : {32, 64}) {
+      Config c = whole;
+      c.params["SPLIT_K"] = split;
+      c.params["BLOCK_K"] = bk;
+      const double fresh = sm80_cost(q, p, c, nullptr).seconds;
+      EXPECT_DOUBLE_EQ(sm80_cost(q, p, c, &cache).seconds, fresh) << c.describe();
+    }
+  }
+}
+
 TEST(Sm80CostModel, OccupancyAndItsLimit) {
   const hw::HwProfile p = profile("a100-sxm");
   const Sm80Occupancy small = sm80_occupancy(sm80(64, 64, 32, 2, 2, 3), p);
