@@ -165,6 +165,56 @@ ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile) {
   return sm80_space(problem, profile, sm80_split_k_declared(), sm80_stream_k_declared());
 }
 
+namespace {
+
+// SPLIT_K's and STREAM_K's constraints, where declared: every slice holds a k-tile, slices only where whole tiles
+// leave SMs idle, one way of sharing K, and stream-K's 32-bit schedule over one matrix.
+void add_split_constraints(ParamSpace& s, const Problem& q, const hw::HwProfile& profile, bool split_k, bool stream_k) {
+  if (split_k) {
+    const int64_t k = q.k;
+    s.constraints.push_back({Layer::data_scheduling, "SPLIT_K <= ceil(K / BLOCK_K) (every slice holds a k-tile)",
+                             [k](const Config& c) {
+                               return p(c, "SPLIT_K") <= std::max<int64_t>(1, cdiv(k, p(c, "BLOCK_K")));
+                             },
+                             {"SPLIT_K", "BLOCK_K"}});
+    // Slices only where whole tiles leave SMs idle: where the tiles fill every SM the split adds its fix-up and no
+    // work per SM (and a full plan of a large shape prices the whole-K space, not seven times it).
+    const int64_t m = q.m, n = q.n, batch = q.batch, cores = std::max(1, profile.cores);
+    s.constraints.push_back(
+        {Layer::data_scheduling,
+         fmt::format("SPLIT_K == 1 unless the whole-K tiles, ceil(M / BLOCK_M) * ceil(N / BLOCK_N) * batch, are fewer "
+                     "than the {} SMs",
+                     cores),
+         [m, n, batch, cores](const Config& c) {
+           return p(c, "SPLIT_K") == 1 || cdiv(m, p(c, "BLOCK_M")) * cdiv(n, p(c, "BLOCK_N")) * batch < cores;
+         },
+         {"SPLIT_K", "BLOCK_M", "BLOCK_N"}});
+  }
+  if (split_k && stream_k) {
+    s.constraints.push_back({Layer::data_scheduling, "SPLIT_K == 1 when STREAM_K == 1 (one way of sharing K)",
+                             [](const Config& c) { return p(c, "STREAM_K") == 0 || p(c, "SPLIT_K") == 1; },
+                             {"SPLIT_K", "STREAM_K"}});
+  }
+  if (stream_k) {
+    const int64_t m = q.m, n = q.n, k = q.k;
+    s.constraints.push_back({Layer::data_scheduling,
+                             "STREAM_K == 0 unless tiles x ceil(K / BLOCK_K) < 2^31 (the kernel's 32-bit schedule)",
+                             [m, n, k](const Config& c) {
+                               return p(c, "STREAM_K") == 0 || cdiv(m, p(c, "BLOCK_M")) * cdiv(n, p(c, "BLOCK_N")) *
+                                                                     cdiv(k, p(c, "BLOCK_K")) <
+                                                                 (int64_t(1) << 31);
+                             },
+                             {"STREAM_K", "BLOCK_M", "BLOCK_N", "BLOCK_K"}});
+    const int64_t batch = q.batch;
+    s.constraints.push_back({Layer::data_scheduling,
+                             "STREAM_K == 0 unless batch == 1 (the persistent grid walks one matrix)",
+                             [batch](const Config& c) { return p(c, "STREAM_K") == 0 || batch == 1; },
+                             {"STREAM_K"}});
+  }
+}
+
+}  // namespace
+
 ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile, bool split_k, bool stream_k) {
   ParamSpace s;
   s.family = "sm80";
@@ -233,36 +283,7 @@ ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile, bool
          return regs_per_sm > 0 && int64_t(sm80_register_estimate(c, arch)) * sm80_threads(c) <= regs_per_sm;
        }},
   };
-  const Problem q = problem.normalized();
-  if (split_k) {
-    const int64_t k = q.k;
-    s.constraints.push_back({Layer::data_scheduling, "SPLIT_K <= ceil(K / BLOCK_K) (every slice holds a k-tile)",
-                             [k](const Config& c) {
-                               return p(c, "SPLIT_K") <= std::max<int64_t>(1, cdiv(k, p(c, "BLOCK_K")));
-                             },
-                             {"SPLIT_K", "BLOCK_K"}});
-  }
-  if (split_k && stream_k) {
-    s.constraints.push_back({Layer::data_scheduling, "SPLIT_K == 1 when STREAM_K == 1 (one way of sharing K)",
-                             [](const Config& c) { return p(c, "STREAM_K") == 0 || p(c, "SPLIT_K") == 1; },
-                             {"SPLIT_K", "STREAM_K"}});
-  }
-  if (stream_k) {
-    const int64_t m = q.m, n = q.n, k = q.k;
-    s.constraints.push_back({Layer::data_scheduling,
-                             "STREAM_K == 0 unless tiles x ceil(K / BLOCK_K) < 2^31 (the kernel's 32-bit schedule)",
-                             [m, n, k](const Config& c) {
-                               return p(c, "STREAM_K") == 0 || cdiv(m, p(c, "BLOCK_M")) * cdiv(n, p(c, "BLOCK_N")) *
-                                                                     cdiv(k, p(c, "BLOCK_K")) <
-                                                                 (int64_t(1) << 31);
-                             },
-                             {"STREAM_K", "BLOCK_M", "BLOCK_N", "BLOCK_K"}});
-    const int64_t batch = q.batch;
-    s.constraints.push_back({Layer::data_scheduling,
-                             "STREAM_K == 0 unless batch == 1 (the persistent grid walks one matrix)",
-                             [batch](const Config& c) { return p(c, "STREAM_K") == 0 || batch == 1; },
-                             {"STREAM_K"}});
-  }
+  add_split_constraints(s, problem.normalized(), profile, split_k, stream_k);
   return s;
 }
 

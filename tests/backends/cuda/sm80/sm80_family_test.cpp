@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -73,7 +74,8 @@ TEST(Sm80Family, RefusesWhatDoesNotFitAndNamesTheLimit) {
   const Problem p = fp16(4096, 4096, 4096);
   auto a100 = sm80_space(p, profile("a100-sxm"));
   Config big{"sm80", {{"BLOCK_M", 256}, {"BLOCK_N", 256}, {"BLOCK_K", 64}, {"WARPS_M", 4}, {"WARPS_N", 4},
-                      {"STAGES", 4}, {"GROUP_M", 8}, {"VEC_BYTES", 16}, {"COPY_AB", 0}, {"FRAG_PIPE", 0}}};
+                      {"STAGES", 4}, {"GROUP_M", 8}, {"VEC_BYTES", 16}, {"COPY_AB", 0}, {"FRAG_PIPE", 0},
+                      {"SPLIT_K", 1}}};
   Status s = a100.check(big);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("shared memory"), std::string::npos) << s.message();
@@ -230,7 +232,8 @@ TEST(Sm80Family, NvrtcBuildsBlockK64PipelinedTilesWithoutSpills) {
     const Case& k = cases[i];
     const std::string what = fmt::format("{} {} {}", to_string(k.problem.layout), to_string(k.problem.precision.input),
                                          k.config.describe());
-    ASSERT_TRUE(sm80_space(k.problem, h200).check(k.config).ok()) << what;
+    // As the backend checks a config: in the space with SPLIT_K where the config names it.
+    ASSERT_TRUE(sm80_space(k.problem, h200, k.config.get("SPLIT_K").has_value()).check(k.config).ok()) << what;
     GeneratedKernel g = sm80_source(k.problem, k.config, int(k.config.at("VEC_BYTES")), epilogue_vec(k.problem));
     jit::CompileRequest req;
     req.name = g.entry;
@@ -266,6 +269,16 @@ TEST(Sm80Family, SplitKIsDeclaredWhereAskedAndSizesItsWorkspace) {
   EXPECT_FALSE(sm80_space(short_k, h200, true).check(c).ok()) << "16 slices of 3 k-tiles";
   c.params["SPLIT_K"] = 3;
   EXPECT_TRUE(sm80_space(short_k, h200, true).check(c).ok());
+  // Declared by default (TILEFORGE_SM80_SPLIT_K=0 takes it out), and admitted only where the whole-K tiles leave SMs
+  // idle: 4096^3 in 128x128 tiles is 1024 of them for 132 SMs.
+  if (std::getenv("TILEFORGE_SM80_SPLIT_K") == nullptr) EXPECT_NE(sm80_space(p, h200).find("SPLIT_K"), nullptr);
+  const ParamSpace big = sm80_space(fp16(4096, 4096, 4096), h200, true);
+  c.params["SPLIT_K"] = 2;
+  const Status refused = big.check(c);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("fewer than the 132 SMs"), std::string::npos) << refused.message();
+  c.params["SPLIT_K"] = 1;
+  EXPECT_TRUE(big.check(c).ok()) << big.check(c).to_string();
 
   Problem batched = fp16(520, 264, 4104);
   batched.batch = 3;
@@ -303,7 +316,8 @@ TEST(Sm80Family, NvrtcBuildsSplitKWithoutSpills) {
     const auto prof = profile(prof_name);
     for (const Tile& t : tiles) {
       for (int l = 0; l < 4; ++l) {
-        const Problem q = problem(512, 512, 8192, layouts[l], l % 2 ? DType::bf16 : DType::f16);
+        // 256x256: every tile's whole-K grid leaves SMs idle (16x64 tiles: 64), where the space admits the split.
+        const Problem q = problem(256, 256, 8192, layouts[l], l % 2 ? DType::bf16 : DType::f16);
         Config c = sm80_config(t.bm, t.bn, t.bk, t.wm, t.wn, t.stages, 16, t.pipe);
         c.params["SPLIT_K"] = std::max(1, t.split);
         c.params["STREAM_K"] = t.split == 0 ? 1 : 0;
