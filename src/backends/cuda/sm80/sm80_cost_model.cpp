@@ -72,12 +72,9 @@ Sm80Occupancy sm80_occupancy(const Config& c, const hw::HwProfile& profile) {
 }
 
 double sm80_operand_dram_bytes(const Problem& problem, const hw::HwProfile& profile, int64_t bm, int64_t bn,
-                               int64_t group_m, int occupancy, DramCache* cache, int64_t split, int64_t bk) {
+                               int64_t group_m, int occupancy, DramCache* cache) {
   const int64_t slots = int64_t(std::max(1, profile.cores)) * std::max(1, occupancy);
-  // The memo's tag tells the simulated problems apart: the occupancy, and SPLIT_K's slice (its batch of slices and
-  // its K, which BLOCK_K rounds) where there is one.
-  const int64_t slice = split > 1 ? split + 32 * bk : 0;
-  return operand_dram_bytes_in_flight(problem, profile, slots, bm, bn, group_m, int(occupancy + 64 * slice), cache);
+  return operand_dram_bytes_in_flight(problem, profile, slots, bm, bn, group_m, occupancy, cache);
 }
 
 namespace {
@@ -217,11 +214,13 @@ double simulate_panel_reads(const Problem& q, const hw::HwProfile& profile, int6
 
 double operand_dram_bytes_in_flight(const Problem& problem, const hw::HwProfile& profile, int64_t slots, int64_t bm,
                                     int64_t bn, int64_t group_m, int cache_tag, DramCache* cache) {
-  const auto key = std::make_tuple(bm, bn, group_m, cache_tag);
+  const Problem q = problem.normalized();
+  // K and the batch in the key: SPLIT_K prices its slices as a problem of its own (sm80_slice_problem), through the
+  // memo of the caller's problem.
+  const auto key = std::make_tuple(bm, bn, group_m, cache_tag, q.k, q.batch);
   if (cache) {
     if (auto it = cache->find(key); it != cache->end()) return it->second;
   }
-  const Problem q = problem.normalized();
   const int64_t grid_m = cdiv(q.m, bm), grid_n = cdiv(q.n, bn);
   const int64_t per_batch = grid_m * grid_n, total = per_batch * q.batch;
   double bytes = 0;
@@ -518,7 +517,7 @@ Cost sm80_cost(const Problem& problem, const hw::HwProfile& profile, const Confi
   c.latency_s = per_sm * l2_tile / (in_flight / kLoadedLatencySeconds) * pipe_slowdown;
 
   // DRAM: A and B panels as the raster and L2 let them through, C written (and read when beta != 0).
-  const double operand_bytes = sm80_operand_dram_bytes(q, profile, bm, bn, group_m, c.occupancy, cache, split, bk);
+  const double operand_bytes = sm80_operand_dram_bytes(q, profile, bm, bn, group_m, c.occupancy, cache);
   const double c_bytes = double(q.m) * double(q.n) * out * double(q.batch / split) * (q.beta != 0.0 ? 2.0 : 1.0);
   const double dram = operand_bytes + c_bytes;
   c.dram_bytes += dram;

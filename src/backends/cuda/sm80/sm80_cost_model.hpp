@@ -26,13 +26,11 @@ struct Sm80Occupancy {
 Sm80Occupancy sm80_occupancy(const Config& config, const hw::HwProfile& profile);
 
 // Bytes of A and B the sm80 raster reads from DRAM: panels each wave touches, group-M order, an LRU over the usable
-// L2. Memoized per (BLOCK_M, BLOCK_N, GROUP_M, occupancy, and SPLIT_K's slice with the BLOCK_K that rounds it) in a
-// cache the caller owns (one per problem and profile); `problem` is the one priced (sm80_slice_problem's under
-// SPLIT_K `split` and BLOCK_K `block_k`).
-using DramCache = std::map<std::tuple<int64_t, int64_t, int64_t, int>, double>;
+// L2. Memoized per (BLOCK_M, BLOCK_N, GROUP_M, occupancy, K, batch) in a cache the caller owns (one per problem and
+// profile: K and the batch tell SPLIT_K's slices, priced as a problem of their own, from the whole).
+using DramCache = std::map<std::tuple<int64_t, int64_t, int64_t, int, int64_t, int64_t>, double>;
 double sm80_operand_dram_bytes(const Problem& problem, const hw::HwProfile& profile, int64_t block_m,
-                               int64_t block_n, int64_t group_m, int occupancy, DramCache* cache = nullptr,
-                               int64_t split = 1, int64_t block_k = 0);
+                               int64_t block_n, int64_t group_m, int occupancy, DramCache* cache = nullptr);
 // The same walk with `slots` tiles in flight at once (the sm90 family's resident clusters) instead of the profile's
 // cores times an occupancy; `cache_tag` stands for the occupancy in the cache's key.
 double operand_dram_bytes_in_flight(const Problem& problem, const hw::HwProfile& profile, int64_t slots,
