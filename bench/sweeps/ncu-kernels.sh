@@ -6,6 +6,8 @@
 # Writes OUTDIR/ncu-SHAPE.csv (ncu's raw CSV) and OUTDIR/ncu-summary.txt (kernel, duration, DRAM and L2 bytes).
 # BENCH_ARGS (optional): more arguments for the bench, e.g. "--set COPY_AB=0"; LABEL then names the files
 # (ncu-SHAPE-LABEL.csv) so that runs of one shape with other pins sit side by side.
+# NCU_SET (optional): a section set collected besides the metrics (e.g. "full": every counter of the memory workload
+# tables, for a per-source breakdown of the L2 traffic), LAUNCHES the kernels profiled per shape (default 12).
 set -euo pipefail
 out=${1:?usage: ncu-kernels.sh OUTDIR SHAPE...}
 shift
@@ -19,8 +21,11 @@ metrics+=,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapse
 kernels='regex:^(sm90_gemm|sm80_gemm|skinny|tf_copy|nvjet|.*splitKreduce|.*cutlass|.*Kernel2)'
 label=${LABEL:+-$LABEL}
 read -r -a extra <<<"${BENCH_ARGS:-}"
+sets=()
+[[ -n "${NCU_SET:-}" ]] && sets=(--set "$NCU_SET")
 for shape in "$@"; do
-  "$ncu" --clock-control none --csv --page raw --metrics "$metrics" -k "$kernels" --launch-count 12 \
+  "$ncu" --clock-control none --csv --page raw "${sets[@]}" --metrics "$metrics" -k "$kernels" \
+    --launch-count "${LAUNCHES:-12}" \
     build/tileforge bench --device cuda --shape "$shape" --dtype f16 --no-db --min-reps 3 "${extra[@]}" \
     >"$out/ncu-$shape$label.csv" 2>"$out/ncu-$shape$label.log" ||
     echo "ncu-kernels: $shape failed (see ncu-$shape$label.log)" >&2

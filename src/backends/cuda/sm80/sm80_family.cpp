@@ -254,34 +254,50 @@ ParamSpace sm80_space(const Problem& problem, const hw::HwProfile& profile, bool
   const std::string regs_text = regs_per_sm > 0
                                     ? fmt::format("estimated registers * threads <= {} per SM", regs_per_sm)
                                     : std::string("registers per SM: the profile records no registers_per_core");
+  // Each constraint names the parameters it reads (Constraint::reads): a walk then evaluates it once per
+  // combination of those, not once per config through the config's map, and dispatch's walk prunes on it.
+  const std::vector<std::string> tile_reads = {"BLOCK_M", "BLOCK_N", "BLOCK_K", "WARPS_M", "WARPS_N", "VEC_BYTES",
+                                               "COPY_AB"};
+  std::vector<std::string> register_reads = tile_reads;
+  register_reads.push_back("FRAG_PIPE");
+  if (stream_k) register_reads.push_back("STREAM_K");  // sm80_register_estimate counts its loop
   s.constraints = {
       {Layer::parameter_adaptation, "BLOCK_M % (16 * WARPS_M) == 0 (whole 16-row fragments per warp)",
-       [](const Config& c) { return p(c, "BLOCK_M") % (16 * p(c, "WARPS_M")) == 0; }},
+       [](const Config& c) { return p(c, "BLOCK_M") % (16 * p(c, "WARPS_M")) == 0; },
+       {"BLOCK_M", "WARPS_M"}},
       {Layer::parameter_adaptation, "BLOCK_N % (16 * WARPS_N) == 0 (whole 16-column fragment pairs per warp)",
-       [](const Config& c) { return p(c, "BLOCK_N") % (16 * p(c, "WARPS_N")) == 0; }},
+       [](const Config& c) { return p(c, "BLOCK_N") % (16 * p(c, "WARPS_N")) == 0; },
+       {"BLOCK_N", "WARPS_N"}},
       {Layer::parameter_adaptation, fmt::format("32 * WARPS_M * WARPS_N <= {} threads", kMaxThreadsPerBlock),
-       [](const Config& c) { return sm80_threads(c) <= kMaxThreadsPerBlock; }},
+       [](const Config& c) { return sm80_threads(c) <= kMaxThreadsPerBlock; },
+       {"WARPS_M", "WARPS_N"}},
       {Layer::hardware_mapping, "each thread copies whole chunks: BLOCK_M*BLOCK_K*2/VEC and BLOCK_K*BLOCK_N*2/VEC divide by the threads",
        [](const Config& c) {
          const int64_t vec = p(c, "COPY_AB") ? 16 : p(c, "VEC_BYTES");
          const int t = sm80_threads(c);
          return (p(c, "BLOCK_M") * p(c, "BLOCK_K") * 2 / vec) % t == 0 &&
                 (p(c, "BLOCK_K") * p(c, "BLOCK_N") * 2 / vec) % t == 0;
-       }},
+       },
+       tile_reads},
       {Layer::hardware_mapping, fmt::format("VEC_BYTES <= {} (the alignment of A and B rows), unless COPY_AB = 1 with VEC_BYTES = 16", align),
        [align](const Config& c) {
          return p(c, "COPY_AB") ? p(c, "VEC_BYTES") == 16 : p(c, "VEC_BYTES") <= align;
-       }},
+       },
+       {"VEC_BYTES", "COPY_AB"}},
       {Layer::data_scheduling, smem_text,
-       [smem_limit](const Config& c) { return smem_limit > 0 && sm80_smem_bytes(c) <= smem_limit; }},
+       [smem_limit](const Config& c) { return smem_limit > 0 && sm80_smem_bytes(c) <= smem_limit; },
+       {"STAGES", "BLOCK_M", "BLOCK_N", "BLOCK_K"}},
       {Layer::compute_pipeline, "FRAG_PIPE == 0 or BLOCK_K % 32 == 0 (double buffering needs an even number of 16-deep k-steps)",
-       [](const Config& c) { return p(c, "FRAG_PIPE") == 0 || p(c, "BLOCK_K") % 32 == 0; }},
+       [](const Config& c) { return p(c, "FRAG_PIPE") == 0 || p(c, "BLOCK_K") % 32 == 0; },
+       {"FRAG_PIPE", "BLOCK_K"}},
       {Layer::parameter_adaptation, fmt::format("estimated registers <= {} per thread", kMaxRegistersPerThread),
-       [arch = profile.arch](const Config& c) { return sm80_register_estimate(c, arch) <= kMaxRegistersPerThread; }},
+       [arch = profile.arch](const Config& c) { return sm80_register_estimate(c, arch) <= kMaxRegistersPerThread; },
+       register_reads},
       {Layer::parameter_adaptation, regs_text,
        [regs_per_sm, arch = profile.arch](const Config& c) {
          return regs_per_sm > 0 && int64_t(sm80_register_estimate(c, arch)) * sm80_threads(c) <= regs_per_sm;
-       }},
+       },
+       register_reads},
   };
   add_split_constraints(s, problem.normalized(), profile, split_k, stream_k);
   return s;
