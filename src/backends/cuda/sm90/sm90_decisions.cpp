@@ -233,11 +233,17 @@ void explain_pipeline(plan::Plan& plan, const Facts& f) {
   const double in_flight = double(std::max<int64_t>(1, st - 1)) * stage_bytes;
   const double rate_sm = peak * 1e12 * share / double(sms);
   const double per_kstep = 2.0 * double(bm * bn * bk) / rate_sm;
+  // The latency the price waited on (the L2's, DRAM's under load, or a mix: latency_seconds in the cost model), read
+  // back from its term over the busiest CTA's k-steps.
+  const int64_t steps = sm90_share(sm90_schedule(f.q, f.c, sm90_resident_clusters(f.hw, f.cs))).k_steps;
+  const double latency =
+      steps > 0 && cost.latency_s > 0 ? cost.latency_s * double(std::max<int64_t>(1, st - 1)) / double(steps)
+                                      : kLoadedLatencySeconds;
   plan.log.add(L, fmt::format("STAGES={}", st),
                fmt::format("Little's law: {} stage(s) in flight x {} over a loaded latency of {} allow {} per SM; the "
                            "consumers take {} per k-step of {} ({})",
-                           st - 1, fmtx::bytes(stage_bytes), fmtx::time(kLoadedLatencySeconds),
-                           fmtx::rate(in_flight / kLoadedLatencySeconds), fmtx::bytes(stage_bytes),
+                           st - 1, fmtx::bytes(stage_bytes), fmtx::time(latency),
+                           fmtx::rate(in_flight / latency), fmtx::bytes(stage_bytes),
                            fmtx::time(per_kstep), fmtx::rate(stage_bytes / per_kstep)),
                fmt::format("latency term {}; {}", fmtx::time(cost.latency_s), neighbours_of(plan, {"STAGES"})));
   plan.log.add(L,

@@ -16,6 +16,18 @@
 namespace tileforge::cuda::detail {
 namespace {
 
+// The L2 promotion of the operands' maps: 256-byte by default; TILEFORGE_SM90_L2_PROMOTION (none, 64, 128 or 256)
+// picks another for measurements of the L2 traffic of rows off the sectors (1000^3's 2000-byte rows moved about a
+// fifth more bytes through the L2 than cuBLAS's kernel of the same tile: docs/PERF-LOG.md). Any other value: 256.
+CUtensorMapL2promotion l2_promotion() {
+  const char* v = std::getenv("TILEFORGE_SM90_L2_PROMOTION");
+  const std::string_view s = v ? v : "";
+  if (s == "none") return CU_TENSOR_MAP_L2_PROMOTION_NONE;
+  if (s == "64") return CU_TENSOR_MAP_L2_PROMOTION_L2_64B;
+  if (s == "128") return CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+  return CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+}
+
 // A 2-D map of a 16-bit matrix: `inner` contiguous elements per line, `outer` lines `ld` elements apart, 128-byte
 // swizzle, out-of-bounds elements read as zero.
 Status encode_map(Sm90TmaDesc& out, const void* ptr, DType type, int64_t inner, int64_t outer, int64_t ld,
@@ -33,7 +45,7 @@ Status encode_map(Sm90TmaDesc& out, const void* ptr, DType type, int64_t inner, 
   const CUresult r = (*d)->cuTensorMapEncodeTiled(
       &map, type == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
       const_cast<void*>(ptr), dims, strides, boxes, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      CU_TENSOR_MAP_SWIZZLE_128B, l2_promotion(), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     return check(r, fmt::format("cuTensorMapEncodeTiled({}: {} x {} elements, ld {}, box {} x {})", what, inner, outer,
                                 ld, box[0], box[1]));
