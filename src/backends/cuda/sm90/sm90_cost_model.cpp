@@ -222,18 +222,9 @@ L2Stream l2_stream(const ChipRates& chip, const TileShape& t, double in, int64_t
 // when its operands stream from DRAM (each panel read about once, as in skinny and long-K shapes) that is HBM's
 // latency under load, when they are reused from the L2 the L2's. The share of stages that wait on DRAM is taken as
 // twice the share of the L2 -> SM bytes that come from DRAM (a stage holds a piece of each operand), at most 1.
-// `lockstep_load`: where every CTA's k-walk starts at once (one wave, no stream-K), the CTAs that share a panel ask
-// for its k-steps together and all of them wait on its DRAM read, not only the first. How long that wait is depends
-// on how loaded DRAM is (queueing: steeply near saturation), so the share of stages waiting on DRAM's loaded latency
-// rises to the square of the DRAM stream's load (its time over the slowest stream's: 1 where HBM binds). On the H100 at 64x4096x4096, swapped 128x16 tiles, four CTAs reading each
-// weight panel at once, ran 8.5 us above the mixed latency's price, 64x64 tiles reading each panel once 1.7 us
-// (bench/results/h100/2026-12-05c-skinny-decode); the compute-bound waves of the probe (2048^3 in 128x256 tiles,
-// bench/results/h200/2026-12-01-sm90-probe) wait on the L2 as priced.
-double latency_seconds(int64_t stages, const L2Stream& l2, double operand_bytes, double steps, double lockstep_load) {
+double latency_seconds(int64_t stages, const L2Stream& l2, double operand_bytes, double steps) {
   const double in_flight = double(std::max<int64_t>(1, stages - 1)) * l2.stage_bytes;
-  const double mixed = l2.total > 0 ? std::min(1.0, 2.0 * operand_bytes / l2.total) : 1.0;
-  const double load = std::clamp(lockstep_load, 0.0, 1.0);
-  const double dram_stages = std::max(mixed, load * load);
+  const double dram_stages = l2.total > 0 ? std::min(1.0, 2.0 * operand_bytes / l2.total) : 1.0;
   const double latency = kLoadedLatencySeconds + dram_stages * (kDramLoadedLatencySeconds - kLoadedLatencySeconds);
   return steps * l2.stage_bytes / (in_flight / latency);
 }
@@ -420,7 +411,6 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   const double l2_bw_sm = chip.l2_rate * chip.clock;
 
   const std::optional<int64_t> stages = set_param(partial.stages, 2);
-  const bool lockstep = scheduled && !sched.stream_k && share.units <= 1 && partial.consumers && group_m && copy_ab;
   const bool reads_c = q.beta != 0.0;
   const double c_bytes = double(q.m) * double(q.n) * out * (reads_c ? 2.0 : 1.0);
   const double dram_bw = profile.mem_bandwidth_gbps * 1e9 * kDramEfficiency;
@@ -429,12 +419,8 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   // (the price's, or its floor: fewer bytes, less latency).
   auto body_of = [&](double operand_bytes) {
     const double dram_s = (operand_bytes + c_bytes) / dram_bw;
+    const double latency_s = stages ? latency_seconds(*stages, l2, operand_bytes, steps) : 0.0;
     const double top_stream = std::max({compute_s, dram_s, l2_s, smem_s, tma_s});
-    // DRAM's load as the price reads it where every term is the price's (the schedule, the k-step, the walk and the
-    // copies set); else the CTAs are taken to start apart, the lesser latency (a term left at its least could make
-    // the load look higher than the price's).
-    const double load = lockstep && top_stream > 0 ? dram_s / top_stream : 0.0;
-    const double latency_s = stages ? latency_seconds(*stages, l2, operand_bytes, steps, load) : 0.0;
     const double streams = compute_s + dram_s + l2_s + smem_s + tma_s;
     const double coupling_s = stages ? tma_coupling_seconds(compute_s, tma_s, *stages) : 0.0;
     return std::max(0.0, std::max(top_stream, latency_s)) + plan::constants::kOverlapLeak * (streams - top_stream) +
@@ -517,16 +503,13 @@ Cost kernel_cost(const Problem& q, const hw::HwProfile& profile, const Sm90Confi
   // DRAM: A and B panels as the persistent walk (consecutive tiles in flight at once, the grouped order) and the L2
   // let them through; C written (and read when beta != 0).
   const double operand_bytes = operand_dram_bytes(q, profile, bm, bn, cm, cn, group_m, cache);
+  c.latency_s = latency_seconds(stages, l2, operand_bytes, steps);
   const bool reads_c = q.beta != 0.0;
   const double c_bytes = double(q.m) * double(q.n) * out * (reads_c ? 2.0 : 1.0);
   const double dram = operand_bytes + c_bytes;
   c.dram_bytes = dram;
   const double dram_bw = profile.mem_bandwidth_gbps * 1e9 * kDramEfficiency;
   const double dram_s = dram / dram_bw;
-  const double smem_s = steps * step.smem_s;
-  const bool lockstep = !sched.stream_k && share.units <= 1;
-  const double top_stream = std::max({c.compute_s, dram_s, l2.seconds, smem_s, tma_s});
-  c.latency_s = latency_seconds(stages, l2, operand_bytes, steps, lockstep && top_stream > 0 ? dram_s / top_stream : 0);
 
   c.levels = {{"HBM", dram, dram_bw, dram_s},
               {"L2", l2.total, l2_bw_sm * double(sms), l2.seconds},
@@ -534,6 +517,7 @@ Cost kernel_cost(const Problem& q, const hw::HwProfile& profile, const Sm90Confi
                chip.smem_rate * clock * double(sms), steps * step.smem_s}};
   // Shared memory: the wgmma operand reads bound each k-step above (in the compute term); as a stream they also
   // compete with the TMA writes of the next stages and the epilogue's staging, so they leak like the others.
+  const double smem_s = steps * step.smem_s;
   plan::combine_terms(c, {{"compute", c.compute_s, true},
                           {"HBM", dram_s, true},
                           {"L2", l2.seconds, true},

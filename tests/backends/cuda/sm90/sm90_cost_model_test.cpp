@@ -13,7 +13,6 @@
 #include "backends/cuda/sm90/sm90_test_config.hpp"
 #include "backends/cuda/sm90/sm90_cost_model.hpp"
 #include "backends/cuda/sm90/sm90_family.hpp"
-#include "core/int_math.hpp"
 #include "bench/suite.hpp"
 #include "hw/hw.hpp"
 #include "support/test_support.hpp"
@@ -450,33 +449,6 @@ TEST(Sm90CostModel, ThirdsOfA192ColumnStagingTileMakeRoomForAFourthStage) {
   EXPECT_LT(predicted(p, thirds4), predicted(p, whole3));
   const Problem aligned = problem(3072, 3072, 3072);
   EXPECT_GE(predicted(aligned, thirds4), predicted(aligned, whole3));
-}
-
-// A decode step, 64 rows against a 4096x4096 weight, in one wave: the tiles that read each weight panel once (64x64,
-// split in two) ran 23.2 us on the H100, the swapped 128x16 tiles that four CTAs read each panel of at once 28.8 us
-// (bench/results/h100/2026-12-05c-skinny-decode). The CTAs of one wave that share a panel wait on its DRAM read
-// together: priced so, the planner takes tiles that read each weight panel once, on both Hopper records.
-TEST(Sm90CostModel, DecodeInOneWaveReadsEachWeightPanelOnce) {
-  const Problem p = problem(64, 4096, 4096);
-  const Config once = sm90_config(64, 64, 8, 1, 1, 1, 8, 1, 1, 1, 2);
-  const Config four_at_once = testing_sm90::swapped(sm90_config(128, 16, 8, 1, 1, 1, 8, 1, 1, 1, 1));
-  for (const char* name : {"h100-sxm", "h200"}) {
-    const hw::HwProfile chip = profile(name);
-    const plan::Cost shared = sm90_cost(p, chip, four_at_once);
-    ASSERT_TRUE(shared.valid) << name;
-    EXPECT_EQ(shared.bound, "latency") << name;
-    EXPECT_LT(sm90_cost(p, chip, once).seconds, shared.seconds) << name;
-    plan::PlanOptions o;
-    o.family = "sm90";
-    o.pick_only = o.legal_only = o.best_only = true;
-    auto made = plan::make_plan(p, chip, o);
-    ASSERT_TRUE(made.ok()) << made.status().to_string();
-    ASSERT_NE(made->choice(), nullptr) << name;
-    const Config& c = made->choice()->config;
-    // The CTAs that read one weight panel: the tiles along M (BLOCK_N tiles M in the swapped run).
-    const int64_t m_tile = c.get("SWAP_AB").value_or(0) ? c.at("BLOCK_N") : c.at("BLOCK_M");
-    EXPECT_EQ(cdiv(p.m, m_tile), 1) << name << ": " << c.describe();
-  }
 }
 
 TEST(Sm90CostModel, HilbertWalkIsPricedAndBoundedAsItself) {

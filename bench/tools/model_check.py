@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""How well the planner's cost model ranks what was measured: every verified row of the GPU sweeps
+(bench/results/<chip>/**/sweep.csv, written by scripts/gpu-splitk-sweep and scripts/gpu-kernel-sweep) priced again
+by `tileforge plan` with the row's config pinned, on the chip record its folder names; then, per shape of each
+sweep, whether the config predicted fastest is the one measured fastest, and what picking by prediction costs
+(regret: the measured time of the predicted best over the measured best).
+
+  bench/tools/model_check.py [--tileforge build/tileforge] [--chip h200|h100 ...] [--since YYYY-MM-DD]
+                             [--csv OUT.csv] [SWEEP.csv ...]
+
+--since keeps the sweeps whose results folder (named by its date) is that day's or later: older rows measured
+kernels that have changed since. Prints one line per shape group and a summary per chip; --csv writes every priced row. A config the space now
+refuses is reported as refused, not priced. The experiment switches (TILEFORGE_SM90_DEEP_STAGES,
+TILEFORGE_SM90_ATOM_SPLIT, TILEFORGE_SM80_STREAM_K) are set so that configs measured under them are priced.
+"""
+import argparse
+import concurrent.futures as futures
+import csv
+import glob
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+
+# The chip records of the results folders (bench/results/<folder>).
+PROFILES = {"h200": "h200", "h100": "h100-sxm"}
+SWITCHES = {"TILEFORGE_SM90_DEEP_STAGES": "1", "TILEFORGE_SM90_ATOM_SPLIT": "1", "TILEFORGE_SM80_STREAM_K": "1"}
+
+
+def chip_of(path):
+    parts = os.path.normpath(path).split(os.sep)
+    for i, p in enumerate(parts[:-1]):
+        if p == "results" and i + 1 < len(parts):
+            return parts[i + 1]
+    return None
+
+
+def results_date(path):
+    """The date that names the results folder of a sweep (bench/results/<chip>/<YYYY-MM-DD...>/...), or ''."""
+    parts = os.path.normpath(path).split(os.sep)
+    for i, p in enumerate(parts[:-2]):
+        if p == "results":
+            return parts[i + 2][:10]
+    return ""
+
+
+def where(path):
+    """A sweep's folder below bench/results (<chip>/<date-name>/...)."""
+    parts = os.path.normpath(os.path.dirname(path)).split(os.sep)
+    return "/".join(parts[parts.index("results") + 1:]) if "results" in parts else os.path.dirname(path)
+
+
+def rows_of(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        for r in csv.DictReader(f):
+            if r.get("backend") != "cuda" or r.get("fallback") != "false" or r.get("verified") != "true":
+                continue
+            config = r.get("config", "")
+            if not (config.startswith("sm90 ") or config.startswith("sm80 ")):
+                continue
+            try:
+                ms = float(r["median_ms"])
+            except (KeyError, ValueError):
+                continue
+            yield r, config, ms
+
+
+def price(tileforge, profile, r, config):
+    """The predicted seconds of `config` for row `r`, or (None, why)."""
+    family, *pins = config.split()
+    cmd = [tileforge, "plan", "--no-db", "-q", "--format", "json", "--profile", profile, "--family", family,
+           "--shape", f"{r['m']}x{r['n']}x{r['k']}", "--dtype", r["dtype"], "--out-dtype", r["out_dtype"],
+           "--accum", r["accum"], "--layout", r["layout"], "--lda", r["lda"], "--ldb", r["ldb"], "--ldc", r["ldc"],
+           "--batch", r["batch"]]
+    for p in pins:
+        cmd += ["--set", p]
+    if "REDUCE=1" in pins:
+        cmd.append("--nondeterministic")
+    env = dict(os.environ, **SWITCHES)
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        return None, (done.stderr.strip().splitlines() or ["plan failed"])[-1][:160]
+    try:
+        row = json.loads(done.stdout)["rows"][0]
+        return float(row["choice"]["predicted_s"]), ""
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None, "no prediction in plan's JSON"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("sweeps", nargs="*")
+    ap.add_argument("--tileforge", default="build/tileforge")
+    ap.add_argument("--chip", action="append", default=[], help="results folders to read (default: h200, h100)")
+    ap.add_argument("--since", default="", help="only results folders dated this day or later (YYYY-MM-DD)")
+    ap.add_argument("--csv", help="write every priced row here")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    args = ap.parse_args()
+
+    paths = args.sweeps
+    if not paths:
+        for chip in args.chip or sorted(PROFILES):
+            paths += sorted(glob.glob(f"bench/results/{chip}/**/sweep.csv", recursive=True))
+    if args.since:
+        paths = [p for p in paths if results_date(p) >= args.since]
+    work = []
+    for path in paths:
+        chip = chip_of(path)
+        if chip not in PROFILES:
+            print(f"model_check: {path}: no chip record for results folder '{chip}' (known: {', '.join(PROFILES)})",
+                  file=sys.stderr)
+            continue
+        for r, config, ms in rows_of(path):
+            work.append((path, chip, r, config, ms))
+    if not work:
+        sys.exit("model_check: no verified sm90 or sm80 rows in " + (", ".join(paths) or "bench/results"))
+
+    with futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        priced = list(pool.map(lambda w: price(args.tileforge, PROFILES[w[1]], w[2], w[3]), work))
+
+    groups = {}
+    out_rows = []
+    for (path, chip, r, config, ms), (pred, why) in zip(work, priced):
+        shape = f"{r['m']}x{r['n']}x{r['k']} {r['layout']} {r['dtype']}"
+        out_rows.append({"sweep": path, "chip": chip, "shape": shape, "label": r.get("label", ""), "config": config,
+                         "measured_us": ms * 1e3, "predicted_us": pred * 1e6 if pred else "", "refused": why})
+        if pred is None:
+            continue
+        # Rows of one config measured twice in a sweep: the faster measurement stands.
+        g = groups.setdefault((chip, path, shape), {})
+        if config not in g or ms * 1e3 < g[config][0]:
+            g[config] = (ms * 1e3, pred * 1e6)
+
+    per_chip = {}
+    print(f"{'chip':<5} {'shape':<26} {'n':>3} {'best measured us':>16} {'pick by model us':>16} {'regret':>7} "
+          f"{'median meas/pred':>16}  sweep")
+    for (chip, path, shape), g in sorted(groups.items()):
+        if len(g) < 2:
+            continue
+        best_meas = min(v[0] for v in g.values())
+        pick = min(g.values(), key=lambda v: v[1])
+        regret = pick[0] / best_meas
+        resid = statistics.median(v[0] / v[1] for v in g.values())
+        per_chip.setdefault(chip, []).append((regret, resid, shape, path))
+        print(f"{chip:<5} {shape:<26} {len(g):>3} {best_meas:>16.2f} {pick[0]:>16.2f} {regret:>7.3f} {resid:>16.3f}  "
+              f"{where(path)}")
+    for chip, rows in sorted(per_chip.items()):
+        regrets = [r[0] for r in rows]
+        geo = math.exp(sum(math.log(x) for x in regrets) / len(regrets))
+        exact = sum(1 for x in regrets if x <= 1.0 + 1e-9)
+        within = sum(1 for x in regrets if x <= 1.03)
+        print(f"{chip}: {len(rows)} shape groups; the predicted best is the measured best in {exact}, within 3% in "
+              f"{within}; geometric-mean regret {geo:.4f}, worst {max(regrets):.3f}")
+    refused = [o for o in out_rows if o["refused"]]
+    if refused:
+        print(f"{len(refused)} rows not priced (the space refuses their config now, or plan failed); e.g. "
+              f"{refused[0]['config']}: {refused[0]['refused']}")
+    if args.csv:
+        with open(args.csv, "w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=list(out_rows[0].keys()))
+            w.writeheader()
+            w.writerows(out_rows)
+
+
+if __name__ == "__main__":
+    main()
