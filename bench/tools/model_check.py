@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
 """How well the planner's cost model ranks what was measured: every verified row of the GPU sweeps
 (bench/results/<chip>/**/sweep.csv, written by scripts/gpu-splitk-sweep and scripts/gpu-kernel-sweep) priced again
-by `tileforge plan` with the row's config pinned, on the chip record its folder names; then, per shape of each
-sweep, whether the config predicted fastest is the one measured fastest, and what picking by prediction costs
-(regret: the measured time of the predicted best over the measured best).
+by `tileforge plan` with the row's config pinned, on the chip record its folder names; then, per shape and kernel
+family of each sweep (dispatch picks the family first, then ranks its configs), whether the config predicted
+fastest is the one measured fastest, and what picking by prediction costs (regret: the measured time of the
+predicted best over the measured best).
 
   bench/tools/model_check.py [--tileforge build/tileforge] [--chip h200|h100 ...] [--since YYYY-MM-DD]
                              [--csv OUT.csv] [SWEEP.csv ...]
 
 --since keeps the sweeps whose results folder (named by its date) is that day's or later: older rows measured
-kernels that have changed since. Prints one line per shape group and a summary per chip; --csv writes every priced row. A config the space now
-refuses is reported as refused, not priced. The experiment switches (TILEFORGE_SM90_DEEP_STAGES,
+kernels that have changed since. Prints one line per shape group and a summary per chip; --csv writes every priced
+row. A config the space now refuses is reported as refused, not priced. The experiment switches (TILEFORGE_SM90_DEEP_STAGES,
 TILEFORGE_SM90_ATOM_SPLIT, TILEFORGE_SM80_STREAM_K) are set so that configs measured under them are priced.
 """
 import argparse
@@ -129,12 +130,13 @@ def main():
         if pred is None:
             continue
         # Rows of one config measured twice in a sweep: the faster measurement stands.
-        g = groups.setdefault((chip, path, shape), {})
+        # Per family: dispatch picks the family first (its preference on the chip), then ranks its configs.
+        g = groups.setdefault((chip, path, f"{shape} {config.split()[0]}"), {})
         if config not in g or ms * 1e3 < g[config][0]:
             g[config] = (ms * 1e3, pred * 1e6)
 
     per_chip = {}
-    print(f"{'chip':<5} {'shape':<26} {'n':>3} {'best measured us':>16} {'pick by model us':>16} {'regret':>7} "
+    print(f"{'chip':<5} {'shape, family':<31} {'n':>3} {'best measured us':>16} {'pick by model us':>16} {'regret':>7} "
           f"{'median meas/pred':>16}  sweep")
     for (chip, path, shape), g in sorted(groups.items()):
         if len(g) < 2:
@@ -144,7 +146,7 @@ def main():
         regret = pick[0] / best_meas
         resid = statistics.median(v[0] / v[1] for v in g.values())
         per_chip.setdefault(chip, []).append((regret, resid, shape, path))
-        print(f"{chip:<5} {shape:<26} {len(g):>3} {best_meas:>16.2f} {pick[0]:>16.2f} {regret:>7.3f} {resid:>16.3f}  "
+        print(f"{chip:<5} {shape:<31} {len(g):>3} {best_meas:>16.2f} {pick[0]:>16.2f} {regret:>7.3f} {resid:>16.3f}  "
               f"{where(path)}")
     for chip, rows in sorted(per_chip.items()):
         regrets = [r[0] for r in rows]
