@@ -11,8 +11,9 @@ predicted best over the measured best).
 
 --since keeps the sweeps whose results folder (named by its date) is that day's or later: older rows measured
 kernels that have changed since. Prints one line per shape group and a summary per chip; --csv writes every priced
-row. A config the space now refuses is reported as refused, not priced. The experiment switches (TILEFORGE_SM90_DEEP_STAGES,
-TILEFORGE_SM90_ATOM_SPLIT, TILEFORGE_SM80_STREAM_K) are set so that configs measured under them are priced.
+row. A config the space now refuses is reported as refused, not priced. The experiment switches
+(TILEFORGE_SM90_DEEP_STAGES, TILEFORGE_SM90_ATOM_SPLIT, TILEFORGE_SM80_STREAM_K) are set so that configs measured
+under them are priced.
 """
 import argparse
 import concurrent.futures as futures
