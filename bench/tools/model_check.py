@@ -4,7 +4,7 @@
 by `tileforge plan` with the row's config pinned, on the chip record its folder names; then, per shape and kernel
 family of each sweep (dispatch picks the family first, then ranks its configs), whether the config predicted
 fastest is the one measured fastest, and what picking by prediction costs (regret: the measured time of the
-predicted best over the measured best).
+predicted best over the measured best; among configs priced within 0.1% of each other, the slowest measured).
 
   bench/tools/model_check.py [--tileforge build/tileforge] [--chip h200|h100 ...] [--since YYYY-MM-DD]
                              [--csv OUT.csv] [SWEEP.csv ...]
@@ -143,7 +143,10 @@ def main():
         if len(g) < 2:
             continue
         best_meas = min(v[0] for v in g.values())
-        pick = min(g.values(), key=lambda v: v[1])
+        # Configs the model prices alike (within 0.1%) are a tie that dispatch breaks by its own order, which says
+        # nothing of their measured times: the slowest of them counts.
+        fastest = min(v[1] for v in g.values())
+        pick = max((v for v in g.values() if v[1] <= fastest * 1.001), key=lambda v: v[0])
         regret = pick[0] / best_meas
         resid = statistics.median(v[0] / v[1] for v in g.values())
         per_chip.setdefault(chip, []).append((regret, resid, shape, path))
