@@ -7,11 +7,13 @@ fastest is the one measured fastest, and what picking by prediction costs (regre
 predicted best over the measured best; among configs priced within 0.1% of each other, the slowest measured).
 
   bench/tools/model_check.py [--tileforge build/tileforge] [--chip h200|h100 ...] [--since YYYY-MM-DD]
-                             [--csv OUT.csv] [SWEEP.csv ...]
+                             [--limit CHIP=REGRET ...] [--csv OUT.csv] [SWEEP.csv ...]
 
 --since keeps the sweeps whose results folder (named by its date) is that day's or later: older rows measured
 kernels that have changed since. Prints one line per shape group and a summary per chip; --csv writes every priced
-row. A config the space now refuses is reported as refused, not priced. The experiment switches
+row. --limit fails the run (exit 1) where a chip's geometric-mean regret is above the number given: a model change
+that ranks the measured rows worse is caught as a golden plan's change is. A config the space now refuses is
+reported as refused, not priced. The experiment switches
 (TILEFORGE_SM90_DEEP_STAGES, TILEFORGE_SM90_ATOM_SPLIT, TILEFORGE_SM80_STREAM_K) are set so that configs measured
 under them are priced.
 """
@@ -97,6 +99,8 @@ def main():
     ap.add_argument("--tileforge", default="build/tileforge")
     ap.add_argument("--chip", action="append", default=[], help="results folders to read (default: h200, h100)")
     ap.add_argument("--since", default="", help="only results folders dated this day or later (YYYY-MM-DD)")
+    ap.add_argument("--limit", action="append", default=[], metavar="CHIP=REGRET",
+                    help="exit 1 where CHIP's geometric-mean regret is above REGRET")
     ap.add_argument("--csv", help="write every priced row here")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     args = ap.parse_args()
@@ -152,9 +156,19 @@ def main():
         per_chip.setdefault(chip, []).append((regret, resid, shape, path))
         print(f"{chip:<5} {shape:<31} {len(g):>3} {best_meas:>16.2f} {pick[0]:>16.2f} {regret:>7.3f} {resid:>16.3f}  "
               f"{where(path)}")
+    limits = {}
+    for item in args.limit:
+        chip, _, value = item.partition("=")
+        try:
+            limits[chip] = float(value)
+        except ValueError:
+            sys.exit(f"model_check: --limit {item}: expected CHIP=REGRET, e.g. h200=1.02")
+    failed = []
     for chip, rows in sorted(per_chip.items()):
         regrets = [r[0] for r in rows]
         geo = math.exp(sum(math.log(x) for x in regrets) / len(regrets))
+        if chip in limits and geo > limits[chip]:
+            failed.append(f"{chip}: geometric-mean regret {geo:.4f} above the limit {limits[chip]}")
         exact = sum(1 for x in regrets if x <= 1.0 + 1e-9)
         within = sum(1 for x in regrets if x <= 1.03)
         print(f"{chip}: {len(rows)} shape groups; the predicted best is the measured best in {exact}, within 3% in "
@@ -168,6 +182,11 @@ def main():
             w = csv.DictWriter(f, fieldnames=list(out_rows[0].keys()))
             w.writeheader()
             w.writerows(out_rows)
+    for chip in limits:
+        if chip not in per_chip:
+            failed.append(f"{chip}: no shape group to check against its limit")
+    if failed:
+        sys.exit("model_check: " + "; ".join(failed))
 
 
 if __name__ == "__main__":
