@@ -12,14 +12,16 @@ distinct kernel names); CSVs are read in order, so a variant's file can follow t
 """
 import argparse
 import csv
+import gzip
 import io
 import re
 import sys
 
 
 def read_rows(path):
-    """The kernel rows of one raw CSV (its first line the names, its second the units)."""
-    with open(path, encoding="utf-8", errors="replace") as f:
+    """The kernel rows of one raw CSV, or of its gzip (its first line the names, its second the units)."""
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8", errors="replace") as f:
         lines = [line for line in f.read().splitlines() if line.startswith('"')]
     if len(lines) < 3:
         return []

@@ -16,16 +16,15 @@
 namespace tileforge::cuda::detail {
 namespace {
 
-// The L2 promotion of the operands' maps: 256-byte by default; TILEFORGE_SM90_L2_PROMOTION (none, 64, 128 or 256)
-// picks another for measurements of the L2 traffic of rows off the sectors (1000^3's 2000-byte rows moved about a
-// fifth more bytes through the L2 than cuBLAS's kernel of the same tile: docs/PERF-LOG.md). Any other value: 256.
-CUtensorMapL2promotion l2_promotion() {
-  const char* v = std::getenv("TILEFORGE_SM90_L2_PROMOTION");
-  const std::string_view s = v ? v : "";
-  if (s == "none") return CU_TENSOR_MAP_L2_PROMOTION_NONE;
-  if (s == "64") return CU_TENSOR_MAP_L2_PROMOTION_L2_64B;
-  if (s == "128") return CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
-  return CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+// The L2 promotion of an operand's map: sm90_l2_promotion_bytes (sm90_kernel.hpp) as the driver names it.
+CUtensorMapL2promotion l2_promotion(const void* base, int64_t ld, DType type) {
+  switch (sm90_l2_promotion_bytes(reinterpret_cast<uintptr_t>(base), ld, type,
+                                  std::getenv("TILEFORGE_SM90_L2_PROMOTION"))) {
+    case 0: return CU_TENSOR_MAP_L2_PROMOTION_NONE;
+    case 64: return CU_TENSOR_MAP_L2_PROMOTION_L2_64B;
+    case 128: return CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+    default: return CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+  }
 }
 
 // A 2-D map of a 16-bit matrix: `inner` contiguous elements per line, `outer` lines `ld` elements apart, 128-byte
@@ -45,7 +44,7 @@ Status encode_map(Sm90TmaDesc& out, const void* ptr, DType type, int64_t inner, 
   const CUresult r = (*d)->cuTensorMapEncodeTiled(
       &map, type == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
       const_cast<void*>(ptr), dims, strides, boxes, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-      CU_TENSOR_MAP_SWIZZLE_128B, l2_promotion(), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      CU_TENSOR_MAP_SWIZZLE_128B, l2_promotion(ptr, ld, type), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     return check(r, fmt::format("cuTensorMapEncodeTiled({}: {} x {} elements, ld {}, box {} x {})", what, inner, outer,
                                 ld, box[0], box[1]));
@@ -55,6 +54,16 @@ Status encode_map(Sm90TmaDesc& out, const void* ptr, DType type, int64_t inner, 
 }
 
 }  // namespace
+
+int sm90_l2_promotion_bytes(uintptr_t base, int64_t ld, DType type, const char* override_value) {
+  const std::string_view s = override_value ? override_value : "";
+  if (s == "none") return 0;
+  if (s == "64") return 64;
+  if (s == "128") return 128;
+  if (s == "256") return 256;
+  const uint64_t row_bytes = uint64_t(ld) * size_of(type);
+  return row_bytes % 128 == 0 && base % 128 == 0 ? 256 : 128;
+}
 
 Status Sm90Kernel::run(const Problem& p, const GemmArgs& args) const {
   // COPY_AB: A and B (1), A (2) or B (3) are copied first (on the caller's stream) into buffers whose rows are

@@ -3,6 +3,7 @@
 // TMA cannot read.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -93,6 +94,15 @@ class Sm90Kernel final : public Kernel {
   bool cooperative_ = true;
   StreamWorkspaces workspaces_;
 };
+
+// The L2 promotion of an operand's tensor map, in bytes (0: none): 256 where its rows start on 128-byte lines (the
+// base and ld * element size on multiples of 128), 128 where they do not. A 128-byte box row off the lines straddles
+// two, and 256-byte promotion fetched around both: on an H100 (bench/results/h100/2026-12-05e-l2-promotion),
+// 128-byte promotion ran 3000^3 11% faster (0.873 to 0.981 of cuBLAS in one call) and 1000^3 11% (0.841 to 0.885),
+// and cut the sectors that cross the L2's two partitions by 17% at 1000^3; the aligned shapes keep 256. A non-null
+// `override_value` of none, 64, 128 or 256 (TILEFORGE_SM90_L2_PROMOTION, for measurements) sets it instead; any other
+// value keeps the choice.
+int sm90_l2_promotion_bytes(uintptr_t base, int64_t ld, DType type, const char* override_value);
 
 // Why a compiled sm90 instance must not run: spills, serialized wgmma, too few threads; "" when it may.
 std::string sm90_refusal(const Config& config, const jit::FunctionResources* r,
