@@ -33,27 +33,26 @@ PROFILES = {"h200": "h200", "h100": "h100-sxm"}
 SWITCHES = {"TILEFORGE_SM90_DEEP_STAGES": "1", "TILEFORGE_SM90_ATOM_SPLIT": "1", "TILEFORGE_SM80_STREAM_K": "1"}
 
 
+def below_results(path):
+    """The folders between bench/results and a sweep's file (<chip>, <YYYY-MM-DD-name>, ...); [] outside it."""
+    parts = os.path.normpath(os.path.dirname(path)).split(os.sep)
+    return parts[parts.index("results") + 1:] if "results" in parts else []
+
+
 def chip_of(path):
-    parts = os.path.normpath(path).split(os.sep)
-    for i, p in enumerate(parts[:-1]):
-        if p == "results" and i + 1 < len(parts):
-            return parts[i + 1]
-    return None
+    folders = below_results(path)
+    return folders[0] if folders else None
 
 
 def results_date(path):
     """The date that names the results folder of a sweep (bench/results/<chip>/<YYYY-MM-DD...>/...), or ''."""
-    parts = os.path.normpath(path).split(os.sep)
-    for i, p in enumerate(parts[:-2]):
-        if p == "results":
-            return parts[i + 2][:10]
-    return ""
+    folders = below_results(path)
+    return folders[1][:10] if len(folders) > 1 else ""
 
 
 def where(path):
     """A sweep's folder below bench/results (<chip>/<date-name>/...)."""
-    parts = os.path.normpath(os.path.dirname(path)).split(os.sep)
-    return "/".join(parts[parts.index("results") + 1:]) if "results" in parts else os.path.dirname(path)
+    return "/".join(below_results(path)) or os.path.dirname(path)
 
 
 def rows_of(path):

@@ -31,6 +31,7 @@ struct Facts {
         split(c.at("EPI_SPLIT")), stm(c.at("STMATRIX")), in(double(size_of(q.precision.input))),
         out(double(size_of(q.precision.output))), peak(plan.roofline.peak.tflops.value_or(0)),
         sms(std::max(1, hw.cores)), grid(sm90_grid(q, c, hw)), cs(cm * cn),
+        sched(sm90_schedule(q, c, sm90_resident_clusters(hw, cs))), busiest(sm90_share(sched)),
         share(kWgmmaShare * (cons == 1 ? kOneConsumerShare : 1.0)), stage_bytes(double((bm + bn) * bk) * in) {}
   const Candidate& best;
   const Config& c;
@@ -42,6 +43,8 @@ struct Facts {
   const int sms;
   const Sm90Grid grid;
   const int64_t cs;
+  const Sm90Schedule sched;  // the config's work decomposition (whole tiles, split-K or stream-K)
+  const Sm90Share busiest;   // the busiest CTA's share of it
   const double share;        // of the dense peak the model credits wgmma with
   const double stage_bytes;  // A and B of one stage
 };
@@ -174,8 +177,8 @@ void explain_scheduling(plan::Plan& plan, const Facts& f) {
                                : std::string()),
                neighbours_of(plan, {"EPI_SPLIT"}));
   {
-    const Sm90Schedule sched = sm90_schedule(q, c, sm90_resident_clusters(hw, cs));
-    const Sm90Share busiest = sm90_share(sched);
+    const Sm90Schedule& sched = f.sched;
+    const Sm90Share& busiest = f.busiest;
     const int64_t sk = c.get("SPLIT_K").value_or(1), stk = c.get("STREAM_K").value_or(0);
     std::string what, reason;
     if (sched.shared_sum) {
@@ -235,7 +238,7 @@ void explain_pipeline(plan::Plan& plan, const Facts& f) {
   const double per_kstep = 2.0 * double(bm * bn * bk) / rate_sm;
   // The latency the price waited on (the L2's, DRAM's under load, or a mix: latency_seconds in the cost model), read
   // back from its term over the busiest CTA's k-steps.
-  const int64_t steps = sm90_share(sm90_schedule(f.q, f.c, sm90_resident_clusters(f.hw, f.cs))).k_steps;
+  const int64_t steps = f.busiest.k_steps;
   const double latency =
       steps > 0 && cost.latency_s > 0 ? cost.latency_s * double(std::max<int64_t>(1, st - 1)) / double(steps)
                                       : kLoadedLatencySeconds;
