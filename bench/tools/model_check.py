@@ -103,6 +103,14 @@ def main():
     ap.add_argument("--csv", help="write every priced row here")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     args = ap.parse_args()
+    # Read before any pricing: a malformed limit fails at once.
+    limits = {}
+    for item in args.limit:
+        chip, _, value = item.partition("=")
+        try:
+            limits[chip] = float(value)
+        except ValueError:
+            sys.exit(f"model_check: --limit {item}: expected CHIP=REGRET, e.g. h200=1.02")
 
     paths = args.sweeps
     if not paths:
@@ -152,25 +160,17 @@ def main():
         pick = max((v for v in g.values() if v[1] <= fastest * 1.001), key=lambda v: v[0])
         regret = pick[0] / best_meas
         resid = statistics.median(v[0] / v[1] for v in g.values())
-        per_chip.setdefault(chip, []).append((regret, resid, shape, path))
+        per_chip.setdefault(chip, []).append(regret)
         print(f"{chip:<5} {shape:<31} {len(g):>3} {best_meas:>16.2f} {pick[0]:>16.2f} {regret:>7.3f} {resid:>16.3f}  "
               f"{where(path)}")
-    limits = {}
-    for item in args.limit:
-        chip, _, value = item.partition("=")
-        try:
-            limits[chip] = float(value)
-        except ValueError:
-            sys.exit(f"model_check: --limit {item}: expected CHIP=REGRET, e.g. h200=1.02")
     failed = []
-    for chip, rows in sorted(per_chip.items()):
-        regrets = [r[0] for r in rows]
+    for chip, regrets in sorted(per_chip.items()):
         geo = math.exp(sum(math.log(x) for x in regrets) / len(regrets))
         if chip in limits and geo > limits[chip]:
             failed.append(f"{chip}: geometric-mean regret {geo:.4f} above the limit {limits[chip]}")
         exact = sum(1 for x in regrets if x <= 1.0 + 1e-9)
         within = sum(1 for x in regrets if x <= 1.03)
-        print(f"{chip}: {len(rows)} shape groups; the predicted best is the measured best in {exact}, within 3% in "
+        print(f"{chip}: {len(regrets)} shape groups; the predicted best is the measured best in {exact}, within 3% in "
               f"{within}; geometric-mean regret {geo:.4f}, worst {max(regrets):.3f}")
     refused = [o for o in out_rows if o["refused"]]
     if refused:
