@@ -6,6 +6,11 @@ moves more through a cache level than another of the same tile (e.g. NCU_SET=ful
 `ncu-compare.py out/ncu-1000x1000x1000.csv --kernels sm90_gemm,nvjet --pattern '^lts__t_(sectors|requests)'`).
 
   ncu-compare.py CSV [CSV...] [--kernels SUBSTR,SUBSTR,...] [--pattern REGEX] [--top N]
+  ncu-compare.py --summary CSV [CSV...]
+
+--summary prints one line per profiled kernel instead: its grid, duration, DRAM and L2 traffic, SM and wgmma
+utilisation (the table ncu-kernels.sh writes as ncu-summary.txt), the shape taken from the file's name
+(ncu-SHAPE[-LABEL].csv).
 
 --kernels picks, in order, the first profiled kernel whose name contains each substring (default: the first two
 distinct kernel names); CSVs are read in order, so a variant's file can follow the base's.
@@ -35,13 +40,43 @@ def number(text):
         return None
 
 
+SUMMARY = [  # (metric, heading, scale, width, decimals)
+    ("launch__grid_size", "grid", 1.0, 6, 0),
+    ("gpu__time_duration.sum", "us", 1e-3, 8, 2),
+    ("dram__bytes_read.sum", "DRAM rd MB", 1e-6, 10, 1),
+    ("dram__bytes_write.sum", "DRAM wr MB", 1e-6, 10, 1),
+    ("lts__t_bytes.sum", "L2 MB", 1e-6, 8, 1),
+    ("lts__t_requests.sum", "L2 req k", 1e-3, 9, 1),
+    ("lts__t_sectors.sum", "sect k", 1e-3, 9, 1),
+    ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "SM %", 1.0, 6, 1),
+    ("sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed", "gmma %", 1.0, 6, 1),
+]
+
+
+def summary(paths):
+    """One line per profiled kernel of each file: the columns of SUMMARY."""
+    print(f"{'shape':>16}  {'kernel':<60} " + " ".join(f"{h:>{w}}" for _, h, _, w, _ in SUMMARY))
+    for path in paths:
+        shape = re.sub(r"^ncu-|\.csv(\.gz)?$", "", path.rsplit("/", 1)[-1])
+        for r in read_rows(path):
+            cells = []
+            for metric, _, scale, width, decimals in SUMMARY:
+                v = number(r.get(metric, "nan"))
+                cells.append(f"{(v * scale if v is not None else float('nan')):>{width}.{decimals}f}")
+            print(f"{shape:>16}  {r.get('Kernel Name', '?')[:60]:<60} " + " ".join(cells))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("csv", nargs="+")
+    ap.add_argument("--summary", action="store_true", help="one line per kernel: time, traffic, utilisation")
     ap.add_argument("--kernels", default="", help="comma-separated substrings of the kernel names, in order")
     ap.add_argument("--pattern", default=r"^(lts__|dram__|l1tex__m_|gpu__time)", help="metric names to show (regex)")
     ap.add_argument("--top", type=int, default=60, help="rows to print")
     args = ap.parse_args()
+    if args.summary:
+        summary(args.csv)
+        return
 
     rows = []
     for path in args.csv:

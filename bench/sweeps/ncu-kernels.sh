@@ -30,31 +30,13 @@ for shape in "$@"; do
     >"$out/ncu-$shape$label.csv" 2>"$out/ncu-$shape$label.log" ||
     echo "ncu-kernels: $shape failed (see ncu-$shape$label.log)" >&2
 done
-python3 - "$out" "$label" "$@" >"$out/ncu-summary$label.txt" <<'EOF'
-import csv, io, sys
-out, label = sys.argv[1], sys.argv[2]
-print(f"{'shape':>16}  {'kernel':<60} {'grid':>6} {'us':>8} {'DRAM rd MB':>10} {'DRAM wr MB':>10} {'L2 MB':>8} "
-      f"{'L2 req k':>9} {'sect k':>9} {'SM %':>6} {'gmma %':>6}")
-for shape in sys.argv[3:]:
-    try:
-        text = open(f"{out}/ncu-{shape}{label}.csv").read()
-    except OSError:
-        continue
-    lines = [l for l in text.splitlines() if l.startswith('"')]
-    if len(lines) < 3:
-        continue
-    rows = list(csv.DictReader(io.StringIO("\n".join([lines[0]] + lines[2:]))))
-    for r in rows:
-        def num(key, scale=1.0):
-            try:
-                return float(r.get(key, "nan").replace(",", "")) * scale
-            except ValueError:
-                return float("nan")
-        print(f"{shape:>16}  {r.get('Kernel Name', '?')[:60]:<60} {num('launch__grid_size'):>6.0f} "
-              f"{num('gpu__time_duration.sum', 1e-3):>8.2f} {num('dram__bytes_read.sum', 1e-6):>10.1f} "
-              f"{num('dram__bytes_write.sum', 1e-6):>10.1f} {num('lts__t_bytes.sum', 1e-6):>8.1f} "
-              f"{num('lts__t_requests.sum', 1e-3):>9.1f} {num('lts__t_sectors.sum', 1e-3):>9.1f} "
-              f"{num('sm__throughput.avg.pct_of_peak_sustained_elapsed'):>6.1f} "
-              f"{num('sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed'):>6.1f}")
-EOF
+files=()
+for shape in "$@"; do
+  [[ -f "$out/ncu-$shape$label.csv" ]] && files+=("$out/ncu-$shape$label.csv")
+done
+if ((${#files[@]})); then
+  python3 "$(dirname "${BASH_SOURCE[0]}")/ncu-compare.py" --summary "${files[@]}" >"$out/ncu-summary$label.txt"
+else
+  echo "ncu-kernels: no profile was written" >"$out/ncu-summary$label.txt"
+fi
 cat "$out/ncu-summary$label.txt"
