@@ -13,9 +13,8 @@ predicted best over the measured best; among configs priced within 0.1% of each 
 kernels that have changed since. Prints one line per shape group and a summary per chip; --csv writes every priced
 row. --limit fails the run (exit 1) where a chip's geometric-mean regret is above the number given: a model change
 that ranks the measured rows worse is caught as a golden plan's change is. A config the space now refuses is
-reported as refused, not priced. The experiment switches
-(TILEFORGE_SM90_DEEP_STAGES, TILEFORGE_SM90_ATOM_SPLIT, TILEFORGE_SM80_STREAM_K) are set so that configs measured
-under them are priced.
+reported as refused, not priced. The experiment switches (TILEFORGE_SM90_DEEP_STAGES, TILEFORGE_SM90_ATOM_SPLIT,
+TILEFORGE_SM90_CONSUMER_COLS, TILEFORGE_SM80_STREAM_K) are set so that configs measured under them are priced.
 """
 import argparse
 import concurrent.futures as futures
@@ -30,7 +29,8 @@ import sys
 
 # The chip records of the results folders (bench/results/<folder>).
 PROFILES = {"h200": "h200", "h100": "h100-sxm"}
-SWITCHES = {"TILEFORGE_SM90_DEEP_STAGES": "1", "TILEFORGE_SM90_ATOM_SPLIT": "1", "TILEFORGE_SM80_STREAM_K": "1"}
+SWITCHES = {"TILEFORGE_SM90_DEEP_STAGES": "1", "TILEFORGE_SM90_ATOM_SPLIT": "1", "TILEFORGE_SM90_CONSUMER_COLS": "1",
+            "TILEFORGE_SM80_STREAM_K": "1"}
 
 
 def below_results(path):

@@ -107,12 +107,16 @@ class Sm90BankModel final : public plan::banks::BankModel {
     }
     const int bm = int(c.at("BLOCK_M")), bn = int(c.at("BLOCK_N")), stages = int(c.at("STAGES"));
     const int consumers = int(c.at("CONSUMERS")), epilogue = int(c.at("EPILOGUE"));
-    const int epi_rounds = int(sm90_epi_rounds(bn, c.get("EPI_SPLIT").value_or(1)));
+    if (consumers < 1) return invalid_argument(fmt::format("{}: CONSUMERS must be at least 1", c.describe()));
+    // Each consumer warpgroup's part of the tile (its rows, or with CONSUMER_COLS 1 its columns) and staging region.
+    const bool cols = c.get("CONSUMER_COLS").value_or(0) != 0;
+    const int wg_n = cols ? bn / consumers : bn;
+    const int epi_rounds = int(sm90_epi_rounds(wg_n, c.get("EPI_SPLIT").value_or(1)));
     const bool stmatrix = c.get("STMATRIX").value_or(0) != 0;
     const bool fixup = c.get("SPLIT_K").value_or(1) > 1 || c.get("STREAM_K").value_or(0) != 0;
     const bool col = sm90_swap_ab(c);  // C staged column by column (stmatrix .trans)
-    const int wg_m = bm / consumers, m_iters = wg_m / 64;
-    if (consumers < 1 || wg_m % 64 != 0 || m_iters < 1 || bn % ((col ? 8 : 64) * epi_rounds) != 0) {
+    const int wg_m = cols ? bm : bm / consumers, m_iters = wg_m / 64;
+    if (wg_m % 64 != 0 || m_iters < 1 || wg_n % ((col ? 8 : 64) * epi_rounds) != 0) {
       return invalid_argument(fmt::format("{}: each consumer warpgroup needs whole 64-row blocks and the staged "
                                           "column groups whole {}", c.describe(),
                                           col ? "8-column blocks" : "64-column boxes"));
@@ -138,7 +142,7 @@ class Sm90BankModel final : public plan::banks::BankModel {
     if (epilogue == kSm90EpilogueDirect) {
       out.notes.emplace_back("EPILOGUE = 0: C is stored from registers straight to global memory, nothing is staged");
     } else {
-      const StagingTile staging{c_tile, consumers, wg_m, m_iters, bn / epi_rounds, epi_rounds, col};
+      const StagingTile staging{c_tile, consumers, wg_m, m_iters, wg_n / epi_rounds, epi_rounds, col};
       out.instructions.push_back(staging_stores(staging, stmatrix, epilogue));
       out.notes.emplace_back("the TMA store reads the staging tile without per-thread addresses; with beta != 0 the "
                              "kernel falls back to direct stores at run time (nothing staged)");

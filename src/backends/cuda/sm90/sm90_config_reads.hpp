@@ -52,6 +52,14 @@ inline std::string tma_ld_refusal(const Problem& q, int64_t ld, const char* what
   return fmt::format("{} = {} is not a multiple of {} elements (TMA reads rows 16 bytes apart)", what, ld, elems);
 }
 
+// CONSUMER_COLS of a config, 0 where the space does not declare it: 1 when the consumer warpgroups split BLOCK_N.
+inline int64_t consumer_cols_of(const Config& c) {
+  for (const auto& [key, value] : c.params) {
+    if (named(key, "CONSUMER_COLS")) return value;
+  }
+  return 0;
+}
+
 // SWAP_AB of a config, 0 where the space does not declare it (a scan, as p() does).
 inline int64_t swap_of(const Config& c) {
   for (const auto& [key, value] : c.params) {

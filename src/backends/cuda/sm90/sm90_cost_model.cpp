@@ -111,6 +111,9 @@ struct ChipRates {
 // The CTA's tile and the cluster's shape.
 struct TileShape {
   int64_t bm = 128, bn = 128, bk = 64, cm = 1, cn = 1;
+  // Consumer warpgroups that read each m64 block of A from shared memory: CONSUMERS where they split BLOCK_N
+  // (CONSUMER_COLS 1: each multiplies the whole A tile by its columns of B), else 1.
+  int64_t a_readers = 1;
 };
 
 // COPY_AB copies the operands it names (1 both, 2 A, 3 B) whose rows are not on 32-byte sectors (assuming aligned
@@ -179,7 +182,8 @@ KStep k_step(const ChipRates& chip, const TileShape& t, bool one_consumer, doubl
   const double rate_sm =
       chip.peak_tflops * 1e12 / double(chip.sms) * kWgmmaShare * (one_consumer ? kOneConsumerShare : 1.0);
   s.tensor_s = 2.0 * double(t.bm * t.bn * t.bk) / rate_sm;
-  s.smem_bytes = (double(t.bm / 64 * (64 + t.bn) * t.bk) + kTmaWriteSmemShare * double((t.bm + t.bn) * t.bk)) * in;
+  s.smem_bytes =
+      (double(t.bm / 64 * (64 * t.a_readers + t.bn) * t.bk) + kTmaWriteSmemShare * double((t.bm + t.bn) * t.bk)) * in;
   s.smem_s = s.smem_bytes / (chip.smem_rate * chip.clock);
   s.seconds =
       (std::max({s.tensor_s, s.smem_s, kKStepFloorCycles / chip.clock}) * cluster_step_factor(t) +
@@ -377,7 +381,9 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   const auto bk_v = set_param(partial.block_k, 64);
   const auto cm_v = set_param(partial.cluster_m, 1), cn_v = set_param(partial.cluster_n, 1);
   if (!bm_v || !bn_v || !bk_v || !cm_v || !cn_v) return overhead_s + kLoadedLatencySeconds;
-  const TileShape tile{*bm_v, *bn_v, *bk_v, *cm_v, *cn_v};
+  const std::optional<int64_t> consumers_v = set_param(partial.consumers, 1);
+  const bool cols = partial.consumer_cols.value_or(0) != 0;
+  const TileShape tile{*bm_v, *bn_v, *bk_v, *cm_v, *cn_v, cols && consumers_v ? *consumers_v : 1};
   const int64_t bm = tile.bm, bn = tile.bn, bk = tile.bk, cm = tile.cm, cn = tile.cn, cs = cm * cn;
   if (cs > 1) overhead_s += kClusterLaunchSeconds;
   const ChipRates chip{memo.peak_tflops, std::max(1, profile.cores), profile.boost_clock_ghz * 1e9,
@@ -399,7 +405,6 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
     steps = double(share.k_steps);
   }
 
-  const std::optional<int64_t> consumers_v = set_param(partial.consumers, 1);
   // GROUP_M read as set: 0 is the Hilbert walk, not a value to replace.
   const std::optional<int64_t> group_m = partial.group_m;
   const KStep step = k_step(chip, tile, consumers_v && *consumers_v == 1, in,
@@ -431,7 +436,7 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   if (scheduled) {
     epi_s = epilogue_seconds(q, out, chip.clock, bm, bn, sched, share.finished, partial.epilogue, partial.stmatrix,
                              set_param(partial.epi_split, 1));
-    fix_s = fixup_seconds(q, bm, bn, sched, share, consumers_v, l2_bw_sm).seconds;
+    fix_s = fixup_seconds(q, bm, bn, sched, share, consumers_v, l2_bw_sm, cols).seconds;
   }
   const double fill_s = fill_seconds(l2, l2_bw_sm);
   // The operands' DRAM bytes cost an L2 simulation the first time: its floor (every panel once) while the rest
@@ -454,10 +459,12 @@ Cost kernel_cost(const Problem& q, const hw::HwProfile& profile, const Sm90Confi
   if (auto missing = sm90_missing_field(profile)) return plan::invalid_cost(*missing);
   Cost c;
   const double in = double(size_of(q.precision.input)), out = double(size_of(q.precision.output));
+  const int64_t consumers = param(cfg.consumers, 1);
+  const bool cols = cfg.consumer_cols.value_or(0) != 0;
   const TileShape tile{param(cfg.block_m, 128), param(cfg.block_n, 128), param(cfg.block_k, 64),
-                       param(cfg.cluster_m, 1), param(cfg.cluster_n, 1)};
+                       param(cfg.cluster_m, 1), param(cfg.cluster_n, 1), cols ? consumers : 1};
   const int64_t bm = tile.bm, bn = tile.bn, bk = tile.bk, cm = tile.cm, cn = tile.cn, cs = cm * cn;
-  const int64_t stages = param(cfg.stages, 2), consumers = param(cfg.consumers, 1);
+  const int64_t stages = param(cfg.stages, 2);
   const int64_t group_m = cfg.group_m.value_or(1);  // 0: the Hilbert walk
   const int64_t epilogue = cfg.epilogue.value_or(0);
   const int64_t split = param(cfg.epi_split, 1);
@@ -534,7 +541,7 @@ Cost kernel_cost(const Problem& q, const hw::HwProfile& profile, const Sm90Confi
                                   fmtx::bytes(double(bm * bn) * out)));
   }
   if (share.partials_written > 0) {
-    const Fixup fix = fixup_seconds(q, bm, bn, sched, share, consumers, l2_bw_sm);
+    const Fixup fix = fixup_seconds(q, bm, bn, sched, share, consumers, l2_bw_sm, cols);
     c.body_s += fix.seconds;
     if (notes) add_fixup_note(c, sched, share, fix);
   }

@@ -173,7 +173,7 @@ void explain_scheduling(plan::Plan& plan, const Facts& f) {
                            fmtx::bytes(double(hw.smem_per_block_bytes)), st, fmtx::bytes(stage_bytes),
                            epi != kSm90EpilogueDirect
                                ? fmt::format(" and a staging tile of {}",
-                                             fmtx::bytes(double(bm * bn * 2 / sm90_epi_rounds(bn, split))))
+                                             fmtx::bytes(double(bm * bn * 2 / sm90_epi_rounds(sm90_consumer_cols(c), split))))
                                : std::string()),
                neighbours_of(plan, {"EPI_SPLIT"}));
   {
@@ -271,7 +271,12 @@ void explain_adaptation(plan::Plan& plan, const Facts& f) {
   // ---- parameter adaptation
   const int preg = sm90_producer_regs(c), creg = sm90_consumer_regs(c);
   plan.log.add(L,
-               fmt::format("CONSUMERS={}: {} threads, {} rows per consumer warpgroup", cons, sm90_threads(c), bm / cons),
+               c.get("CONSUMER_COLS").value_or(0) != 0
+                   ? fmt::format("CONSUMERS={}, CONSUMER_COLS=1: {} threads, {} columns of all {} rows per consumer "
+                                 "warpgroup",
+                                 cons, sm90_threads(c), sm90_consumer_cols(c), bm)
+                   : fmt::format("CONSUMERS={}: {} threads, {} rows per consumer warpgroup", cons, sm90_threads(c),
+                                 bm / cons),
                fmt::format("{} {} per consumer thread; {}; one CTA per SM, limited by the persistent design",
                            q.precision.accum == DType::f16 ? sm90_accumulators(c) / 2 : sm90_accumulators(c),
                            q.precision.accum == DType::f16 ? "registers of f16 accumulator pairs" : "f32 accumulators",

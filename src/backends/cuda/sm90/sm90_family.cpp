@@ -64,11 +64,20 @@ int64_t sm90_epi_rounds(int64_t block_n, int64_t epi_split) {
   return block_n % 128 == 0 ? 2 : std::max<int64_t>(1, block_n / 64);
 }
 
+int64_t sm90_consumer_rows(const Config& c) {
+  return consumer_cols_of(c) ? p(c, "BLOCK_M") : p(c, "BLOCK_M") / std::max<int64_t>(1, p(c, "CONSUMERS"));
+}
+
+int64_t sm90_consumer_cols(const Config& c) {
+  return consumer_cols_of(c) ? p(c, "BLOCK_N") / std::max<int64_t>(1, p(c, "CONSUMERS")) : p(c, "BLOCK_N");
+}
+
 int64_t sm90_smem_bytes(const Config& c) {
   const int64_t bm = p(c, "BLOCK_M"), bn = p(c, "BLOCK_N"), bk = p(c, "BLOCK_K"), stages = p(c, "STAGES");
   const int64_t stage = (bm + bn) * bk * 2;
-  const int64_t c_tile =
-      p(c, "EPILOGUE") != kSm90EpilogueDirect ? bm * bn * 2 / sm90_epi_rounds(bn, p(c, "EPI_SPLIT")) : 0;
+  const int64_t c_tile = p(c, "EPILOGUE") != kSm90EpilogueDirect
+                             ? bm * bn * 2 / sm90_epi_rounds(sm90_consumer_cols(c), p(c, "EPI_SPLIT"))
+                             : 0;
   return stages * stage + c_tile + 2 * stages * 8 + 16 + 1024;
 }
 
@@ -91,6 +100,7 @@ std::optional<int64_t> Sm90ConfigView::*view_field(std::string_view n) {
       if (is("CLUSTER_M")) return &V::cluster_m;
       if (is("CLUSTER_N")) return &V::cluster_n;
       if (is("CONSUMERS")) return &V::consumers;
+      if (is("CONSUMER_COLS")) return &V::consumer_cols;
       if (is("COPY_AB")) return &V::copy_ab;
       break;
     case 'E':
@@ -192,8 +202,7 @@ Sm90Schedule sm90_schedule(const Problem& problem, const Sm90ConfigView& c, int6
 }
 
 int sm90_accumulators(const Config& c) {
-  const int64_t cons = std::max<int64_t>(1, p(c, "CONSUMERS"));
-  return int(std::max<int64_t>(1, p(c, "BLOCK_M") / cons / 64) * p(c, "BLOCK_N") / 2);
+  return int(std::max<int64_t>(1, sm90_consumer_rows(c) / 64) * sm90_consumer_cols(c) / 2);
 }
 
 int sm90_producer_regs(const Config& c) { return p(c, "CONSUMERS") >= 2 ? kProducerRegs : 0; }
@@ -297,19 +306,25 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
   k.b_box[0] = 64;
   k.b_box[1] = int(b_row ? 64 / b_row_parts : k_box(bn, cm));
   k.c_box[0] = 64;
-  k.c_box[1] = int(c_col ? bn / sm90_epi_rounds(bn, p(c, "EPI_SPLIT")) : bm / cons);
+  const int64_t wg_n = sm90_consumer_cols(c);
+  k.c_box[1] = int(c_col ? wg_n / sm90_epi_rounds(wg_n, p(c, "EPI_SPLIT")) : sm90_consumer_rows(c));
   const int64_t split_k = c.get("SPLIT_K").value_or(1), stream_k = c.get("STREAM_K").value_or(0);
   const bool acc_f16 = q.precision.accum == DType::f16;
   const bool atomic = sm90_atomic_sum(c) && (split_k > 1 || stream_k);
   // The template's trailing arguments (kCCol, kAtomicSum) only where they differ from their defaults: other instances
   // keep the source (and the cached binary) they had before.
-  const std::string tail = atomic ? fmt::format(", {}, true", c_col) : c_col ? ", true" : "";
+  const bool cols = consumer_cols_of(c) != 0;
+  const std::string tail = cols     ? fmt::format(", {}, {}, true", c_col, atomic)
+                           : atomic ? fmt::format(", {}, true", c_col)
+                           : c_col  ? ", true"
+                                    : "";
   k.entry = fmt::format("sm90_gemm_{}_{}_{}{}_{}x{}x{}_c{}_s{}_k{}x{}_g{}_e{}{}{}{}{}{}", to_string(q.precision.input),
                         to_string(q.precision.output), to_string(q.layout), c_col ? "_swap" : "", bm, bn, bk, cons,
                         p(c, "STAGES"), cm, cn,
                         gm == 0 ? std::string("h") : std::to_string(gm), p(c, "EPILOGUE"), p(c, "EPI_SPLIT"), p(c, "STMATRIX"),
                         split_k > 1 ? fmt::format("_sk{}", split_k) : stream_k ? "_stk" : "", atomic ? "_atom" : "",
                         acc_f16 ? "_acc16" : "");
+  if (cols) k.entry += "_ncols";
   // One CTA per SM is the design (persistent, up to 227 KB of shared memory), so __launch_bounds__(threads, 1).
   // A diagnostic of the fix-up (gemm.cuh, TF_SM90_FIXUP_PROBE): never set in normal use, it makes C wrong.
   std::string probe;

@@ -44,8 +44,8 @@ inline constexpr int64_t kSm90SharedSumMinSplit = 4;
 // reading each parameter by name from the map was most of its time (docs/PERF-LOG.md, issue 15). Each field is
 // set when the config sets it, with the value as set (a partial config of dispatch's bound search lacks some).
 struct Sm90ConfigView {
-  std::optional<int64_t> block_k, block_m, block_n, cluster_m, cluster_n, consumers, copy_ab, epilogue, epi_split,
-      group_m, reduce, split_k, stages, stmatrix, stream_k, swap_ab;
+  std::optional<int64_t> block_k, block_m, block_n, cluster_m, cluster_n, consumers, consumer_cols, copy_ab, epilogue,
+      epi_split, group_m, reduce, split_k, stages, stmatrix, stream_k, swap_ab;
   explicit Sm90ConfigView(const Config& config);
 };
 
@@ -123,7 +123,11 @@ int64_t sm90_smem_bytes(const Config& config);
 // The TMA-store epilogues' staging rounds per tile (the kernel's Config::EPI_ROUNDS): EPI_SPLIT 1 one, 2 halves of
 // the tile, or thirds where halves would not be whole 64-column boxes (BLOCK_N 192).
 int64_t sm90_epi_rounds(int64_t block_n, int64_t epi_split);
-// f32 accumulators per consumer thread: (BLOCK_M / CONSUMERS / 64) x BLOCK_N / 2.
+// The part of the tile one consumer warpgroup owns: BLOCK_M / CONSUMERS rows of every column, or with CONSUMER_COLS 1
+// BLOCK_N / CONSUMERS columns of every row.
+int64_t sm90_consumer_rows(const Config& config);
+int64_t sm90_consumer_cols(const Config& config);
+// f32 accumulators per consumer thread: (its rows / 64) x its columns / 2.
 int sm90_accumulators(const Config& config);
 // setmaxnreg targets: 40 for the producer, 232 for each of two consumers or 152 for each of three; none (0) with one
 // consumer, whose 256 threads may use up to 255 registers each as launched.
@@ -149,8 +153,12 @@ struct Sm90SpaceOptions {
   // declare STAGES 10, 12 and 16 beside 2 to 8 (deeper rings for small tiles of memory-bound shapes); the kernel takes
   // any count that fits shared memory, the planner offers these once measured
   bool deep_stages = false;
+  // declare CONSUMER_COLS (two or three consumer warpgroups splitting BLOCK_N, as a 64-row tile needs for a second
+  // one); the kernel takes it, the planner offers it once measured
+  bool consumer_cols = false;
 };
 // The planner's options, from the environment: SWAP_AB declared unless TILEFORGE_SM90_SWAP_AB=0; REDUCE always;
+// CONSUMER_COLS with TILEFORGE_SM90_CONSUMER_COLS=1 (until measured: bench/sweeps/sm90-consumer-cols.txt);
 // the dealt-out atoms with TILEFORGE_SM90_ATOM_SPLIT=1 and the deep rings with TILEFORGE_SM90_DEEP_STAGES=1 (until
 // measured on a GPU: bench/sweeps/sm90-atom-split.txt, bench/sweeps/sm90-deep-stages.txt).
 Sm90SpaceOptions sm90_space_options();

@@ -17,7 +17,7 @@ using plan::Cost;
 namespace fmtx = plan::fmtx;
 
 Fixup fixup_seconds(const Problem& q, int64_t bm, int64_t bn, const Sm90Schedule& sched, const Sm90Share& share,
-                    std::optional<int64_t> consumers, double l2_bw_sm) {
+                    std::optional<int64_t> consumers, double l2_bw_sm, bool consumer_cols) {
   Fixup f;
   if (share.partials_written <= 0) return f;
   f.part = double(std::min(bm, q.m)) * double(std::min(bn, q.n)) * 4.0;
@@ -34,9 +34,13 @@ Fixup fixup_seconds(const Problem& q, int64_t bm, int64_t bn, const Sm90Schedule
     }
     fixed_s += kFixupSeconds;
   } else if (consumers) {
-    const int64_t m_iters = std::max<int64_t>(1, bm / std::max<int64_t>(1, *consumers) / 64);
-    const int64_t vg = tf::sm90::fixup_group(int(m_iters), int(bn));
-    round_trips = share.partials_read * m_iters * cdiv(bn / 8, std::max<int64_t>(1, vg));
+    // Each consumer thread reads back its own part of the tile: its rows of every column, or (CONSUMER_COLS) its
+    // columns of every row.
+    const int64_t cons = std::max<int64_t>(1, *consumers);
+    const int64_t m_iters = std::max<int64_t>(1, (consumer_cols ? bm : bm / cons) / 64);
+    const int64_t wg_n = consumer_cols ? bn / cons : bn;
+    const int64_t vg = tf::sm90::fixup_group(int(m_iters), int(wg_n));
+    round_trips = share.partials_read * m_iters * cdiv(wg_n / 8, std::max<int64_t>(1, vg));
   }
   f.seconds = bytes / (l2_bw_sm * kFixupL2Share) + fixed_s + double(round_trips) * kFixupReadSeconds;
   return f;

@@ -22,7 +22,7 @@ struct Fixup {
 // at once; the wait for the other slices and the departure add one more fixed cost. REDUCE 1 adds the partials by
 // atomics and reads one sum tile back. Without CONSUMERS (the bound's partial configs) no round trips are counted.
 Fixup fixup_seconds(const Problem& q, int64_t bm, int64_t bn, const Sm90Schedule& sched, const Sm90Share& share,
-                    std::optional<int64_t> consumers, double l2_bw_sm);
+                    std::optional<int64_t> consumers, double l2_bw_sm, bool consumer_cols = false);
 
 // The note on the busiest CTA's fix-up (split-K with or without the shared sum, or stream-K).
 void add_fixup_note(plan::Cost& c, const Sm90Schedule& sched, const Sm90Share& share, const Fixup& fix);

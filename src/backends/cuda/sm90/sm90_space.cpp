@@ -37,7 +37,8 @@ int64_t cluster_units(const Problem& q, const Config& c) {
 // transposed run's B is K-major; elsewhere every one of them would be refused). REDUCE where `reduce`. STAGES 10, 12
 // and 16 where `deep_stages` (small tiles of memory-bound shapes: cuBLAS runs 128x16 with 11 stages and 64x16 with 16
 // at 16x4096x4096).
-std::vector<ParamDecl> sm90_params(bool large_clusters, bool swap_ab, bool narrow_n, bool reduce, bool deep_stages) {
+std::vector<ParamDecl> sm90_params(bool large_clusters, bool swap_ab, bool narrow_n, bool reduce, bool deep_stages,
+                                   bool consumer_cols) {
   const ParamValues clusters = large_clusters ? ParamValues{1, 2, 4, 8} : ParamValues{1, 2};
   const ParamValues stages =
       deep_stages ? ParamValues{2, 3, 4, 5, 6, 7, 8, 10, 12, 16} : ParamValues{2, 3, 4, 5, 6, 7, 8};
@@ -79,6 +80,12 @@ std::vector<ParamDecl> sm90_params(bool large_clusters, bool swap_ab, bool narro
        "operands copied first into buffers with 128-byte aligned rows, which TMA reads (any leading dimension; an "
        "operand already on 128-byte rows is read in place): 1 A and B, 2 A only, 3 B only"},
   };
+  if (consumer_cols) {
+    decls.push_back({"CONSUMER_COLS", {0, 1}, "parameter adaptation",
+                     "1: the consumer warpgroups split BLOCK_N instead of BLOCK_M, each owning BLOCK_N / CONSUMERS "
+                     "columns of every row (a 64-row tile gets a second warpgroup to issue wgmmas while the first "
+                     "waits; each reads the whole A tile)"});
+  }
   if (reduce) {
     decls.push_back({"REDUCE", {0, 1}, "data scheduling",
                      "how the slices of a shared tile (split-K, stream-K) are summed: 0 in slice order from f32 partials "
@@ -187,6 +194,13 @@ void add_layout_and_memory_constraints(ParamSpace& s, const Problem& q, const hw
   const int64_t smem_limit = profile.smem_per_block_bytes;
   const bool a_row = a_row_major(q.layout);
   const bool swap_declared = s.find("SWAP_AB") != nullptr;
+  auto with_cols = [&s](std::vector<std::string> reads) {
+    if (s.find("CONSUMER_COLS") != nullptr) {
+      reads.push_back("CONSUMER_COLS");
+      reads.push_back("CONSUMERS");
+    }
+    return reads;
+  };
   add_k_major_split_constraints(s, q, atom_split);
   if (swap_declared && a_row) {  // the narrow values are declared
     s.constraints.push_back(
@@ -218,9 +232,9 @@ void add_layout_and_memory_constraints(ParamSpace& s, const Problem& q, const hw
        [](const Config& c) {
          const int64_t split = p(c, "EPI_SPLIT");
          if (p(c, "EPILOGUE") == kSm90EpilogueDirect) return split == 1;
-         return split == 1 || sm90_epi_rounds(p(c, "BLOCK_N"), split) > 1;
+         return split == 1 || sm90_epi_rounds(sm90_consumer_cols(c), split) > 1;
        },
-       {"EPI_SPLIT", "EPILOGUE", "BLOCK_N"}});
+       with_cols({"EPI_SPLIT", "EPILOGUE", "BLOCK_N"})});
   if (!profile.has("stmatrix")) {
     s.constraints.push_back({Layer::hardware_mapping, "STMATRIX == 0 (the chip record lists no stmatrix)",
                              [](const Config& c) { return p(c, "STMATRIX") == 0; }, {"STMATRIX"}});
@@ -239,23 +253,31 @@ void add_layout_and_memory_constraints(ParamSpace& s, const Problem& q, const hw
                          smem_limit)
            : std::string("shared memory per block: the profile records no smem_per_block_bytes"),
        [smem_limit](const Config& c) { return smem_limit > 0 && sm90_smem_bytes(c) <= smem_limit; },
-       {"BLOCK_M", "BLOCK_N", "BLOCK_K", "STAGES", "EPILOGUE", "EPI_SPLIT"}});
+       with_cols({"BLOCK_M", "BLOCK_N", "BLOCK_K", "STAGES", "EPILOGUE", "EPI_SPLIT"})});
 }
 
 // The constraints of the consumer warpgroups: whole m64 blocks each, the accumulators and the rules of three
 // consumers (their registers), and the register file.
-std::vector<Constraint> consumer_constraints(const hw::HwProfile& profile) {
+std::vector<Constraint> consumer_constraints(const hw::HwProfile& profile, bool cols_declared, bool a_row, bool b_row,
+                                             bool swap_declared) {
   // Limits the profile does not record are not assumed: the constraint then admits no config and names the field.
   const int64_t regs_per_sm = profile.registers_per_core;
-  return {
-      {Layer::parameter_adaptation, "BLOCK_M % (64 * CONSUMERS) == 0 (each consumer warpgroup owns whole 64-row wgmma blocks)",
-       [](const Config& c) { return p(c, "BLOCK_M") % (64 * p(c, "CONSUMERS")) == 0; }, {"BLOCK_M", "CONSUMERS"}},
+  std::vector<std::string> shape_reads = {"BLOCK_M", "BLOCK_N", "CONSUMERS"};
+  if (cols_declared) shape_reads.push_back("CONSUMER_COLS");
+  std::vector<Constraint> out = {
+      {Layer::parameter_adaptation,
+       cols_declared ? "BLOCK_M % (64 * CONSUMERS) == 0, with CONSUMER_COLS 1 BLOCK_M % 64 == 0 (each consumer "
+                       "warpgroup owns whole 64-row wgmma blocks)"
+                     : "BLOCK_M % (64 * CONSUMERS) == 0 (each consumer warpgroup owns whole 64-row wgmma blocks)",
+       [](const Config& c) { return sm90_consumer_rows(c) % 64 == 0 && p(c, "BLOCK_M") % 64 == 0; },
+       cols_declared ? std::vector<std::string>{"BLOCK_M", "CONSUMERS", "CONSUMER_COLS"}
+                     : std::vector<std::string>{"BLOCK_M", "CONSUMERS"}},
       {Layer::parameter_adaptation,
        fmt::format("(BLOCK_M / CONSUMERS / 64) * BLOCK_N / 2 <= 128 f32 accumulators per consumer thread ({} with "
-                   "three consumers, whose {} registers hold fewer)",
-                   kMaxAccumulators3, kConsumerRegs3),
-       [](const Config& c) { return sm90_accumulators(c) <= sm90_max_accumulators(c); },
-       {"BLOCK_M", "BLOCK_N", "CONSUMERS"}},
+                   "three consumers, whose {} registers hold fewer){}",
+                   kMaxAccumulators3, kConsumerRegs3,
+                   cols_declared ? "; with CONSUMER_COLS 1 (BLOCK_M / 64) * (BLOCK_N / CONSUMERS) / 2" : ""),
+       [](const Config& c) { return sm90_accumulators(c) <= sm90_max_accumulators(c); }, shape_reads},
       {Layer::parameter_adaptation,
        fmt::format("EPILOGUE != 2 with three consumers (the deferred epilogue's 16-bit tile does not fit beside the "
                    "accumulators in {} registers)",
@@ -277,6 +299,32 @@ std::vector<Constraint> consumer_constraints(const hw::HwProfile& profile) {
        [regs_per_sm](const Config& c) { return regs_per_sm > 0 && sm90_register_budget(c) <= regs_per_sm; },
        {"CONSUMERS"}},
   };
+  if (cols_declared) {
+    // The wgmma N of each warpgroup's columns, from B's tile in shared memory: whole 64-column boxes of an N-major B
+    // (a descriptor inside a 128-byte swizzle row would need its base offset), 8-row atoms of a K-major one.
+    std::vector<std::string> reads = {"CONSUMER_COLS", "CONSUMERS", "BLOCK_N"};
+    if (swap_declared) reads.push_back("SWAP_AB");
+    out.push_back(
+        {Layer::parameter_adaptation,
+         "CONSUMER_COLS == 1 only with two or three consumers and BLOCK_N / CONSUMERS a multiple of 64 where the "
+         "kernel's B is N-major (whole 128-byte boxes per warpgroup), else a wgmma N (whole 8-row atoms of the K-major "
+         "B tile)",
+         [a_row, b_row](const Config& c) {
+           if (consumer_cols_of(c) == 0) return true;
+           const int64_t cons = p(c, "CONSUMERS"), bn = p(c, "BLOCK_N");
+           if (cons < 2 || bn % cons != 0) return false;
+           const int64_t wg_n = bn / cons;
+           // The kernel's B: the caller's B, or with SWAP_AB the caller's A transposed (N-major where A is
+           // column-major).
+           const bool n_major = swap_of(c) ? !a_row : b_row;
+           if (wg_n % 64 == 0) return true;
+           if (n_major) return false;
+           const std::vector<int64_t> narrow = sm90_narrow_block_n();
+           return std::find(narrow.begin(), narrow.end(), wg_n) != narrow.end();
+         },
+         reads});
+  }
+  return out;
 }
 
 }  // namespace
@@ -301,6 +349,8 @@ Sm90SpaceOptions sm90_space_options() {
   o.atom_split = atoms && std::string_view(atoms) == "1";
   const char* deep = std::getenv("TILEFORGE_SM90_DEEP_STAGES");
   o.deep_stages = deep && std::string_view(deep) == "1";
+  const char* cols = std::getenv("TILEFORGE_SM90_CONSUMER_COLS");
+  o.consumer_cols = cols && std::string_view(cols) == "1";
   return o;
 }
 
@@ -331,14 +381,15 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile, cons
   const bool rows_off = sm90_rows_off_sectors(q, q.lda) || sm90_rows_off_sectors(q, q.ldb);
   const bool swap_ab = sm90_transposes(q, options);
   s.params = sm90_params(profile.has("cluster") && rows_off && (one_wave_possible(4) || one_wave_possible(8)), swap_ab,
-                         a_row_major(q.layout), options.reduce, options.deep_stages);
+                         a_row_major(q.layout), options.reduce, options.deep_stages, options.consumer_cols);
   // The reads of a constraint that depends on the kernel's M and N: SWAP_AB too where declared (a name the space
   // does not declare would leave the constraint to the leaves of the walk).
   auto with_swap = [swap_ab](std::vector<std::string> reads) {
     if (swap_ab) reads.push_back("SWAP_AB");
     return reads;
   };
-  s.constraints = consumer_constraints(profile);
+  s.constraints = consumer_constraints(profile, options.consumer_cols, a_row_major(q.layout), b_row_major(q.layout),
+                                       swap_ab);
   add_copy_constraints(s, q);
   const int64_t k_blocks = cdiv(q.k, int64_t(kSm90BlockK));
   s.constraints.push_back({Layer::data_scheduling,

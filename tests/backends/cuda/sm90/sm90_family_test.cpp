@@ -36,6 +36,7 @@ Problem acc16(Problem p) {
 using testing_sm90::sm90_config;
 using testing_sm90::swapped;
 using testing_sm90::atomic;
+using testing_sm90::consumer_cols;
 
 // Clusters of 4 and 8: as many resident as the chip record lists (none planned without the list), declared only
 // where an operand's rows are off 32-byte sectors, and legal only on a grid of one wave of them, without stream-K.
@@ -304,6 +305,57 @@ TEST(Sm90Family, DeepRingsOnlyWhereAskedForAndWhereTheyFit) {
   EXPECT_GT(sm90_smem_bytes(ring16), 16 * (64 + 16) * 128);
 }
 
+// CONSUMER_COLS is declared only where asked for (TILEFORGE_SM90_CONSUMER_COLS=1 until measured); it takes two or three
+// warpgroups whose columns are whole 64-column boxes of an N-major B (any wgmma N of a K-major one), and a 64-row
+// tile then holds two of them: half the accumulators each, the whole A tile read by both.
+TEST(Sm90Family, ConsumerColumnsOnlyWhereAskedForAndWhereTheBoxesSplit) {
+  auto h200 = hw::load_profile("h200");
+  ASSERT_TRUE(h200.ok());
+  const Problem rr = problem(1000, 1000, 1000), rc = problem(1000, 1000, 1000, Layout::RC);
+  Sm90SpaceOptions on;
+  on.consumer_cols = true;
+  EXPECT_EQ(sm90_space(rr, *h200, Sm90SpaceOptions{}).find("CONSUMER_COLS"), nullptr);
+  ASSERT_NE(sm90_space(rr, *h200, on).find("CONSUMER_COLS"), nullptr);
+  const Config pair = consumer_cols(sm90_config(64, 128, 8, 2, 2, 1, 8, 1, 1, 1));
+  EXPECT_TRUE(sm90_space(rr, *h200, on).check(pair).ok()) << sm90_space(rr, *h200, on).check(pair).to_string();
+  EXPECT_EQ(sm90_accumulators(pair), 32);
+  EXPECT_EQ(sm90_consumer_rows(pair), 64);
+  EXPECT_EQ(sm90_consumer_cols(pair), 64);
+  // Without CONSUMER_COLS the same 64-row tile cannot hold two warpgroups.
+  Config rows = pair;
+  rows.params.erase("CONSUMER_COLS");
+  EXPECT_FALSE(sm90_space(rr, *h200, Sm90SpaceOptions{}).check(rows).ok());
+  // 32 columns each: inside a 128-byte box of the N-major B (RR) refused, a wgmma N of the K-major B (RC) taken.
+  const Config narrow = consumer_cols(sm90_config(64, 64, 8, 2, 1, 1, 8, 1, 1, 1));
+  const Status refused = sm90_space(rr, *h200, on).check(narrow);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("CONSUMER_COLS"), std::string::npos) << refused.to_string();
+  EXPECT_TRUE(sm90_space(rc, *h200, on).check(narrow).ok()) << sm90_space(rc, *h200, on).check(narrow).to_string();
+  // One warpgroup has nothing to split.
+  EXPECT_FALSE(sm90_space(rr, *h200, on).check(consumer_cols(sm90_config(64, 128, 8, 1, 1, 1, 8, 1, 1, 1))).ok());
+  // The generated source names it in the entry and the template; the C map's box is a warpgroup's 64 rows.
+  const Sm90Source g = sm90_source(rr, pair);
+  EXPECT_NE(g.entry.find("_ncols"), std::string::npos) << g.entry;
+  EXPECT_NE(g.source.find(", false, false, true>"), std::string::npos) << g.source;
+  EXPECT_EQ(g.c_box[1], 64);
+  EXPECT_EQ(g.threads, 384);
+  // The cost model prices both warpgroups' reads of the A tile: a k-step of 64x128 in halves reads 8 KB more of
+  // shared memory than the one-consumer 64x128 (64 x 64 x 2 bytes of A once more).
+  const Problem big = problem(4096, 4096, 4096);
+  const Config one = sm90_config(64, 128, 8, 1, 1, 1, 8, 1, 1, 1);
+  const Config two = consumer_cols(sm90_config(64, 128, 8, 2, 1, 1, 8, 1, 1, 1));
+  const plan::Cost c1 = sm90_cost(big, *h200, one), c2 = sm90_cost(big, *h200, two);
+  ASSERT_TRUE(c1.valid && c2.valid);
+  auto smem_bytes = [](const plan::Cost& c) {
+    for (const auto& level : c.levels) {
+      if (level.level == "shared memory") return level.bytes;
+    }
+    return -1.0;
+  };
+  const double k_steps = 64.0 * 32 * 64;  // 64 k-steps of each of 64 x 32 tiles
+  EXPECT_NEAR(smem_bytes(c2) - smem_bytes(c1), k_steps * 64 * 64 * 2, 1.0);
+}
+
 // REDUCE 1 (float-atomic sums) is a plan's only under --nondeterministic: pinned without it, the plan is refused
 // naming the flag; with it, the decision log says the sums are not bit-identical from run to run.
 TEST(Sm90Family, AtomicSumOnlyUnderTheNondeterministicFlag) {
@@ -394,12 +446,22 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
       {problem(1000, 1000, 1000, Layout::CR), atomic(sm90_config(128, 128, 6, 2, 2, 1, 8, 1, 1, 1, 1, 1))},
       {acc16(problem(256, 256, 16384)), atomic(sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 16, 0))},
       {problem(16, 4096, 4096), atomic(swapped(sm90_config(128, 16, 8, 2, 1, 1, 8, 1, 1, 1, 4, 0)))},
+      // CONSUMER_COLS 1: two or three warpgroups splitting BLOCK_N of 64-row tiles (one m64 block each): 64x128 in
+      // a 2x1 cluster (cuBLAS's 1000^3 kernel), split-K 8 with the shared sum, a K-major B with three warpgroups of
+      // 64 columns and direct stores, 128x256 in halves of 128 columns with half staging tiles, and swapped (C staged
+      // column by column) with split-K.
+      {problem(1000, 1000, 1000), consumer_cols(sm90_config(64, 128, 8, 2, 2, 1, 8, 1, 1, 1))},
+      {problem(512, 512, 8192), consumer_cols(sm90_config(64, 128, 8, 2, 1, 1, 8, 1, 1, 1, 8, 0))},
+      {problem(1000, 1000, 1000, Layout::RC), consumer_cols(sm90_config(64, 192, 6, 3, 1, 1, 8, 0, 1, 0))},
+      {problem(4096, 4096, 4096), consumer_cols(sm90_config(128, 256, 4, 2, 1, 1, 8, 1, 2, 1))},
+      {problem(64, 4096, 4096), consumer_cols(swapped(sm90_config(128, 64, 8, 2, 1, 1, 8, 1, 1, 1, 2, 0)))},
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const Case& k = cases[i];
     const bool swap = sm90_swap_ab(k.config);
     const bool reduce = k.config.get("REDUCE").has_value();
-    const ParamSpace space = sm90_space(k.problem, *h200, Sm90SpaceOptions{swap, reduce, true, true});
+    const bool cols = k.config.get("CONSUMER_COLS").value_or(0) != 0;
+    const ParamSpace space = sm90_space(k.problem, *h200, Sm90SpaceOptions{swap, reduce, true, true, cols});
     ASSERT_TRUE(space.check(k.config).ok()) << k.config.describe() << ": " << space.check(k.config).to_string();
     const Sm90Source g = sm90_source(k.problem, k.config);
     jit::CompileRequest req;
@@ -417,7 +479,10 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
     EXPECT_EQ(out->ptx.find(f16_acc ? "k16.f32." : "k16.f16.f16.f16"), std::string::npos) << k.config.describe();
     EXPECT_NE(out->ptx.find(f16_acc ? "k16.f16.f16.f16" : "k16.f32."), std::string::npos) << k.config.describe();
     EXPECT_NE(out->ptx.find("cp.async.bulk.tensor"), std::string::npos) << k.config.describe();
-    EXPECT_NE(out->ptx.find(fmt::format("m64n{}k16", k.config.at("BLOCK_N"))), std::string::npos) << k.config.describe();
+    // The wgmma's N: a warpgroup's columns, the whole BLOCK_N unless CONSUMER_COLS splits it.
+    const int64_t wg_n = cols ? k.config.at("BLOCK_N") / k.config.at("CONSUMERS") : k.config.at("BLOCK_N");
+    EXPECT_NE(out->ptx.find(fmt::format("m64n{}k16", wg_n)), std::string::npos) << k.config.describe();
+    if (cols) EXPECT_EQ(out->ptx.find(fmt::format("m64n{}k16", k.config.at("BLOCK_N"))), std::string::npos);
     // The transposed run stages C column by column (stmatrix .trans); the others never transpose.
     EXPECT_EQ(out->ptx.find("stmatrix.sync.aligned.m8n8.x4.trans") != std::string::npos, swap) << k.config.describe();
     // The float-atomic sum only where REDUCE 1 asks for it.

@@ -25,6 +25,7 @@ namespace {
 using cuda::testing_sm90::sm90_config;
 using cuda::testing_sm90::swapped;
 using cuda::testing_sm90::atomic;
+using cuda::testing_sm90::consumer_cols;
 
 class Sm90GpuTest : public testing::CudaGpuTest {
  protected:
@@ -255,6 +256,32 @@ TEST_F(Sm90GpuTest, SwapAbClustersDealOutUnevenAtomsExactly) {
       SCOPED_TRACE(to_string(l));
       run_where_legal(half(1000, 1000, 1000, l, in, in).normalized(), c, atoms, ++seed);
     }
+  }
+}
+
+// CONSUMER_COLS 1: two or three consumer warpgroups splitting BLOCK_N, each with its own columns of B in shared
+// memory, its part of the staging tile, of the workspace slot and of the shared sum. Exact in every epilogue (TMA
+// store, deferred, direct with beta, f32 out), with clusters, split-K (the last slice's sum and the shared sum),
+// stream-K, half staging tiles, a K-major B, SWAP_AB and rows off the sectors read in place; split-K and stream-K
+// bit-identical from run to run.
+TEST_F(Sm90GpuTest, ConsumerColumnsAreExactAndSplitsBitIdentical) {
+  const std::vector<Case> cases = {
+      {half(1000, 1000, 1000, Layout::RR), consumer_cols(sm90_config(64, 128, 8, 2, 2, 1, 8, 1, 1, 1))},
+      {half(1032, 1544, 2056, Layout::RR, DType::bf16, DType::bf16), consumer_cols(sm90_config(64, 128, 8, 2, 1, 1, 8, 2, 1, 1))},
+      {with_beta(half(1032, 1544, 2056, Layout::RC)), consumer_cols(sm90_config(64, 192, 6, 3, 1, 1, 8, 0, 1, 0))},
+      {half(1032, 1544, 2056, Layout::CC), consumer_cols(sm90_config(128, 256, 4, 2, 1, 1, 8, 1, 2, 1))},
+      {half(512, 512, 8192, Layout::RR), consumer_cols(sm90_config(64, 128, 8, 2, 1, 1, 8, 1, 1, 1, 8, 0))},
+      {half(520, 264, 4104, Layout::RR, DType::f16, DType::f32), consumer_cols(sm90_config(64, 128, 8, 2, 1, 1, 8, 0, 1, 0, 6, 0))},
+      {half(2056, 2056, 1032, Layout::CR), consumer_cols(sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 1, 1))},
+      {half(64, 4096, 4104, Layout::RR), consumer_cols(swapped(sm90_config(128, 64, 8, 2, 1, 1, 8, 1, 1, 1, 2, 0)))},
+  };
+  uint64_t seed = 2300;
+  for (const Case& k : cases) {
+    cuda::Sm90SpaceOptions cols{k.config.get("SWAP_AB").has_value()};
+    cols.consumer_cols = true;
+    const bool shared = k.config.at("SPLIT_K") > 1 || k.config.at("STREAM_K") != 0;
+    SCOPED_TRACE(k.config.describe());
+    run_where_legal(k.problem.normalized(), k.config, cols, ++seed, shared);
   }
 }
 

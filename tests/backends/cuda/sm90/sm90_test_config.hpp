@@ -28,4 +28,11 @@ inline Config atomic(Config c) {
   return c;
 }
 
+// The same config with its consumer warpgroups splitting BLOCK_N (CONSUMER_COLS 1: each owns BLOCK_N / CONSUMERS
+// columns of every row).
+inline Config consumer_cols(Config c) {
+  c.params["CONSUMER_COLS"] = 1;
+  return c;
+}
+
 }  // namespace tileforge::cuda::testing_sm90

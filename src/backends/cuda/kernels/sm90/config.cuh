@@ -72,7 +72,10 @@ struct AccType<true> {
 // Every planned parameter of one kernel.
 //   kBlockM x kBlockN: the CTA's output tile; kBlockK: 64 (one 128-byte swizzle row of 16-bit elements).
 //   kStages: shared-memory ring depth. kConsumers: consumer warpgroups (1 to 3), which split BLOCK_M (three: a
-//     192-row tile, whose 2 waves cover a grid that 128-row tiles would need 3 for, as in 3000x3000).
+//     192-row tile, whose 2 waves cover a grid that 128-row tiles would need 3 for, as in 3000x3000), or with
+//     kConsumerCols BLOCK_N: each warpgroup then owns BLOCK_N / kConsumers columns of every row, so that a 64-row
+//     tile (one m64 block) still has two warpgroups feeding the tensor cores, each waiting on its own wgmma groups
+//     while the other issues (both read the whole A tile from shared memory).
 //   kClusterM x kClusterN: CTAs per cluster (1, 2, 4 or 8 in all); CTAs of a cluster along M share the B tile, along
 //     N the A tile, each loading its part and multicasting it to all that share it.
 //   kOrder / kGroupM: tile order of the persistent walk (row-major, GROUP_M tile rows walked column by column, or a
@@ -105,7 +108,7 @@ struct AccType<true> {
 template <int kBlockM, int kBlockN, int kBlockK, int kStages, int kConsumers, int kClusterM, int kClusterN, int kOrder,
           int kGroupM, int kInTag, int kOutTag, bool kARow, bool kBRow, int kEpilogue, int kProducerRegs,
           int kConsumerRegs, int kEpiSplit = 1, bool kStMatrix = false, int kSplitK = 1, bool kStreamK = false,
-          bool kAccF16 = false, bool kCCol = false, bool kAtomicSum = false>
+          bool kAccF16 = false, bool kCCol = false, bool kAtomicSum = false, bool kConsumerCols = false>
 struct Config {
   static constexpr int BM = kBlockM, BN = kBlockN, BK = kBlockK, STAGES = kStages, CONSUMERS = kConsumers;
   static constexpr int CM = kClusterM, CN = kClusterN, CS = kClusterM * kClusterN;
@@ -115,10 +118,17 @@ struct Config {
   static constexpr int EPI = kEpilogue, PRODUCER_REGS = kProducerRegs, CONSUMER_REGS = kConsumerRegs;
   static constexpr int EPI_SPLIT = kEpiSplit;
   static constexpr bool C_COL = kCCol;
-  // Staging rounds per tile of the TMA-store epilogues: EPI_SPLIT 2 stages halves of the tile, or thirds where
-  // halves would not be whole 64-column boxes (BLOCK_N 192: a 24 KB staging tile per 64 rows instead of 72, which
-  // leaves room for a fourth stage beside 192x192 tiles).
-  static constexpr int EPI_ROUNDS = kEpiSplit == 1 ? 1 : (kBlockN % 128 == 0 ? 2 : kBlockN / 64);
+  // The part of the tile each consumer warpgroup owns: WG_M rows x WG_N columns, at (cw_row(cw), cw_col(cw)).
+  static constexpr bool CONSUMER_COLS = kConsumerCols;
+  static constexpr int WG_M = kConsumerCols ? kBlockM : kBlockM / kConsumers;
+  static constexpr int WG_N = kConsumerCols ? kBlockN / kConsumers : kBlockN;
+  static constexpr int M_ITERS = WG_M / 64;  // wgmma m64 row blocks per consumer warpgroup
+  TF_SM90_HD static constexpr int cw_row(int cw) { return kConsumerCols ? 0 : cw * WG_M; }
+  TF_SM90_HD static constexpr int cw_col(int cw) { return kConsumerCols ? cw * WG_N : 0; }
+  // Staging rounds per tile of the TMA-store epilogues: EPI_SPLIT 2 stages halves of a warpgroup's columns, or
+  // thirds where halves would not be whole 64-column boxes (WG_N 192: a 24 KB staging tile per 64 rows instead of 72,
+  // which leaves room for a fourth stage beside 192x192 tiles).
+  static constexpr int EPI_ROUNDS = kEpiSplit == 1 ? 1 : (WG_N % 128 == 0 ? 2 : WG_N / 64);
   static constexpr bool STMATRIX = kStMatrix;
   static constexpr int SPLIT_K = kSplitK;
   static constexpr bool STREAM_K = kStreamK;
@@ -128,19 +138,17 @@ struct Config {
   // columns, so a thread holds half the registers of the f32 accumulators, in the same fragment order.
   static constexpr bool ACC_F16 = kAccF16;
   using Acc = typename AccType<kAccF16>::T;
-  static constexpr int ACC_REGS = kAccF16 ? kBlockN / 4 : kBlockN / 2;
+  static constexpr int ACC_REGS = kAccF16 ? WG_N / 4 : WG_N / 2;
 
   static constexpr int THREADS = 128 * (1 + CONSUMERS);
-  static constexpr int WG_M = BM / CONSUMERS;  // rows of C per consumer warpgroup
-  static constexpr int M_ITERS = WG_M / 64;    // wgmma m64 row blocks per consumer warpgroup
   // One consumer thread's accumulators, and the deferred TMA-store epilogue's 16-bit pairs of one tile (held in
   // registers until the next tile's main loop; a placeholder for the other epilogues).
   using AccTile = Acc[M_ITERS][ACC_REGS];
-  using Packed = unsigned[M_ITERS][kEpilogue == kEpilogueTmaStoreDeferred ? kBlockN / 8 : 1][2];
+  using Packed = unsigned[M_ITERS][kEpilogue == kEpilogueTmaStoreDeferred ? WG_N / 8 : 1][2];
   // The sequence of work units of one cluster (sm90/schedule.cuh).
   using Sched = Schedule<kSplitK, kStreamK>;
   static constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;
-  static constexpr int C_BYTES = EPI != kEpilogueDirect ? BM * BN * 2 / EPI_ROUNDS : 0;
+  static constexpr int C_BYTES = EPI != kEpilogueDirect ? BM * BN * 2 / EPI_ROUNDS : 0;  // every warpgroup's region
   static constexpr int BAR_OFFSET = STAGES * STAGE_BYTES + C_BYTES;  // from the 1024-aligned base
   // + 16 bytes for the fix-up's flag, + slack to align the base
   static constexpr int SMEM_BYTES = BAR_OFFSET + 2 * STAGES * 8 + 16 + 1024;
@@ -163,7 +171,7 @@ struct Config {
   static constexpr int A_BOX_INNER = 64, A_BOX_OUTER = A_ROW ? A_K_BOX : 64 / A_ROW_PARTS;
   static constexpr int B_BOX_INNER = 64, B_BOX_OUTER = B_ROW ? 64 / B_ROW_PARTS : B_K_BOX;
   // C's boxes: 64 columns x the warpgroup's rows; column-major, 64 rows x the staging round's columns.
-  static constexpr int C_BOX_INNER = 64, C_BOX_OUTER = kCCol ? BN / EPI_ROUNDS : WG_M;
+  static constexpr int C_BOX_INNER = 64, C_BOX_OUTER = kCCol ? WG_N / EPI_ROUNDS : WG_M;
 
   static_assert(IN == 1 || IN == 2, "inputs are f16 or bf16");
   static_assert(OUT == 0 || OUT == 1 || OUT == 2, "output is f32, f16 or bf16");
@@ -173,7 +181,11 @@ struct Config {
   static_assert(BN <= 256 && (BN % 64 == 0 || (!B_ROW && BN % 8 == 0)),
                 "BLOCK_N: at most 256 (one wgmma), a multiple of 64 (128-byte boxes of an N-major B), or of 8 for a "
                 "K-major B");
-  static_assert(M_ITERS * BN / 2 <= 128, "at most 128 f32 accumulators per thread");
+  static_assert(M_ITERS * WG_N / 2 <= 128, "at most 128 f32 accumulators per thread");
+  static_assert(!kConsumerCols || (kConsumers >= 2 && kBlockN % kConsumers == 0 &&
+                                   (B_ROW ? WG_N % 64 == 0 : WG_N % 8 == 0)),
+                "consumers along N: two or three, each owning whole 64-column boxes of an N-major B (8-row atoms of a "
+                "K-major one)");
   static_assert(!kAccF16 || kInTag == 1, "f16 accumulators take f16 inputs only");
   static_assert(STAGES >= 2, "a ring needs two stages");
   static_assert(CS == 1 || CS == 2 || CS == 4 || CS == 8, "clusters of 1, 2, 4 or 8 CTAs (the portable limit)");
@@ -186,7 +198,7 @@ struct Config {
   static_assert(EPI == kEpilogueDirect || OUT != 0, "the TMA-store epilogue writes 16-bit C");
   static_assert(EPI_SPLIT == 1 || EPI_SPLIT == 2, "whole staging tiles, or halves (thirds of 192 columns)");
   static_assert(EPI_ROUNDS >= 1, "EPI_SPLIT 2 needs a BLOCK_N of at least 128");
-  static_assert(EPI == kEpilogueDirect || (kCCol ? (BN / EPI_ROUNDS) % 8 == 0 : (BN / EPI_ROUNDS) % 64 == 0),
+  static_assert(EPI == kEpilogueDirect || (kCCol ? (WG_N / EPI_ROUNDS) % 8 == 0 : (WG_N / EPI_ROUNDS) % 64 == 0),
                 "staged column groups: whole 64-column boxes, or column-major whole 8-column blocks");
   static_assert(!kCCol || EPI == kEpilogueDirect || STMATRIX, "a column-major staging tile is written by stmatrix");
   static_assert(SPLIT_K >= 1 && SPLIT_K <= 64, "SPLIT_K: 1 (none) to 64 slices of K");

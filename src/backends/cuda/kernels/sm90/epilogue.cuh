@@ -38,7 +38,7 @@ __device__ __forceinline__ void acc_set4(typename Cfg::AccTile& acc, int mi, int
 }
 
 // TMA-store epilogues: the tile as 16-bit pairs (rows r and r+8 of each 8-column block), written into the staging
-// tile (BN/64/EPI_ROUNDS boxes of WG_M rows x 128 bytes, 128-byte swizzled like the map of C, per column group) and
+// tile (WG_N/64/EPI_ROUNDS boxes of WG_M rows x 128 bytes, 128-byte swizzled like the map of C, per column group) and
 // stored with TMA by one thread; the stores clip at the matrix edges. The deferred epilogue keeps the pairs in
 // `packed` until the next tile's main loop; the immediate one converts while it stores.
 template <class Cfg>
@@ -60,7 +60,7 @@ __device__ __forceinline__ void pack(const typename Cfg::AccTile& acc, typename 
 #pragma unroll
     for (int mi = 0; mi < Cfg::M_ITERS; ++mi)
 #pragma unroll
-      for (int j = 0; j < Cfg::BN / 8; ++j)
+      for (int j = 0; j < Cfg::WG_N / 8; ++j)
 #pragma unroll
         for (int h = 0; h < 2; ++h) packed[mi][j][h] = to_pair<Cfg>(acc, mi, j, h, alpha);
   }
@@ -85,7 +85,7 @@ template <class Cfg>
 __device__ __forceinline__ void write_staged(const Params& p, int warp, int lane, unsigned region, int row0, int col0) {
   if constexpr (Cfg::EPI != kEpilogueDirect) {
     using Out = Elem<Cfg::OUT>;
-    constexpr int WG_M = Cfg::WG_M, GROUP_COLS = Cfg::BN / Cfg::EPI_ROUNDS;
+    constexpr int WG_M = Cfg::WG_M, GROUP_COLS = Cfg::WG_N / Cfg::EPI_ROUNDS;
     auto* const out = static_cast<typename Out::T*>(p.c_ptr);
     if constexpr (Cfg::C_COL) {
       // Column-major: warp w takes columns w, w + 4, ... (staging rows), lane l the rows l, l + 32, ... of one,
@@ -132,7 +132,7 @@ template <class Cfg, bool kX2>
 __device__ __forceinline__ void stmatrix_trans(const typename Cfg::AccTile& acc, const typename Cfg::Packed& packed,
                                                unsigned region, int warp, int lane, int mi, int g, int jj,
                                                float alpha) {
-  constexpr int GROUP_COLS = Cfg::BN / Cfg::EPI_ROUNDS, JG = GROUP_COLS / 8;
+  constexpr int GROUP_COLS = Cfg::WG_N / Cfg::EPI_ROUNDS, JG = GROUP_COLS / 8;
   const unsigned addr = region + stmatrix_col_offset(GROUP_COLS, warp, lane, mi, jj);
   if constexpr (kX2) {
     asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%0], {%1, %2};\n" ::"r"(addr),
@@ -157,8 +157,10 @@ __device__ __forceinline__ void store_packed(const Params& p, const typename Cfg
                                              const typename Cfg::Packed& packed, unsigned c_tile, int cw, int tid,
                                              int warp, int lane, int tm0, int tn0, float alpha) {
   if constexpr (Cfg::EPI != kEpilogueDirect) {
-    constexpr int WG_M = Cfg::WG_M, GROUP_COLS = Cfg::BN / Cfg::EPI_ROUNDS, JG = GROUP_COLS / 8;
+    constexpr int WG_M = Cfg::WG_M, GROUP_COLS = Cfg::WG_N / Cfg::EPI_ROUNDS, JG = GROUP_COLS / 8;
     const unsigned region = c_tile + cw * (WG_M * GROUP_COLS * 2);
+    // The warpgroup's part of the tile: its rows (consumers along M) or its columns (along N).
+    const int row0 = tm0 + Cfg::cw_row(cw), col0 = tn0 + Cfg::cw_col(cw);
 #pragma unroll
     for (int g = 0; g < Cfg::EPI_ROUNDS; ++g) {
       if (tid == 0) bulk_wait_read_all();  // the last store from the staging tile has read it
@@ -206,17 +208,17 @@ __device__ __forceinline__ void store_packed(const Params& p, const typename Cfg
       fence_proxy_async();
       named_barrier(kBarrierEpilogue0 + cw, 128);
       if (p.c_staged_stores) {
-        write_staged<Cfg>(p, warp, lane, region, tm0 + cw * WG_M, tn0 + g * GROUP_COLS);
+        write_staged<Cfg>(p, warp, lane, region, row0, col0 + g * GROUP_COLS);
       } else if (tid == 0) {
         if constexpr (Cfg::C_COL) {
           // Column-major: one box per 64-row block, 64 rows (contiguous in C) x the round's columns.
 #pragma unroll
           for (int q = 0; q < Cfg::M_ITERS; ++q)
-            tma_store(&p.c, region + q * (GROUP_COLS * 128), tm0 + cw * WG_M + q * 64, tn0 + g * GROUP_COLS);
+            tma_store(&p.c, region + q * (GROUP_COLS * 128), row0 + q * 64, col0 + g * GROUP_COLS);
         } else {
 #pragma unroll
           for (int q = 0; q < GROUP_COLS / 64; ++q)
-            tma_store(&p.c, region + q * (WG_M * 128), tn0 + g * GROUP_COLS + q * 64, tm0 + cw * WG_M);
+            tma_store(&p.c, region + q * (WG_M * 128), col0 + g * GROUP_COLS + q * 64, row0);
         }
         bulk_commit();
       }
@@ -277,12 +279,12 @@ __device__ __forceinline__ void store_direct(const Params& p, const typename Cfg
   for (int mi = 0; mi < Cfg::M_ITERS; ++mi) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int row = m0 + cw * Cfg::WG_M + mi * 64 + warp * 16 + lane / 4 + 8 * h;
+      const int row = m0 + Cfg::cw_row(cw) + mi * 64 + warp * 16 + lane / 4 + 8 * h;
       if (row >= p.m) continue;
 #pragma unroll
-      for (int j = 0; j < Cfg::BN / 8; ++j) {
+      for (int j = 0; j < Cfg::WG_N / 8; ++j) {
         const float2 v = acc_pair<Cfg>(acc, mi, 4 * j + 2 * h);
-        store_c<Cfg>(p, C, pairs, row, n0 + 8 * j + 2 * (lane % 4), v.x, v.y);
+        store_c<Cfg>(p, C, pairs, row, n0 + Cfg::cw_col(cw) + 8 * j + 2 * (lane % 4), v.x, v.y);
       }
     }
   }

@@ -21,20 +21,21 @@ namespace tf::sm90 {
 // float4 [seg, seg + 1) x SLOT / nseg of the tile's slots (fragment order, so that consecutive threads read
 // consecutive float4) over every slice in slice order from zero, as the last-slice sum does element by element
 // (the same bits), and writes them to C. Each float4 is a thread t's pair of columns in rows r and r + 8 of one
-// 8-column block of one m64 block of consumer warpgroup cw: any thread can place it.
+// 8-column block of one m64 block of consumer warpgroup cw (its rows or its columns of the tile): any thread can
+// place it.
 template <class Cfg>
 __device__ __forceinline__ void shared_sum(const Params& p, typename Elem<Cfg::OUT>::T* C, bool pairs, int rank, int cw,
                                            int tid, const Work& w, const typename Cfg::Sched& sched, int m0, int n0) {
-  constexpr int BM = Cfg::BM, BN = Cfg::BN, CS = Cfg::CS, WG_M = Cfg::WG_M, M_ITERS = Cfg::M_ITERS;
-  constexpr int SLOT = BM * BN / 4, NV = BN / 8, BATCH = kSharedSumBatch;
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, CS = Cfg::CS, M_ITERS = Cfg::M_ITERS;
+  constexpr int SLOT = BM * BN / 4, NV = Cfg::WG_N / 8, BATCH = kSharedSumBatch;
   const float4* ws = reinterpret_cast<const float4*>(p.partials) + static_cast<long long>(rank) * SLOT;
   const long long slot_stride = static_cast<long long>(CS) * SLOT;
   const int f1 = (w.seg + 1) * SLOT / w.nseg;
   for (int f = w.seg * SLOT / w.nseg + cw * 128 + tid; f < f1; f += 128 * Cfg::CONSUMERS) {
     const int t = f % 128, g = f / 128;
     const int v = g % NV, mi = (g / NV) % M_ITERS, owner = g / (NV * M_ITERS);
-    const int row = m0 + owner * WG_M + mi * 64 + (t / 32) * 16 + (t % 32) / 4;
-    const int col = n0 + 8 * v + 2 * (t % 4);
+    const int row = m0 + Cfg::cw_row(owner) + mi * 64 + (t / 32) * 16 + (t % 32) / 4;
+    const int col = n0 + Cfg::cw_col(owner) + 8 * v + 2 * (t % 4);
     // A warp whose first row lies outside C stored nothing; this row lies past that one.
     if (row >= p.m || col >= p.n) continue;
     float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
@@ -57,7 +58,7 @@ __device__ __forceinline__ void shared_sum(const Params& p, typename Elem<Cfg::O
 // Whether the 16 rows of warp `warp` of consumer warpgroup cw in m64 block mi of the tile at row m0 start inside C.
 template <class Cfg>
 __device__ __forceinline__ bool warp_rows_in(const Params& p, int m0, int cw, int warp, int mi) {
-  return m0 + cw * Cfg::WG_M + mi * 64 + warp * 16 < p.m;
+  return m0 + Cfg::cw_row(cw) + mi * 64 + warp * 16 < p.m;
 }
 
 // Thread tid's float4 v of m64 block mi of consumer warpgroup cw in workspace slot `slot` (before the
@@ -67,7 +68,7 @@ template <class Cfg>
 __device__ __forceinline__ float4* partial_at(float4* ws, int rank, int cw, int tid, long long slot, int mi, int v) {
   constexpr long long SLOT = static_cast<long long>(Cfg::BM) * Cfg::BN / 4;  // float4 per slot
   return ws + (slot * Cfg::CS + rank) * SLOT +
-         ((static_cast<long long>(cw) * Cfg::M_ITERS + mi) * (Cfg::BN / 8) + v) * 128 + tid;
+         ((static_cast<long long>(cw) * Cfg::M_ITERS + mi) * (Cfg::WG_N / 8) + v) * 128 + tid;
 }
 
 // Calls f(mi, v, x) with each float4 x of the thread's partial tile: its pairs of columns in rows r and r + 8 of
@@ -80,7 +81,7 @@ __device__ __forceinline__ void for_each_partial(const Params& p, typename Cfg::
   for (int mi = 0; mi < Cfg::M_ITERS; ++mi) {
     if (!warp_rows_in<Cfg>(p, m0, cw, warp, mi)) continue;
 #pragma unroll
-    for (int v = 0; v < Cfg::BN / 8; ++v) {
+    for (int v = 0; v < Cfg::WG_N / 8; ++v) {
       const float2 lo = acc_pair<Cfg>(acc, mi, 4 * v), hi = acc_pair<Cfg>(acc, mi, 4 * v + 2);
       f(mi, v, make_float4(lo.x, lo.y, hi.x, hi.y));
     }
@@ -111,13 +112,13 @@ __device__ __forceinline__ void add_partial(const Params& p, typename Cfg::AccTi
 template <class Cfg>
 __device__ __forceinline__ void take_sum(const Params& p, typename Cfg::AccTile& acc, float4* sums, int rank, int cw,
                                          int tid, int warp, long long slot, int m0) {
-  constexpr int BN = Cfg::BN, M_ITERS = Cfg::M_ITERS;
-  constexpr int VG = fixup_group(M_ITERS, BN);
+  constexpr int WG_N = Cfg::WG_N, M_ITERS = Cfg::M_ITERS;
+  constexpr int VG = fixup_group(M_ITERS, WG_N);
 #pragma unroll
   for (int mi = 0; mi < M_ITERS; ++mi) {
     if (!warp_rows_in<Cfg>(p, m0, cw, warp, mi)) continue;
 #pragma unroll
-    for (int g = 0; g < BN / 8; g += VG) {
+    for (int g = 0; g < WG_N / 8; g += VG) {
       float4 x[VG];
 #pragma unroll
       for (int v = 0; v < VG; ++v) x[v] = __ldcg(partial_at<Cfg>(sums, rank, cw, tid, slot, mi, g + v));
@@ -172,7 +173,7 @@ template <class Cfg>
 __device__ __forceinline__ bool fixup(const Params& p, typename Cfg::AccTile& acc, typename Elem<Cfg::OUT>::T* C,
                                       bool pairs, int rank, int cw, int tid, int warp, unsigned fixup_flag,
                                       int num_tiles, const Work& w, const typename Cfg::Sched& sched, int m0, int n0) {
-  constexpr int BN = Cfg::BN, CS = Cfg::CS, M_ITERS = Cfg::M_ITERS;
+  constexpr int WG_N = Cfg::WG_N, CS = Cfg::CS, M_ITERS = Cfg::M_ITERS;
   float4* ws = reinterpret_cast<float4*>(Cfg::ATOMIC_SUM ? p.sums : p.partials);
   const long long own = Cfg::ATOMIC_SUM ? sched.sum_slot(w) : sched.slot(w, w.seg);
 #if TF_SM90_FIXUP_PROBE == 1
@@ -213,17 +214,17 @@ __device__ __forceinline__ bool fixup(const Params& p, typename Cfg::AccTile& ac
   // loads of a group of a slice are issued before any is used: one L2 round trip per group and slice. (The
   // first version tested each 8-column block before its load and added it at once, which serialized the
   // loads: 13 us for two partial tiles of 64x128, bench/results/h200/2026-12-01-splitk/probe.)
-  constexpr int VG = fixup_group(M_ITERS, BN);
-  static_assert((BN / 8) % VG == 0, "the read-back's groups cover the 8-column blocks exactly");
+  constexpr int VG = fixup_group(M_ITERS, WG_N);
+  static_assert((WG_N / 8) % VG == 0, "the read-back's groups cover the 8-column blocks exactly");
 #pragma unroll
   for (int mi = 0; mi < M_ITERS; ++mi) {
     if (!warp_rows_in<Cfg>(p, m0, cw, warp, mi)) continue;
     if constexpr (!Cfg::ACC_F16) {
 #pragma unroll
-      for (int i = 0; i < BN / 2; ++i) acc[mi][i] = 0.0f;  // f32 accumulators take the sums directly
+      for (int i = 0; i < WG_N / 2; ++i) acc[mi][i] = 0.0f;  // f32 accumulators take the sums directly
     }
 #pragma unroll
-    for (int g = 0; g < BN / 8; g += VG) {
+    for (int g = 0; g < WG_N / 8; g += VG) {
       float4 s[VG];  // f16 accumulators: the group's sums, rounded once to the f16 pairs the epilogue reads
       if constexpr (Cfg::ACC_F16) {
 #pragma unroll

@@ -135,8 +135,16 @@ __device__ __forceinline__ unsigned long long desc_b0(unsigned base) {
 // Byte offset of consumer warpgroup cw's m64 block mi in the A tile.
 template <class Cfg>
 __device__ __forceinline__ unsigned a_rows_off(int cw, int mi) {
-  const int row = cw * Cfg::WG_M + mi * 64;
+  const int row = Cfg::cw_row(cw) + mi * 64;
   return Cfg::A_ROW ? static_cast<unsigned>(row * 128) : static_cast<unsigned>((row / 64) * 8192);
+}
+
+// Byte offset of consumer warpgroup cw's first column in the B tile (0 unless the consumers split BLOCK_N): whole
+// 64-column boxes of an N-major B, rows of 128 bytes of a K-major one.
+template <class Cfg>
+__device__ __forceinline__ unsigned b_cols_off(int cw) {
+  const int col = Cfg::cw_col(cw);
+  return Cfg::B_ROW ? static_cast<unsigned>((col / 64) * 8192) : static_cast<unsigned>(col * 128);
 }
 
 // Hands stage `st` back: one arrival per consumer warp on the empty barrier of every CTA of the cluster (lane r
@@ -150,19 +158,21 @@ __device__ __forceinline__ void release(unsigned empty0, int lane, int st) {
   }
 }
 
-// One stage's wgmmas (BLOCK_K / 16 k-steps of every m64 block of the warpgroup) from the A and B tiles at
-// descriptors da and db; `accumulate` false overwrites the accumulators at the first k-step (a tile's first stage).
+// One stage's wgmmas (BLOCK_K / 16 k-steps of every m64 block of the warpgroup, WG_N columns wide) from the A and
+// B tiles at descriptors da and db; `accumulate` false overwrites the accumulators at the first k-step (a tile's
+// first stage).
 template <class Cfg>
 __device__ __forceinline__ void mma_stage(typename Cfg::AccTile& acc, unsigned long long da, unsigned long long db,
                                           int cw, bool accumulate) {
   constexpr unsigned A_KSTEP = Cfg::A_ROW ? 32 : 2048, B_KSTEP = Cfg::B_ROW ? 2048 : 32;
   constexpr int TRANS_A = Cfg::A_ROW ? 0 : 1, TRANS_B = Cfg::B_ROW ? 1 : 0;
+  const unsigned b_off = b_cols_off<Cfg>(cw);
 #pragma unroll
   for (int kk = 0; kk < Cfg::BK / 16; ++kk) {
 #pragma unroll
     for (int mi = 0; mi < Cfg::M_ITERS; ++mi) {
-      wgmma<Cfg::BN, Cfg::IN, TRANS_A, TRANS_B>(acc[mi], da + ((a_rows_off<Cfg>(cw, mi) + kk * A_KSTEP) >> 4),
-                                                db + ((kk * B_KSTEP) >> 4), (accumulate || kk > 0) ? 1 : 0);
+      wgmma<Cfg::WG_N, Cfg::IN, TRANS_A, TRANS_B>(acc[mi], da + ((a_rows_off<Cfg>(cw, mi) + kk * A_KSTEP) >> 4),
+                                                  db + ((b_off + kk * B_KSTEP) >> 4), (accumulate || kk > 0) ? 1 : 0);
     }
   }
 }
