@@ -55,10 +55,25 @@ def where(path):
     return "/".join(below_results(path)) or os.path.dirname(path)
 
 
+# Sweep labels' tokens (scripts/gpu-splitk-sweep's EXTRA) that ran a variant of the kernel through an environment
+# switch the config does not name: the last slice's sum instead of the shared sum (TILEFORGE_SM90_SHARED_SUM=0), the
+# shared sum launched without the cooperative attribute, and the dropped experiment that summed split-K in a
+# cluster's shared memory (TILEFORGE_SM90_CLUSTER_SUM=1, bench/results/h200/2026-12-04e-cluster-sum). Priced as the
+# config they name, they would stand for a kernel that did not run.
+VARIANT_TOKENS = {"last", "uncooperative", "cluster"}
+
+
+def runs_a_variant(label):
+    """Whether a sweep row's label names a kernel variant its config does not describe (VARIANT_TOKENS)."""
+    return bool(VARIANT_TOKENS & set(label.rsplit("/", 1)[-1].split("-")))
+
+
 def rows_of(path):
     with open(path, newline="", encoding="utf-8") as f:
         for r in csv.DictReader(f):
             if r.get("backend") != "cuda" or r.get("fallback") != "false" or r.get("verified") != "true":
+                continue
+            if runs_a_variant(r.get("label", "")):
                 continue
             config = r.get("config", "")
             if not (config.startswith("sm90 ") or config.startswith("sm80 ")):
