@@ -109,13 +109,11 @@ class Sm90BankModel final : public plan::banks::BankModel {
     const int consumers = int(c.at("CONSUMERS")), epilogue = int(c.at("EPILOGUE"));
     if (consumers < 1) return invalid_argument(fmt::format("{}: CONSUMERS must be at least 1", c.describe()));
     // Each consumer warpgroup's part of the tile (its rows, or with CONSUMER_COLS 1 its columns) and staging region.
-    const bool cols = c.get("CONSUMER_COLS").value_or(0) != 0;
-    const int wg_n = cols ? bn / consumers : bn;
+    const int wg_m = int(sm90_consumer_rows(c)), wg_n = int(sm90_consumer_cols(c)), m_iters = wg_m / 64;
     const int epi_rounds = int(sm90_epi_rounds(wg_n, c.get("EPI_SPLIT").value_or(1)));
     const bool stmatrix = c.get("STMATRIX").value_or(0) != 0;
     const bool fixup = c.get("SPLIT_K").value_or(1) > 1 || c.get("STREAM_K").value_or(0) != 0;
     const bool col = sm90_swap_ab(c);  // C staged column by column (stmatrix .trans)
-    const int wg_m = cols ? bm : bm / consumers, m_iters = wg_m / 64;
     if (wg_m % 64 != 0 || m_iters < 1 || wg_n % ((col ? 8 : 64) * epi_rounds) != 0) {
       return invalid_argument(fmt::format("{}: each consumer warpgroup needs whole 64-row blocks and the staged "
                                           "column groups whole {}", c.describe(),

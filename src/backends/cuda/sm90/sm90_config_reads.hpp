@@ -52,21 +52,20 @@ inline std::string tma_ld_refusal(const Problem& q, int64_t ld, const char* what
   return fmt::format("{} = {} is not a multiple of {} elements (TMA reads rows 16 bytes apart)", what, ld, elems);
 }
 
-// CONSUMER_COLS of a config, 0 where the space does not declare it: 1 when the consumer warpgroups split BLOCK_N.
-inline int64_t consumer_cols_of(const Config& c) {
+// A parameter that only some spaces declare, by its literal name, 0 where the config lacks it (a scan, as p() does).
+template <std::size_t N>
+inline int64_t p_or_zero(const Config& c, const char (&name)[N]) {
   for (const auto& [key, value] : c.params) {
-    if (named(key, "CONSUMER_COLS")) return value;
+    if (named(key, name)) return value;
   }
   return 0;
 }
 
-// SWAP_AB of a config, 0 where the space does not declare it (a scan, as p() does).
-inline int64_t swap_of(const Config& c) {
-  for (const auto& [key, value] : c.params) {
-    if (named(key, "SWAP_AB")) return value;
-  }
-  return 0;
-}
+// SWAP_AB of a config, 0 where the space does not declare it.
+inline int64_t swap_of(const Config& c) { return p_or_zero(c, "SWAP_AB"); }
+
+// CONSUMER_COLS of a config, 0 where the space does not declare it: 1 when the consumer warpgroups split BLOCK_N.
+inline int64_t consumer_cols_of(const Config& c) { return p_or_zero(c, "CONSUMER_COLS"); }
 
 // Why the staging epilogues cannot write this problem's C, or "" when they can. Where a TMA store cannot write C
 // (ldc not a multiple of 8 elements, or C's base off 16 bytes), the warpgroups store the staged tile themselves.

@@ -309,7 +309,7 @@ std::vector<Constraint> consumer_constraints(const hw::HwProfile& profile, bool 
          "CONSUMER_COLS == 1 only with two or three consumers and BLOCK_N / CONSUMERS a multiple of 64 where the "
          "kernel's B is N-major (whole 128-byte boxes per warpgroup), else a wgmma N (whole 8-row atoms of the K-major "
          "B tile)",
-         [a_row, b_row](const Config& c) {
+         [a_row, b_row, narrow = sm90_narrow_block_n()](const Config& c) {
            if (consumer_cols_of(c) == 0) return true;
            const int64_t cons = p(c, "CONSUMERS"), bn = p(c, "BLOCK_N");
            if (cons < 2 || bn % cons != 0) return false;
@@ -319,7 +319,6 @@ std::vector<Constraint> consumer_constraints(const hw::HwProfile& profile, bool 
            const bool n_major = swap_of(c) ? !a_row : b_row;
            if (wg_n % 64 == 0) return true;
            if (n_major) return false;
-           const std::vector<int64_t> narrow = sm90_narrow_block_n();
            return std::find(narrow.begin(), narrow.end(), wg_n) != narrow.end();
          },
          reads});
