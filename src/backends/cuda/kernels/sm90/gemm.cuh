@@ -145,8 +145,10 @@ __device__ __forceinline__ void consume(const Params& p, const Grid& g, unsigned
   if constexpr (Cfg::EPI == kEpilogueTmaStoreDeferred) {
     if (pending) store_packed<Cfg>(p, acc, packed, c_tile, cw, tid, warp, lane, pend_m0, pend_n0, 1.0f);
   }
+  // The staging tile must outlive the stores' reads of it; their writes need no wait: the grid completes only after
+  // every bulk store has landed.
   if constexpr (Cfg::EPI != kEpilogueDirect) {
-    if (tid == 0) bulk_wait_all();
+    if (tid == 0) bulk_wait_read_all();
   }
 }
 
@@ -168,7 +170,14 @@ __device__ __forceinline__ void gemm(const Params& p) {
   const int wg = threadIdx.x / 128;
   const int tid = threadIdx.x % 128;
 
-  if (threadIdx.x == 0) init_barriers<Cfg>(full0, empty0);
+  if (threadIdx.x == 0) {
+    // The tensor maps are fetched while the barriers are set up and the cluster meets, not at the first copy: under
+    // a cold L2 their fetch is a DRAM round trip that a one-wave kernel (1000^3: one tile per SM) waits for in full.
+    prefetch_map(&p.a);
+    prefetch_map(&p.b);
+    if constexpr (Cfg::EPI != kEpilogueDirect) prefetch_map(&p.c);
+    init_barriers<Cfg>(full0, empty0);
+  }
   if constexpr (CS > 1) {
     cluster_sync();
   } else {

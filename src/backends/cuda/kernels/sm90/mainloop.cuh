@@ -75,8 +75,6 @@ template <class Cfg>
 __device__ __forceinline__ void produce(const Params& p, const Grid& g, unsigned base, unsigned full0,
                                         unsigned empty0) {
   constexpr unsigned STAGE_BYTES = Cfg::STAGE_BYTES, A_BYTES = Cfg::A_BYTES;
-  prefetch_map(&p.a);
-  prefetch_map(&p.b);
   unsigned short mask_a = 0, mask_b = 0;  // CTAs sharing this CTA's A tile (same rank_m), B tile (same rank_n)
 #pragma unroll
   for (int j = 0; j < Cfg::CN; ++j) mask_a |= static_cast<unsigned short>(1u << (g.rank_m + Cfg::CM * j));

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# A/B of two builds of tileforge on the same shapes, on one GPU: for each round and shape, one bench process of each
+# build (their order alternating by round), dispatch's config (no tuning DB), cuBLAS in the same process. A kernel
+# change that the cost model does not see (the same configs, other machine code) is measured this way, the old
+# build carried beside the new one.
+#   bench/sweeps/ab-builds.sh OUTDIR OLD_TILEFORGE NEW_TILEFORGE SHAPE...
+# Writes OUTDIR/ab.csv (build, round, then the bench's CSV columns) and OUTDIR/ab-summary.txt (per shape and build:
+# the median over the rounds of our time and of the ratio to cuBLAS). ROUNDS (default 3), BENCH_ARGS (more bench
+# arguments, e.g. "--set STAGES=6").
+set -uo pipefail
+out=${1:?usage: ab-builds.sh OUTDIR OLD NEW SHAPE...}
+old=${2:?the old build of tileforge}
+new=${3:?the new build of tileforge}
+shift 3
+mkdir -p "$out"
+csv="$out/ab.csv"
+: >"$csv"
+read -r -a extra <<<"${BENCH_ARGS:-}"
+export TILEFORGE_DB=${TILEFORGE_DB:-/tmp/tileforge-ab/no-tuning-db/tune.db}
+one() {  # one BUILD_LABEL TILEFORGE ROUND SHAPE
+  local rows
+  rows=$(timeout 60 "$2" bench --device cuda --shape "$4" --dtype f16 --no-db --min-reps 20 --min-time 0.05 \
+           --max-time 0.3 --format csv -q "${extra[@]}" 2>>"$out/ab.log")
+  echo "$1 $4 round $3 rc=$?" >>"$out/ab.log"
+  [[ -s $csv ]] || echo "build,round,$(head -1 <<<"$rows")" >"$csv"
+  tail -n +2 <<<"$rows" | sed "s|^|$1,$3,|" >>"$csv"
+}
+for ((r = 1; r <= ${ROUNDS:-3}; ++r)); do
+  for s in "$@"; do
+    if ((r % 2)); then one old "$old" "$r" "$s"; one new "$new" "$r" "$s"; else one new "$new" "$r" "$s"; one old "$old" "$r" "$s"; fi
+  done
+done
+python3 - "$csv" >"$out/ab-summary.txt" <<'EOF'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+by = {}
+for r in rows:
+    if r.get("fallback", "0") not in ("0", "false", "False", ""):
+        continue
+    key = (f'{r["m"]}x{r["n"]}x{r["k"]}', r["build"])
+    by.setdefault(key, []).append((float(r["median_ms"]) * 1e3, float(r["ratio"])))
+print(f'{"shape":>16} {"old us":>8} {"new us":>8} {"new/old":>8} {"old ratio":>10} {"new ratio":>10}')
+for shape in dict.fromkeys(k[0] for k in by):
+    o, n = by.get((shape, "old"), []), by.get((shape, "new"), [])
+    if not o or not n:
+        print(f"{shape:>16} missing rows")
+        continue
+    ou, nu = statistics.median(x[0] for x in o), statistics.median(x[0] for x in n)
+    orat, nrat = statistics.median(x[1] for x in o), statistics.median(x[1] for x in n)
+    print(f"{shape:>16} {ou:8.2f} {nu:8.2f} {nu / ou:8.3f} {orat:10.3f} {nrat:10.3f}")
+EOF
+cat "$out/ab-summary.txt"
