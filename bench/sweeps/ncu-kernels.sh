@@ -6,6 +6,8 @@
 # Writes OUTDIR/ncu-SHAPE.csv (ncu's raw CSV) and OUTDIR/ncu-summary.txt (kernel, duration, DRAM and L2 bytes).
 # BENCH_ARGS (optional): more arguments for the bench, e.g. "--set COPY_AB=0"; LABEL then names the files
 # (ncu-SHAPE-LABEL.csv) so that runs of one shape with other pins sit side by side.
+# EXTRA_METRICS (optional): more metrics, comma-separated (e.g. the L2's cross-partition requests,
+# lts__t_requests_srcunit_ltcfabric.sum), for ncu-compare.py to lay side by side.
 # NCU_SET (optional): a section set collected besides the metrics (e.g. "full": every counter of the memory workload
 # tables, for a per-source breakdown of the L2 traffic), LAUNCHES the kernels profiled per shape (default 12).
 set -euo pipefail
@@ -16,6 +18,7 @@ ncu=${NCU:-ncu}
 metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,lts__t_requests.sum
 metrics+=,lts__t_sectors.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size
 metrics+=,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_elapsed
+metrics+=${EXTRA_METRICS:+,$EXTRA_METRICS}
 # Ours (sm90, sm80, the skinny family, the operand copy) and cuBLAS's (nvjet, CUTLASS, the split-K reduction); not
 # the timer's L2 scrub nor the reference and check kernels.
 kernels='regex:^(sm90_gemm|sm80_gemm|skinny|tf_copy|nvjet|.*splitKreduce|.*cutlass|.*Kernel2)'

@@ -145,8 +145,7 @@ __device__ __forceinline__ void consume(const Params& p, const Grid& g, unsigned
   if constexpr (Cfg::EPI == kEpilogueTmaStoreDeferred) {
     if (pending) store_packed<Cfg>(p, acc, packed, c_tile, cw, tid, warp, lane, pend_m0, pend_n0, 1.0f);
   }
-  // The staging tile must outlive the stores' reads of it; their writes need no wait: the grid completes only after
-  // every bulk store has landed.
+  // The staging tile must outlive the stores' reads; the grid itself completes only once every bulk store has landed.
   if constexpr (Cfg::EPI != kEpilogueDirect) {
     if (tid == 0) bulk_wait_read_all();
   }
