@@ -30,23 +30,5 @@ for ((r = 1; r <= ${ROUNDS:-3}; ++r)); do
     if ((r % 2)); then one old "$old" "$r" "$s"; one new "$new" "$r" "$s"; else one new "$new" "$r" "$s"; one old "$old" "$r" "$s"; fi
   done
 done
-python3 - "$csv" >"$out/ab-summary.txt" <<'EOF'
-import csv, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-by = {}
-for r in rows:
-    if r.get("fallback", "0") not in ("0", "false", "False", ""):
-        continue
-    key = (f'{r["m"]}x{r["n"]}x{r["k"]}', r["build"])
-    by.setdefault(key, []).append((float(r["median_ms"]) * 1e3, float(r["ratio"])))
-print(f'{"shape":>16} {"old us":>8} {"new us":>8} {"new/old":>8} {"old ratio":>10} {"new ratio":>10}')
-for shape in dict.fromkeys(k[0] for k in by):
-    o, n = by.get((shape, "old"), []), by.get((shape, "new"), [])
-    if not o or not n:
-        print(f"{shape:>16} missing rows")
-        continue
-    ou, nu = statistics.median(x[0] for x in o), statistics.median(x[0] for x in n)
-    orat, nrat = statistics.median(x[1] for x in o), statistics.median(x[1] for x in n)
-    print(f"{shape:>16} {ou:8.2f} {nu:8.2f} {nu / ou:8.3f} {orat:10.3f} {nrat:10.3f}")
-EOF
+python3 "$(dirname "${BASH_SOURCE[0]}")/ab-summary.py" "$csv" >"$out/ab-summary.txt"
 cat "$out/ab-summary.txt"
