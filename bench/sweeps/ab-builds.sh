@@ -16,7 +16,6 @@ mkdir -p "$out"
 csv="$out/ab.csv"
 : >"$csv"
 read -r -a extra <<<"${BENCH_ARGS:-}"
-export TILEFORGE_DB=${TILEFORGE_DB:-/tmp/tileforge-ab/no-tuning-db/tune.db}
 one() {  # one BUILD_LABEL TILEFORGE ROUND SHAPE
   local rows
   rows=$(timeout 60 "$2" bench --device cuda --shape "$4" --dtype f16 --no-db --min-reps 20 --min-time 0.05 \

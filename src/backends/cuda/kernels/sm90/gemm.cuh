@@ -170,8 +170,8 @@ __device__ __forceinline__ void gemm(const Params& p) {
   const int tid = threadIdx.x % 128;
 
   if (threadIdx.x == 0) {
-    // The tensor maps are fetched while the barriers are set up and the cluster meets, not at the first copy: under
-    // a cold L2 their fetch is a DRAM round trip that a one-wave kernel (1000^3: one tile per SM) waits for in full.
+    // The tensor maps are requested while the barriers are set up and the cluster meets, the earliest point there
+    // is; measured no faster than at the first copy (H100, 2026-12-06: the maps were not on the critical path).
     prefetch_map(&p.a);
     prefetch_map(&p.b);
     if constexpr (Cfg::EPI != kEpilogueDirect) prefetch_map(&p.c);
