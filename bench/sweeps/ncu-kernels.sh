@@ -26,12 +26,15 @@ label=${LABEL:+-$LABEL}
 read -r -a extra <<<"${BENCH_ARGS:-}"
 sets=()
 [[ -n "${NCU_SET:-}" ]] && sets=(--set "$NCU_SET")
+status=0  # 1 when a shape's bench failed under the profiler (the others are still summarized)
 for shape in "$@"; do
   "$ncu" --clock-control none --csv --page raw "${sets[@]}" --metrics "$metrics" -k "$kernels" \
     --launch-count "${LAUNCHES:-12}" \
     build/tileforge bench --device cuda --shape "$shape" --dtype f16 --no-db --min-reps 3 "${extra[@]}" \
-    >"$out/ncu-$shape$label.csv" 2>"$out/ncu-$shape$label.log" ||
+    >"$out/ncu-$shape$label.csv" 2>"$out/ncu-$shape$label.log" || {
     echo "ncu-kernels: $shape failed (see ncu-$shape$label.log)" >&2
+    status=1
+  }
 done
 files=()
 for shape in "$@"; do
@@ -43,3 +46,4 @@ else
   echo "ncu-kernels: no profile was written" >"$out/ncu-summary$label.txt"
 fi
 cat "$out/ncu-summary$label.txt"
+exit "$status"
