@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 
@@ -373,6 +374,28 @@ TEST(Sm90Family, AtomicSumOnlyUnderTheNondeterministicFlag) {
   EXPECT_NE(on.out.find("REDUCE=1"), std::string::npos) << on.out;
   EXPECT_NE(on.out.find("by float atomics in the order they arrive (not bit-identical"), std::string::npos) << on.out;
   std::filesystem::remove_all(dir);
+}
+
+// The row-split experiment (TILEFORGE_SM90_ROW_SPLIT=1) splits a cluster's shared M/N-major boxes by K rows where
+// whole boxes would divide evenly, in the tensor maps' boxes and in the generated source alike (its entry named
+// apart, so that the kernel cache keeps both); without it, or where nothing is shared, the kernel is the default.
+TEST(Sm90Family, RowSplitExperimentSplitsSharedBoxesByKRows) {
+  const Problem q = problem(1000, 1000, 1000);
+  const Config shared_b = sm90_config(64, 128, 8, 1, 2, 1, 8, 1, 1, 1);  // B row-major: two boxes over two CTAs
+  const Config alone = sm90_config(64, 128, 8, 1, 1, 1, 8, 1, 1, 1);
+  const Sm90Source whole = sm90_source(q, shared_b);
+  EXPECT_EQ(whole.b_box[1], 64);
+  EXPECT_EQ(whole.source.find("TF_SM90_ROW_SPLIT"), std::string::npos);
+  ::setenv("TILEFORGE_SM90_ROW_SPLIT", "1", 1);
+  const Sm90Source rows = sm90_source(q, shared_b);
+  const Sm90Source unshared = sm90_source(q, alone);
+  ::unsetenv("TILEFORGE_SM90_ROW_SPLIT");
+  EXPECT_EQ(rows.b_box[1], 32);
+  EXPECT_EQ(rows.a_box[1], whole.a_box[1]);  // A, K-major, is not shared along M
+  EXPECT_NE(rows.source.find("#define TF_SM90_ROW_SPLIT 1"), std::string::npos);
+  EXPECT_EQ(rows.entry, whole.entry + "_rows");
+  EXPECT_EQ(unshared.entry, sm90_source(q, alone).entry);
+  EXPECT_EQ(unshared.b_box[1], 64);
 }
 
 TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {

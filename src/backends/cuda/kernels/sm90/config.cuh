@@ -8,6 +8,12 @@
 #include "sm90/ptx.cuh"
 #include "sm90/schedule.cuh"
 
+// An experiment (issue 13), set by the generated source with TILEFORGE_SM90_ROW_SPLIT=1: M/N-major boxes shared in a
+// cluster are split by K rows even where whole boxes divide evenly (Config::*_ROW_PARTS).
+#ifndef TF_SM90_ROW_SPLIT
+#define TF_SM90_ROW_SPLIT 0
+#endif
+
 namespace tf::sm90 {
 
 // Run-time arguments. Pass the whole struct as `const __grid_constant__ Params`, so that the tensor maps stay in
@@ -159,8 +165,9 @@ struct Config {
   // count divides evenly (fewest TMA copies), else every box by K rows: each CTA copies 64 / *_ROW_PARTS rows of
   // each of them (whole 8-row swizzle atoms, 1024-byte aligned, so the swizzle pattern is the one a whole box has).
   static constexpr int A_MN_BOXES = BM / 64, B_MN_BOXES = BN / 64;
-  static constexpr int A_ROW_PARTS = A_MN_BOXES % A_SPLIT == 0 ? 1 : A_SPLIT;
-  static constexpr int B_ROW_PARTS = B_MN_BOXES % B_SPLIT == 0 ? 1 : B_SPLIT;
+  // TF_SM90_ROW_SPLIT (an experiment, set by the host with TILEFORGE_SM90_ROW_SPLIT=1): split by K rows always.
+  static constexpr int A_ROW_PARTS = A_MN_BOXES % A_SPLIT == 0 && !(TF_SM90_ROW_SPLIT && A_SPLIT > 1) ? 1 : A_SPLIT;
+  static constexpr int B_ROW_PARTS = B_MN_BOXES % B_SPLIT == 0 && !(TF_SM90_ROW_SPLIT && B_SPLIT > 1) ? 1 : B_SPLIT;
   // A K-major operand's tile (rows of 64 K elements, 128 bytes each) is split over its CTAs by rows: one box of
   // rows / SPLIT per CTA where that is whole 8-row swizzle atoms, else the atoms dealt out one 8-row box at a time
   // (72 rows over 4 CTAs: 3, 2, 2 and 2 atoms). A swizzled box lands on a 1024-byte boundary either way.
