@@ -398,6 +398,34 @@ TEST(Sm90Family, RowSplitExperimentSplitsSharedBoxesByKRows) {
   EXPECT_EQ(unshared.b_box[1], 64);
 }
 
+// The other source experiments (TILEFORGE_SM90_LEADER_MULTICAST, TILEFORGE_SM90_L2_HINT) likewise: a define in the
+// generated source and a suffix on the entry where they apply, nothing where they do not or are unset.
+TEST(Sm90Family, SourceExperimentsAreDefinedAndNamedApart) {
+  const Problem q = problem(1000, 1000, 1000);
+  const Config shared_b = sm90_config(64, 128, 8, 1, 2, 1, 8, 1, 1, 1);
+  const Config alone = sm90_config(64, 128, 8, 1, 1, 1, 8, 1, 1, 1);
+  const Sm90Source plain = sm90_source(q, shared_b);
+  ::setenv("TILEFORGE_SM90_LEADER_MULTICAST", "1", 1);
+  const Sm90Source lead = sm90_source(q, shared_b);
+  const Sm90Source lead_alone = sm90_source(q, alone);
+  ::unsetenv("TILEFORGE_SM90_LEADER_MULTICAST");
+  EXPECT_EQ(lead.entry, plain.entry + "_lead");
+  EXPECT_NE(lead.source.find("#define TF_SM90_LEADER_MULTICAST 1"), std::string::npos);
+  EXPECT_EQ(lead_alone.source.find("TF_SM90_LEADER_MULTICAST"), std::string::npos);  // nothing shared
+  for (const auto& [value, define] : std::vector<std::pair<std::string, std::string>>{
+           {"first", "#define TF_SM90_L2_HINT 1"}, {"last", "#define TF_SM90_L2_HINT 2"}, {"normal", "#define TF_SM90_L2_HINT 3"}}) {
+    ::setenv("TILEFORGE_SM90_L2_HINT", value.c_str(), 1);
+    const Sm90Source hinted = sm90_source(q, alone);
+    ::unsetenv("TILEFORGE_SM90_L2_HINT");
+    EXPECT_EQ(hinted.entry, sm90_source(q, alone).entry + "_l2" + value);
+    EXPECT_NE(hinted.source.find(define), std::string::npos) << value;
+  }
+  ::setenv("TILEFORGE_SM90_L2_HINT", "sometimes", 1);  // not a priority: the default kernel
+  const Sm90Source unknown = sm90_source(q, alone);
+  ::unsetenv("TILEFORGE_SM90_L2_HINT");
+  EXPECT_EQ(unknown.source, sm90_source(q, alone).source);
+}
+
 TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
   auto nvrtc = jit::Nvrtc::get();
   if (!nvrtc.ok()) GTEST_SKIP() << "SKIPPED: NVRTC not available: " << nvrtc.status().message();

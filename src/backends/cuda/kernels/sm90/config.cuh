@@ -13,6 +13,11 @@
 #ifndef TF_SM90_ROW_SPLIT
 #define TF_SM90_ROW_SPLIT 0
 #endif
+// Another, with TILEFORGE_SM90_LEADER_MULTICAST=1: rank 0 of the CTAs sharing an operand copies all of it, multicast
+// to each (sm90/mainloop.cuh's load_mn_major, load_k_major); by default each copies its share.
+#ifndef TF_SM90_LEADER_MULTICAST
+#define TF_SM90_LEADER_MULTICAST 0
+#endif
 
 namespace tf::sm90 {
 

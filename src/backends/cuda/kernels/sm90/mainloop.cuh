@@ -25,9 +25,17 @@ __device__ __forceinline__ void init_barriers(unsigned full0, unsigned empty0) {
 // One stage's share of an M/N-major operand tile (BOXES boxes of 64 columns x 64 K rows, 8192 bytes each, at smem
 // address `dst`; the tile's first column `mn0`, its first K row `k0`) for the CTA of rank `rank` among the SPLIT
 // that share it: whole boxes where ROW_PARTS is 1, else 64 / ROW_PARTS K rows of every box; multicast to `mask`.
-template <int BOXES, int SPLIT, int ROW_PARTS>
+// TF_SM90_LEADER_MULTICAST (an experiment, issue 13; sm90/config.cuh): the CTA of rank 0 copies every CTA's share
+// of a shared operand, multicasting each to all of them; the others copy none of it.
+template <int BOXES, int SPLIT, int ROW_PARTS, bool LEAD = bool(TF_SM90_LEADER_MULTICAST)>
 __device__ __forceinline__ void load_mn_major(const TmaDesc* map, unsigned dst, unsigned full, int mn0, int k0, int rank,
                                               unsigned short mask) {
+  if constexpr (LEAD && SPLIT > 1) {
+    if (rank != 0) return;
+#pragma unroll
+    for (int r = 0; r < SPLIT; ++r) load_mn_major<BOXES, SPLIT, ROW_PARTS, false>(map, dst, full, mn0, k0, r, mask);
+    return;
+  }
   if constexpr (ROW_PARTS == 1) {
     constexpr int PIECES = BOXES / SPLIT;
 #pragma unroll
@@ -52,9 +60,15 @@ __device__ __forceinline__ void load_mn_major(const TmaDesc* map, unsigned dst, 
 // its first row `mn0`, its K offset `k0`) for the CTA of rank `rank` among the SPLIT that share it: rows
 // [rank * BOX, +BOX) where BOX (Config's *_K_BOX) is ROWS / SPLIT, else BOX is one 8-row atom and the CTA copies
 // atoms rank, rank + SPLIT, ...; multicast to `mask`.
-template <int ROWS, int SPLIT, int BOX>
+template <int ROWS, int SPLIT, int BOX, bool LEAD = bool(TF_SM90_LEADER_MULTICAST)>
 __device__ __forceinline__ void load_k_major(const TmaDesc* map, unsigned dst, unsigned full, int k0, int mn0, int rank,
                                              unsigned short mask) {
+  if constexpr (LEAD && SPLIT > 1) {
+    if (rank != 0) return;
+#pragma unroll
+    for (int r = 0; r < SPLIT; ++r) load_k_major<ROWS, SPLIT, BOX, false>(map, dst, full, k0, mn0, r, mask);
+    return;
+  }
   if constexpr (SPLIT == 1) {
     tma_load(map, dst, full, k0, mn0);
   } else if constexpr (BOX * SPLIT == ROWS) {

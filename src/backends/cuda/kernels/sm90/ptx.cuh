@@ -87,23 +87,59 @@ __device__ __forceinline__ void named_barrier(unsigned id, unsigned threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+// An experiment (issue 13), set by the generated source with TILEFORGE_SM90_L2_HINT: the operand loads carry an L2
+// eviction priority (1 evict_first, 2 evict_last, 3 evict_normal); 0, the default, gives none.
+#ifndef TF_SM90_L2_HINT
+#define TF_SM90_L2_HINT 0
+#endif
+
+#if TF_SM90_L2_HINT
+__device__ __forceinline__ unsigned long long l2_load_policy() {
+  unsigned long long policy;
+#if TF_SM90_L2_HINT == 1
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+#elif TF_SM90_L2_HINT == 2
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
+#else
+  asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;\n" : "=l"(policy));
+#endif
+  return policy;
+}
+#endif
+
 // 2-D tile load into this CTA's shared memory, completing `bytes` on `bar`.
 __device__ __forceinline__ void tma_load(const TmaDesc* map, unsigned dst, unsigned bar, int c0, int c1) {
+#if TF_SM90_L2_HINT
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint "
+      "[%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar), "l"(l2_load_policy())
+      : "memory");
+#else
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
           "r"(dst),
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar)
       : "memory");
+#endif
 }
 
 // 2-D tile load multicast to the CTAs of `mask`: the same shared-memory offsets (data and barrier) in each.
 __device__ __forceinline__ void tma_load_multicast(const TmaDesc* map, unsigned dst, unsigned bar, int c0, int c1,
                                                    unsigned short mask) {
+#if TF_SM90_L2_HINT
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      ".L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5, %6;\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask), "l"(l2_load_policy())
+      : "memory");
+#else
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster "
       "[%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
       : "memory");
+#endif
 }
 
 __device__ __forceinline__ void tma_store(const TmaDesc* map, unsigned src, int c0, int c1) {
