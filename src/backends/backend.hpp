@@ -139,8 +139,14 @@ struct ParamSpace {
   bool admits(const Config& config) const;
   // `base` with the pins applied; an unknown name or illegal value is refused with the allowed values.
   Expected<Config> pin(Config base, const std::vector<std::pair<std::string, int64_t>>& pins) const;
-  // Every legal combination (the Cartesian product filtered by the constraints), up to `limit`.
+  // Every legal combination (the Cartesian product filtered by the constraints, the first parameter varying fastest),
+  // up to `limit`. The parameters are set from the last to the first and a constraint that declares its reads is
+  // checked once they are set, so that a failing value skips every combination below it (constraint_levels).
   std::vector<Config> enumerate(std::size_t limit = 1u << 20) const;
+  // For each parameter index j, the constraints (indices, ascending) that can be checked once parameters j..n-1 are
+  // set in such a walk: those whose declared reads start at j; those without declared reads, or reading a name the
+  // space does not declare, at 0 (with every parameter set). n + 1 entries, the last empty.
+  std::vector<std::vector<std::size_t>> constraint_levels() const;
 };
 
 // A prepared, runnable kernel: compiled or selected for one Problem and Config. Backends subclass it.

@@ -106,29 +106,52 @@ Expected<Config> ParamSpace::pin(Config base, const std::vector<std::pair<std::s
   return base;
 }
 
+std::vector<std::vector<std::size_t>> ParamSpace::constraint_levels() const {
+  const std::size_t n = params.size();
+  std::vector<std::vector<std::size_t>> at(n + 1);
+  for (std::size_t k = 0; k < constraints.size(); ++k) {
+    std::size_t level = constraints[k].reads.empty() ? 0 : n;
+    for (const std::string& r : constraints[k].reads) {
+      const ParamDecl* d = find(r);
+      if (!d) {  // a name the space does not declare: checked with every parameter set
+        level = 0;
+        break;
+      }
+      level = std::min(level, std::size_t(d - params.data()));
+    }
+    at[level].push_back(k);
+  }
+  return at;
+}
+
 std::vector<Config> ParamSpace::enumerate(std::size_t limit) const {
   std::vector<Config> out;
   if (params.empty() || limit == 0) return out;
   for (const auto& p : params)
     if (p.values.empty()) return out;
-  // One config updated in place, copied where legal.
+  // One config updated in place, copied where legal; parameters set from the last to the first.
   Config c{family, {}};
   std::vector<int64_t*> slot;
-  std::vector<const std::vector<int64_t>*> lists;
-  for (const ParamDecl& p : params) {
-    slot.push_back(&(c.params[p.name] = p.values[0]));
-    lists.push_back(&p.values.get());
-  }
-  struct Deref {  // lists[i] as the walk reads it
-    const std::vector<const std::vector<int64_t>*>& v;
-    const std::vector<int64_t>& operator[](std::size_t i) const { return *v[i]; }
+  for (const ParamDecl& p : params) slot.push_back(&(c.params[p.name] = p.values[0]));
+  const std::vector<std::vector<std::size_t>> levels = constraint_levels();
+  auto holds = [&](std::size_t j) {
+    return std::all_of(levels[j].begin(), levels[j].end(), [&](std::size_t k) { return constraints[k].holds(c); });
   };
-  walk_product(slot, Deref{lists}, [&](const std::size_t*) {
-    if (std::all_of(constraints.begin(), constraints.end(), [&](const Constraint& k) { return k.holds(c); })) {
-      out.push_back(c);
+  // Returns false once `limit` configs are out.
+  auto walk = [&](auto&& self, std::size_t j) -> bool {
+    for (const int64_t v : params[j].values.get()) {
+      *slot[j] = v;
+      if (!holds(j)) continue;
+      if (j > 0) {
+        if (!self(self, j - 1)) return false;
+      } else {
+        out.push_back(c);
+        if (out.size() >= limit) return false;
+      }
     }
-    return out.size() < limit;
-  });
+    return true;
+  };
+  walk(walk, params.size() - 1);
   return out;
 }
 

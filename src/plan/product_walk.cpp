@@ -93,24 +93,16 @@ class ProductWalk {
  public:
   ProductWalk(const ParamSpace& space, const std::vector<std::vector<int64_t>>& grid, const ConstraintTables* tables)
       : space_(space), grid_(grid), tables_(tables), n_(grid.size()), k_(space.constraints.size()),
-        at_level_(grid.size() + 1), below_(grid.size() + 1, 1), settled_before_(space.constraints.size() + 1, n_),
-        index_(grid.size(), 0), values_(grid.size(), 0) {
+        at_level_(space.constraint_levels()), below_(grid.size() + 1, 1),
+        settled_before_(space.constraints.size() + 1, n_), index_(grid.size(), 0), values_(grid.size(), 0) {
     for (std::size_t j = 0; j < n_; ++j) below_[j + 1] = below_[j] * grid[j].size();
+    std::vector<std::size_t> level(k_, n_);
+    for (std::size_t j = 0; j <= n_; ++j)
+      for (const std::size_t k : at_level_[j]) level[k] = j;
     std::size_t lowest = n_;  // the lowest level of the constraints before k
     for (std::size_t k = 0; k < k_; ++k) {
       settled_before_[k] = lowest;
-      const Constraint& rule = space.constraints[k];
-      std::size_t level = rule.reads.empty() ? 0 : n_;
-      for (const std::string& r : rule.reads) {
-        const ParamDecl* d = space.find(r);
-        if (!d) {  // a name the space does not declare: checked at the leaves
-          level = 0;
-          break;
-        }
-        level = std::min(level, std::size_t(d - space.params.data()));
-      }
-      at_level_[level].push_back(k);  // ascending within each level
-      lowest = std::min(lowest, level);
+      lowest = std::min(lowest, level[k]);
     }
     settled_before_[k_] = lowest;
   }

@@ -1,9 +1,11 @@
-// The enumeration of a product space (plan/candidates.cpp) against a check of every combination: the walk that
-// settles or counts whole subtrees must give the same legal configs in the same order, the same count per reason
-// (each combination under the first constraint it violates) and the same stored examples.
+// The enumeration of a product space (plan/candidates.cpp's, through plan/product_walk.cpp, and the family's own
+// ParamSpace::enumerate) against a check of every combination: the walks that settle or count whole subtrees must
+// give the same legal configs in the same order, the same count per reason (each combination under the first
+// constraint it violates) and the same stored examples.
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <algorithm>
 #include <map>
 #include <random>
 #include <string>
@@ -93,6 +95,12 @@ TEST(Candidates, ProductWalkCountsAndStoresAsACheckOfEveryCombination) {
   std::mt19937 rng(20261206);
   for (int trial = 0; trial < 60; ++trial) {
     const ParamSpace space = random_space(rng);
+    // The family's own enumeration (ParamSpace::enumerate, which skips below a failing value too): the same legal
+    // configs in the same order, and the first of them under a limit.
+    const std::vector<Config> legal = check_every_combination(space, 0).legal;
+    EXPECT_EQ(space.enumerate(), legal) << "trial " << trial;
+    const std::vector<Config> first(legal.begin(), legal.begin() + std::ptrdiff_t(std::min<std::size_t>(3, legal.size())));
+    EXPECT_EQ(space.enumerate(3), first) << "trial " << trial;
     for (const std::size_t keep : {std::size_t(0), std::size_t(1), std::size_t(3), SIZE_MAX}) {
       SCOPED_TRACE("trial " + std::to_string(trial) + " keep " + std::to_string(keep));
       const Expected want = check_every_combination(space, keep);
