@@ -143,6 +143,9 @@ struct ParamSpace {
   // up to `limit`. The parameters are set from the last to the first and a constraint that declares its reads is
   // checked once they are set, so that a failing value skips every combination below it (constraint_levels).
   std::vector<Config> enumerate(std::size_t limit = 1u << 20) const;
+  // The same over `values` (one non-empty list per declared parameter, in declaration order) in place of the declared
+  // ones: the planner's walk of a product narrowed by pins.
+  std::vector<Config> enumerate(const std::vector<std::vector<int64_t>>& values, std::size_t limit) const;
   // For each parameter index j, the constraints (indices, ascending) that can be checked once parameters j..n-1 are
   // set in such a walk: those whose declared reads start at j; those without declared reads, or reading a name the
   // space does not declare, at 0 (with every parameter set). n + 1 entries, the last empty.

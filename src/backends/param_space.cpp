@@ -125,21 +125,27 @@ std::vector<std::vector<std::size_t>> ParamSpace::constraint_levels() const {
 }
 
 std::vector<Config> ParamSpace::enumerate(std::size_t limit) const {
+  std::vector<std::vector<int64_t>> values;
+  for (const ParamDecl& p : params) values.push_back(p.values.get());
+  return enumerate(values, limit);
+}
+
+std::vector<Config> ParamSpace::enumerate(const std::vector<std::vector<int64_t>>& values, std::size_t limit) const {
   std::vector<Config> out;
   if (params.empty() || limit == 0) return out;
-  for (const auto& p : params)
-    if (p.values.empty()) return out;
+  for (const auto& v : values)
+    if (v.empty()) return out;
   // One config updated in place, copied where legal; parameters set from the last to the first.
   Config c{family, {}};
   std::vector<int64_t*> slot;
-  for (const ParamDecl& p : params) slot.push_back(&(c.params[p.name] = p.values[0]));
+  for (std::size_t j = 0; j < params.size(); ++j) slot.push_back(&(c.params[params[j].name] = values[j][0]));
   const std::vector<std::vector<std::size_t>> levels = constraint_levels();
   auto holds = [&](std::size_t j) {
     return std::all_of(levels[j].begin(), levels[j].end(), [&](std::size_t k) { return constraints[k].holds(c); });
   };
   // Returns false once `limit` configs are out.
   auto walk = [&](auto&& self, std::size_t j) -> bool {
-    for (const int64_t v : params[j].values.get()) {
+    for (const int64_t v : values[j]) {
       *slot[j] = v;
       if (!holds(j)) continue;
       if (j > 0) {

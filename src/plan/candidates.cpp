@@ -20,9 +20,8 @@ std::string join_pins(const Pins& pins) {
   return fmt::format("{}", fmt::join(s, " "));
 }
 
-// Walks the Cartesian product of `grid`, calling fn with one Config updated in place, its values in declaration
-// order (read from the config, so that a rejected one is recorded without a lookup per name) and their indices into
-// `grid`.
+// Walks the Cartesian product of `grid`, calling fn with one Config updated in place and its values in declaration
+// order (read from the config, so that a rejected one is recorded without a lookup per name).
 template <class Fn>
 void for_each_product(const std::string& family, const std::vector<ParamDecl>& decls,
                       const std::vector<std::vector<int64_t>>& grid, Fn&& fn) {
@@ -31,9 +30,9 @@ void for_each_product(const std::string& family, const std::vector<ParamDecl>& d
   Config c{family, {}};
   const std::vector<int64_t*> slot = first_combination(c, decls, grid);
   std::vector<int64_t> values(decls.size());
-  walk_product(slot, grid, [&](const std::size_t* index) {
+  walk_product(slot, grid, [&](const std::size_t*) {
     for (std::size_t j = 0; j < decls.size(); ++j) values[j] = *slot[j];
-    fn(c, values.data(), index);
+    fn(c, values.data());
     return true;
   });
 }
@@ -232,13 +231,15 @@ Expected<Enumeration> enumerate(const FamilySpace& family, std::vector<Config>* 
     if (list_mode) {
       for (std::size_t i : list) fn(listed[i], keys.data() + i * names.size());
     } else {
-      for_each_product(space.family, space.params, grid,
-                       [&](const Config& c, const int64_t* values, const std::size_t*) { fn(c, values); });
+      for_each_product(space.family, space.params, grid, fn);
     }
   };
 
   if (!record_rejected && !list_mode) {
-    walk_product_space(space, grid, e.legal, e.combinations, nullptr);
+    // The family's own walk, which skips below a failing value; every combination is counted all the same.
+    e.legal = space.enumerate(grid, SIZE_MAX);
+    e.combinations = std::accumulate(grid.begin(), grid.end(), std::size_t(1),
+                                     [](std::size_t n, const std::vector<int64_t>& g) { return n * g.size(); });
     if (!e.legal.empty()) return e;
     // Nothing legal: the full enumeration below names what rules the combinations out.
     e.combinations = 0;
@@ -267,7 +268,7 @@ Expected<Enumeration> enumerate(const FamilySpace& family, std::vector<Config>* 
     if (!record_rejected && e.legal.empty())
       return enumerate(family, consumable, pins, profile_name, true, keep_per_reason);
   } else {
-    walk_product_space(space, grid, e.legal, e.combinations, &e.rejected);
+    walk_product_space(space, grid, e.legal, e.combinations, e.rejected);
   }
 
   if (e.legal.empty() && !pins.empty()) {

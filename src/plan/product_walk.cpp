@@ -82,17 +82,16 @@ class ConstraintTables {
 // The walk of a product space in for_each_product's order (the first parameter varying fastest), setting the
 // parameters from the last to the first and checking each constraint that declares its reads (Constraint::reads) as
 // soon as the first of them is set, the others at the leaves, so that a failing value settles every combination
-// below it at once. `combinations` counts every combination, legal or not.
-// With `rejected`, each rejected combination is counted under the first constraint in declaration order that it
-// violates, as a check of every combination would: a subtree is settled at once only when every constraint before
+// below it at once. `combinations` counts every combination, legal or not, and each rejected one is counted under
+// the first constraint in declaration order that it violates, as a check of every combination would: a subtree is settled at once only when every constraint before
 // its failing one has been checked at its level or above (and so holds throughout it); otherwise the walk goes on
 // down, checking only the constraints before the failing one, since an earlier one may fail first. A settled
 // subtree's first configs are stored (up to the reason's `keep`) in walk order, so the counts and the stored
-// configs are those of the combination-by-combination walk. Without `rejected`, any failure settles its subtree.
+// configs are those of the combination-by-combination walk.
 class ProductWalk {
  public:
-  ProductWalk(const ParamSpace& space, const std::vector<std::vector<int64_t>>& grid, const ConstraintTables* tables)
-      : space_(space), grid_(grid), tables_(tables), n_(grid.size()), k_(space.constraints.size()),
+  ProductWalk(const ParamSpace& space, const std::vector<std::vector<int64_t>>& grid)
+      : space_(space), grid_(grid), tables_(space, grid), n_(grid.size()), k_(space.constraints.size()),
         at_level_(space.constraint_levels()), below_(grid.size() + 1, 1),
         settled_before_(space.constraints.size() + 1, n_), index_(grid.size(), 0), values_(grid.size(), 0) {
     for (std::size_t j = 0; j < n_; ++j) below_[j + 1] = below_[j] * grid[j].size();
@@ -107,7 +106,7 @@ class ProductWalk {
     settled_before_[k_] = lowest;
   }
 
-  void run(std::vector<Config>& legal, std::size_t& combinations, RejectedSet* rejected) {
+  void run(std::vector<Config>& legal, std::size_t& combinations, RejectedSet& rejected) {
     for (const auto& g : grid_)
       if (g.empty()) return;
     config_ = Config{space_.family, {}};
@@ -115,15 +114,15 @@ class ProductWalk {
     for (std::size_t j = 0; j < n_; ++j) values_[j] = grid_[j][0];
     legal_ = &legal;
     combinations_ = &combinations;
-    rejected_ = rejected;
+    rejected_ = &rejected;
     reason_of_.assign(k_, SIZE_MAX);
     if (n_ == 0) {
       ++combinations;
       const std::size_t failed = first_failing(0, k_);
       if (failed == k_) {
         legal.push_back(config_);
-      } else if (rejected) {
-        rejected->add(values_.data(), reason_of(failed));
+      } else {
+        rejected.add(values_.data(), reason_of(failed));
       }
       return;
     }
@@ -132,7 +131,7 @@ class ProductWalk {
 
  private:
   bool holds(std::size_t k) const {
-    return tables_ ? tables_->holds(k, index_.data(), config_) : space_.constraints[k].holds(config_);
+    return tables_.holds(k, index_.data(), config_);
   }
   // The first constraint checked at `level` that fails, of those before `failed` (k_: none yet); else `failed`.
   std::size_t first_failing(std::size_t level, std::size_t failed) const {
@@ -154,7 +153,7 @@ class ProductWalk {
       *slot_[j] = values_[j] = grid_[j][i];
       index_[j] = i;
       const std::size_t failed = first_failing(j, failed_above);
-      if (failed < k_ && (!rejected_ || settled_before_[failed] >= j)) {
+      if (failed < k_ && settled_before_[failed] >= j) {
         settle(j, failed);
       } else if (failed < k_ && count_below(j, failed)) {
         // counted without the walk below
@@ -169,7 +168,6 @@ class ProductWalk {
   // Every combination below level j (parameters 0..j-1 free) rejected for constraint k.
   void settle(std::size_t j, std::size_t k) {
     *combinations_ += below_[j];
-    if (!rejected_) return;
     const std::size_t reason = reason_of(k);
     std::size_t& count = rejected_->counts[reason];
     const std::size_t stored = count >= rejected_->keep ? 0 : std::min(below_[j], rejected_->keep - count);
@@ -202,9 +200,9 @@ class ProductWalk {
     for (std::size_t level = 0; level < j; ++level) {
       for (const std::size_t c : at_level_[level]) {
         if (c >= k) break;
-        if (!tables_->tabulated(c)) p.countable = false;
+        if (!tables_.tabulated(c)) p.countable = false;
         p.before.push_back(c);
-        for (const std::size_t r : tables_->reads(c))
+        for (const std::size_t r : tables_.reads(c))
           if (r < j && std::find(p.params.begin(), p.params.end(), r) == p.params.end()) p.params.push_back(r);
       }
     }
@@ -221,7 +219,6 @@ class ProductWalk {
   // the subtree gives has been seen and has its `keep` stored configs already (so nothing in it would be stored,
   // and no reason is first seen in it). Otherwise false, and the caller walks on down.
   bool count_below(std::size_t j, std::size_t k) {
-    if (!tables_) return false;
     const Pending& p = pending(j, k);
     if (!p.countable) return false;
     tally_.assign(k_, 0);
@@ -233,7 +230,7 @@ class ProductWalk {
       }
       std::size_t first = k;
       for (const std::size_t c : p.before) {
-        if (!tables_->holds(c, index_.data(), config_)) {
+        if (!tables_.holds(c, index_.data(), config_)) {
           first = c;
           break;
         }
@@ -253,7 +250,7 @@ class ProductWalk {
 
   const ParamSpace& space_;
   const std::vector<std::vector<int64_t>>& grid_;
-  const ConstraintTables* tables_;  // null: each constraint evaluated on the config
+  const ConstraintTables tables_;
   std::size_t n_, k_;
   std::vector<std::vector<std::size_t>> at_level_;  // [j]: the constraints checked once parameters j..n-1 are set
   std::vector<std::size_t> below_;                  // [j]: combinations of parameters 0..j-1
@@ -273,13 +270,8 @@ class ProductWalk {
 }  // namespace
 
 void walk_product_space(const ParamSpace& space, const std::vector<std::vector<int64_t>>& grid,
-                        std::vector<Config>& legal, std::size_t& combinations, RejectedSet* rejected) {
-  if (!rejected) {
-    ProductWalk(space, grid, nullptr).run(legal, combinations, nullptr);
-    return;
-  }
-  const ConstraintTables tables(space, grid);
-  ProductWalk(space, grid, &tables).run(legal, combinations, rejected);
+                        std::vector<Config>& legal, std::size_t& combinations, RejectedSet& rejected) {
+  ProductWalk(space, grid).run(legal, combinations, rejected);
 }
 
 }  // namespace tileforge::plan

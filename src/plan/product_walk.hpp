@@ -18,11 +18,11 @@ std::vector<int64_t*> first_combination(Config& c, const std::vector<ParamDecl>&
 
 // Every combination of `grid` (one list of values per declared parameter of `space`, in declaration order; the first
 // parameter varies fastest) checked against the space's constraints: the legal configs appended to `legal` in that
-// order, every combination counted into `combinations`. With `rejected`, each rejected combination is counted there
-// under the first constraint in declaration order it violates, and the first `rejected->keep` of each reason stored
-// in walk order: exactly what a check of every combination records. Without it, a failing value settles every
-// combination below it at once (dispatch's walk).
+// order, every combination counted into `combinations`, and each rejected one counted in `rejected` under the first
+// constraint in declaration order it violates, the first `rejected.keep` of each reason stored in walk order: exactly
+// what a check of every combination records, without visiting the subtrees a failing value settles. (A walk that
+// needs no rejections is ParamSpace::enumerate's.)
 void walk_product_space(const ParamSpace& space, const std::vector<std::vector<int64_t>>& grid,
-                        std::vector<Config>& legal, std::size_t& combinations, RejectedSet* rejected);
+                        std::vector<Config>& legal, std::size_t& combinations, RejectedSet& rejected);
 
 }  // namespace tileforge::plan
