@@ -177,8 +177,10 @@ __device__ __forceinline__ void gemm(const Params& p) {
     if constexpr (Cfg::EPI != kEpilogueDirect) prefetch_map(&p.c);
     init_barriers<Cfg>(full0, empty0);
   }
+  // The barriers are set up before any CTA of the cluster copies into them or arrives on them: the cluster's barrier,
+  // its arrival here and its wait once this CTA's own set-up is done (cuBLAS's kernels split it so too).
   if constexpr (CS > 1) {
-    cluster_sync();
+    cluster_arrive_relaxed();
   } else {
     __syncthreads();
   }
@@ -187,6 +189,7 @@ __device__ __forceinline__ void gemm(const Params& p) {
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
 
   const Grid g = grid_of<Cfg>(p);
+  if constexpr (CS > 1) cluster_wait();
 
   if (wg == 0) {
     // ---- producer warpgroup: one thread issues every copy ----
@@ -202,11 +205,9 @@ __device__ __forceinline__ void gemm(const Params& p) {
     consume<Cfg>(p, g, base, c_tile, full0, empty0, fixup_flag, wg - 1, tid, w);
   }
 
-  // No CTA of a cluster leaves while the other may still multicast into it or arrive on its barriers.
-  if constexpr (CS > 1) {
-    __syncwarp();
-    cluster_sync();
-  }
+  // No CTA of a cluster leaves while another may still multicast into it or arrive on its barriers: its producer's
+  // tail (produce()) waits for the cluster's last arrivals on its empty barriers, and its consumers have waited for
+  // every copy into its stages. A cluster barrier here (release and acquire) cost a GPU-scope MEMBAR per thread.
 }
 
 }  // namespace tf::sm90

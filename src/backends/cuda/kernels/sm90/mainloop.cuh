@@ -126,6 +126,19 @@ __device__ __forceinline__ void produce(const Params& p, const Grid& g, unsigned
       }
     }
   }
+  // The tail, in a cluster: waits until every consumer warp of every CTA of the cluster has handed back each of the
+  // last STAGES fills (a stage never filled passes at once). Those arrivals are the last accesses other CTAs make to
+  // this CTA's shared memory (their copies into it complete on barriers this CTA's consumers wait for), so once they
+  // are in, the CTA may leave without a cluster barrier.
+  if constexpr (Cfg::CS > 1) {
+    for (int i = 0; i < Cfg::STAGES; ++i) {
+      mbar_wait(empty0 + 8 * stage, phase ^ 1);
+      if (++stage == Cfg::STAGES) {
+        stage = 0;
+        phase ^= 1;
+      }
+    }
+  }
 }
 
 // ---- consumers -------------------------------------------------------------------------------------------------

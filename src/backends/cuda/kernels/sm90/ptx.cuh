@@ -72,10 +72,15 @@ __device__ __forceinline__ void fence_barrier_init() {
 
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
-// All threads of all CTAs of the cluster (the non-.aligned form: callers may arrive from diverged warps).
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+// The cluster barrier in two halves (the non-.aligned forms: callers may arrive from diverged warps). The arrival is
+// relaxed: it orders none of the thread's earlier accesses, so it costs no GPU-scope MEMBAR (a release arrival does);
+// what the start of the kernel needs ordered, the barriers' initialization, fence.mbarrier_init orders before it (the
+// PTX ISA's pattern for making mbarrier.init visible to the cluster). cluster_wait() waits for every thread of every
+// CTA of the cluster to have arrived (acquire).
+__device__ __forceinline__ void cluster_arrive_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed;\n" ::: "memory");
 }
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait;\n" ::: "memory"); }
 
 __device__ __forceinline__ unsigned cluster_rank() {
   unsigned r;
