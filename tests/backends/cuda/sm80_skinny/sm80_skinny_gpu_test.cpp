@@ -52,14 +52,27 @@ TEST(SkinnyFamily, NvrtcBuildsEveryWarpCountWithoutSpillsForSm80AndSm90a) {
 
 using SkinnyGpuTest = testing::CudaGpuTest;
 
+// The family dispatch runs a problem with on this GPU: sm80_skinny where it takes the problem, unless it yields it
+// to the sm90 family's transposed run (on sm_90, from kSkinnyLeadMOnWgmma + 1 rows up).
+std::string dispatch_family(const Problem& p, const Device& device) {
+  const plan::KernelFamily* f = plan::find_family("sm80_skinny");
+  return f->yields(device.profile, p.normalized()).empty() ? "sm80_skinny" : "sm90";
+}
+
 TEST_F(SkinnyGpuTest, DispatchAndEveryConfigKindAgainstTheReference) {
-  EXPECT_EQ(cuda_->space(half(16, 4096, 4096).normalized(), device_).family, "sm80_skinny");
+  EXPECT_EQ(cuda_->space(half(16, 4096, 4096).normalized(), device_).family,
+            dispatch_family(half(16, 4096, 4096), device_));
+  EXPECT_EQ(cuda_->space(half(4, 4096, 4096).normalized(), device_).family, "sm80_skinny");
   EXPECT_NE(cuda_->space(half(17, 4096, 4096).normalized(), device_).family, "sm80_skinny");
   uint64_t seed = 40;
-  // The heuristic on tails: N past a strip, K not a multiple of 16, one row.
+  // Dispatch and the heuristic on tails: N past a strip, K not a multiple of 16, one row. Where dispatch runs another
+  // family, the heuristic's config still runs here, pinned.
   for (auto [m, n, k] : {std::array<int64_t, 3>{1, 4096, 4096}, {16, 4104, 1000}, {3, 136, 72}, {9, 64, 16},
                          {16, 8, 5000}}) {
-    EXPECT_EQ(run(half(m, n, k), nullptr, 0, ++seed), "sm80_skinny") << m << "x" << n << "x" << k;
+    const Problem p = half(m, n, k);
+    EXPECT_EQ(run(p, nullptr, 0, ++seed), dispatch_family(p, device_)) << m << "x" << n << "x" << k;
+    const Config h = cuda::skinny_heuristic(p.normalized(), device_.profile);
+    EXPECT_EQ(run(p, &h, 0, ++seed), "sm80_skinny") << m << "x" << n << "x" << k << " " << h.describe();
   }
   // Both warp counts, deep and shallow rings, split-K with a short last slice; bf16 and f32 out.
   const Config configs[] = {skinny(8, 2, 1), skinny(8, 8, 2), skinny(16, 4, 3), skinny(8, 4, 12)};
