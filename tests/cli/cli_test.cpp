@@ -215,6 +215,9 @@ TEST_F(Cli, HelpAndVersionGoToStdout) {
   r = run_cli({"--version"}, dir);
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("0.1.0"), std::string::npos);
+  // And the tree it was built from, as "(<commit>[-dirty])" or "(unknown)" outside a git checkout.
+  EXPECT_NE(r.out.find(" ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(")"), std::string::npos) << r.out;
 }
 
 TEST_F(Cli, BenchPrintsTheComparisonTable) {

@@ -6,12 +6,15 @@
 
 #include "options.hpp"
 
+// The commit the tool was built from (generated at build time by cmake/build_commit.cmake).
+extern const char* const tileforge_build_commit;
+
 int main(int argc, char** argv) {
   using namespace tileforge::cli;
   CLI::App app{"tileforge: plans, generates, verifies and benchmarks GEMM kernels for the chip it runs on, and "
                "compares them with the vendor library.",
                "tileforge"};
-  app.set_version_flag("--version", std::string(tileforge::version()));
+  app.set_version_flag("--version", std::string(tileforge::version()) + " (" + tileforge_build_commit + ")");
   app.require_subcommand(1);
   app.fallthrough(false);
   // A repeated single-valued option takes the last value (as most tools do); repeatable ones opt out.
