@@ -33,6 +33,12 @@ for shape in "$@"; do
     build/tileforge bench --device cuda --shape "$shape" --dtype f16 --no-db --min-reps 3 "${extra[@]}" \
     >"$out/ncu-$shape$label.csv" 2>"$out/ncu-$shape$label.log" || {
     echo "ncu-kernels: $shape failed (see ncu-$shape$label.log)" >&2
+    # A split-K kernel in clusters whose shared sum is launched cooperatively cannot be replayed by the profiler
+    # (2026-12-06: LaunchFailed with every build); the same kernel launched uncooperatively profiles.
+    if grep -q "LaunchFailed" "$out/ncu-$shape$label.csv" 2>/dev/null; then
+      echo "ncu-kernels: $shape: the launch failed under the profiler; a cooperative launch in clusters (split-K's" \
+           "shared sum) is not replayed: TILEFORGE_SM90_SHARED_SUM=uncooperative profiles the same kernel" >&2
+    fi
     status=1
   }
 done
