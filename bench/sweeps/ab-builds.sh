@@ -16,13 +16,11 @@ mkdir -p "$out"
 csv="$out/ab.csv"
 : >"$csv"
 read -r -a extra <<<"${BENCH_ARGS:-}"
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/bench_rows.sh"
 one() {  # one BUILD_LABEL TILEFORGE ROUND SHAPE
-  local rows
-  rows=$(timeout 60 "$2" bench --device cuda --shape "$4" --dtype f16 --no-db --min-reps 20 --min-time 0.05 \
-           --max-time 0.3 --format csv -q "${extra[@]}" 2>>"$out/ab.log")
-  echo "$1 $4 round $3 rc=$?" >>"$out/ab.log"
-  [[ -s $csv ]] || echo "build,round,$(head -1 <<<"$rows")" >"$csv"
-  tail -n +2 <<<"$rows" | sed "s|^|$1,$3,|" >>"$csv"
+  local rc=0
+  bench_rows "$csv" "$out/ab.log" build,round "$1,$3" "$2" "$4" "${extra[@]}" || rc=$?
+  echo "$1 $4 round $3 rc=$rc" >>"$out/ab.log"
 }
 for ((r = 1; r <= ${ROUNDS:-3}; ++r)); do
   for s in "$@"; do

@@ -4,7 +4,7 @@
 #   source scripts/lib/provenance.sh; commit_line [TILEFORGE]      (default build/tileforge)
 commit_line() {
   local tree dirty="" build
-  tree=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+  tree=$(git rev-parse --verify -q HEAD 2>/dev/null) || tree=unknown
   git status --porcelain 2>/dev/null | grep -q . && dirty=" (with local changes)"
   build=$("${1:-build/tileforge}" --version 2>/dev/null || echo "none")
   echo "commit: $tree$dirty; build: $build"
