@@ -1,6 +1,7 @@
 # One bench process of a GPU sweep (scripts/gpu-splitk-sweep, bench/sweeps/ab-builds.sh): SHAPE in f16 on the CUDA
-# device with no tuning DB and the sweeps' repetitions, ARGS after; its CSV rows appended to CSV, each after PREFIX,
-# and the header once ("COLUMNS,<the bench's header>"); the bench's stderr to LOG. Returns the bench's exit status.
+# device with no tuning DB and the sweeps' repetitions, ARGS after (a repeated option, e.g. --dtype bf16, takes the
+# last value); its CSV rows appended to CSV, each after PREFIX, and the header once ("COLUMNS,<the bench's header>");
+# the bench's stderr to LOG. Returns the bench's exit status.
 #   source scripts/lib/bench_rows.sh; bench_rows CSV LOG COLUMNS PREFIX TILEFORGE SHAPE [ARGS...]
 bench_rows() {
   local csv=$1 log=$2 columns=$3 prefix=$4 tf=$5 shape=$6 rows rc
