@@ -83,9 +83,10 @@ class ConstraintTables {
 // parameters from the last to the first and checking each constraint that declares its reads (Constraint::reads) as
 // soon as the first of them is set, the others at the leaves, so that a failing value settles every combination
 // below it at once. `combinations` counts every combination, legal or not, and each rejected one is counted under
-// the first constraint in declaration order that it violates, as a check of every combination would: a subtree is settled at once only when every constraint before
-// its failing one has been checked at its level or above (and so holds throughout it); otherwise the walk goes on
-// down, checking only the constraints before the failing one, since an earlier one may fail first. A settled
+// the first constraint in declaration order that it violates, as a check of every combination would: a subtree is
+// settled at once only when every constraint before its failing one has been checked at its level or above (and so
+// holds throughout it); otherwise the walk goes on down, checking only the constraints before the failing one, since
+// an earlier one may fail first. A settled
 // subtree's first configs are stored (up to the reason's `keep`) in walk order, so the counts and the stored
 // configs are those of the combination-by-combination walk.
 class ProductWalk {

@@ -4,8 +4,8 @@
 // constraint it violates) and the same stored examples.
 #include <gtest/gtest.h>
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <random>
 #include <string>
@@ -99,7 +99,8 @@ TEST(Candidates, ProductWalkCountsAndStoresAsACheckOfEveryCombination) {
     // configs in the same order, and the first of them under a limit.
     const std::vector<Config> legal = check_every_combination(space, 0).legal;
     EXPECT_EQ(space.enumerate(), legal) << "trial " << trial;
-    const std::vector<Config> first(legal.begin(), legal.begin() + std::ptrdiff_t(std::min<std::size_t>(3, legal.size())));
+    const std::vector<Config> first(legal.begin(),
+                                    legal.begin() + std::ptrdiff_t(std::min<std::size_t>(3, legal.size())));
     EXPECT_EQ(space.enumerate(3), first) << "trial " << trial;
     for (const std::size_t keep : {std::size_t(0), std::size_t(1), std::size_t(3), SIZE_MAX}) {
       SCOPED_TRACE("trial " + std::to_string(trial) + " keep " + std::to_string(keep));

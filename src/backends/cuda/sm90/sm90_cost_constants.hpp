@@ -70,8 +70,8 @@ inline constexpr double kDramLoadedLatencySeconds = 2.15e-6;
 
 // A launch with clusters, once: 1024^3 ran 8.93 us with 64x128 tiles alone and 9.82 in clusters of two, 512^3 6.27
 // against 7.26, 2048^3 27.7 against 28.7-29.1 (same call), where the model's per-step cluster share is negligible.
-// Since the cluster barriers lost their GPU-scope fences (2026-12-06, H100, bench/results/h100/2026-12-06l-cluster-refit)
-// the same pairs differ by 0.1-0.2 us (512^3 7.20 against 7.15, 1024^3 9.97 against 9.76). Kept at 1 us all the same:
+// Since the cluster barriers lost their GPU-scope fences (2026-12-06, H100,
+// bench/results/h100/2026-12-06l-cluster-refit) the same pairs differ by 0.1-0.2 us (512^3 7.20 against 7.15, 1024^3 9.97 against 9.76). Kept at 1 us all the same:
 // with 0.2 the planner moves 128x4096x14336 into 2x1 clusters, measured 1.8% slower (57.1 against 56.2 us), because
 // the body credits a tenth of the multicast's smaller L2 term on an HBM-bound shape; until that is refitted, this
 // constant stands in for it.
