@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Clusters of four and eight on a GPU whose chip record lists none resident (the H100's): the four configs of
-# Sm90GpuTest.ClustersOfFourAndEightSplitEveryOperandLayout, planned with the H200's record (the same GH100 die),
-# each benched in every layout in f16 and bf16 at 1000^3 and verified against the float64 reference by the bench.
-# A first check of a kernel change to the cluster's synchronisation where no H200 is lent; the GPU test itself runs
-# where the record lists them.
+# Clusters of four and eight on a GPU whose chip record lists none resident (the H100's did until 2026-12-06): the
+# four configs of Sm90GpuTest.ClustersOfFourAndEightSplitEveryOperandLayout, planned with the H200's record (the same
+# GH100 die), each benched in every layout in f16 and bf16 at 1000^3 and verified against the float64 reference by the
+# bench. A first check of a kernel change to the cluster's synchronisation where no H200 is lent; the GPU test itself
+# runs where the record lists them.
 #   bench/sweeps/clusters-4-8-check.sh OUTDIR
 # Writes OUTDIR/clusters-4-8.csv (config, then the bench's CSV columns) and OUTDIR/clusters-4-8.log; exits 1 when a
 # bench fails (a refused pin, a wrong result) or a row fell back to another kernel or is not verified.

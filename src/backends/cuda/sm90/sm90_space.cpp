@@ -71,7 +71,7 @@ std::vector<ParamDecl> sm90_params(bool large_clusters, bool swap_ab, bool narro
        "staging rounds per tile of the TMA-store epilogue (2: half tiles, or thirds of a 192-column tile, whose smaller "
        "staging tile leaves room for another stage)"},
       {"STMATRIX", {0, 1}, "hardware mapping", "1: the TMA-store epilogue writes its staging tile with stmatrix"},
-      {"SPLIT_K", {1, 2, 3, 4, 6, 8, 16, 32}, "data scheduling",
+      {"SPLIT_K", {1, 2, 3, 4, 5, 6, 7, 8, 12, 15, 16, 32}, "data scheduling",
        "slices of K per output tile, run by different CTAs and summed in slice order in a workspace (1: none); from "
        "4 slices with every slice on an SM of its own, each sums its share of the tile"},
       {"STREAM_K", {0, 1}, "data scheduling",
@@ -424,6 +424,17 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile, cons
   s.constraints.push_back({Layer::data_scheduling, "SPLIT_K == 1 when STREAM_K == 1 (one way of sharing K)",
                            [](const Config& c) { return p(c, "STREAM_K") == 0 || p(c, "SPLIT_K") == 1; },
                            {"STREAM_K", "SPLIT_K"}});
+  // 5, 7, 12 and 15 slices size a grid to one wave of clusters of 4 or 8, of which the GH100's GPCs hold 30 and 15
+  // (120 CTAs): 256x256x16384 in 2x2 clusters of 64x128 with 15 slices ran 17.50 us against 18.05 with 16 and no
+  // cluster (bench/results/h100/2026-12-06p-clusters-4-splitk). Without such clusters 4, 6, 8 and 16 fill the SMs,
+  // and the planner need not price the others (a plan takes half as long again with them).
+  s.constraints.push_back(
+      {Layer::data_scheduling, "SPLIT_K 5, 7, 12 or 15 only in clusters of 4 or 8 (one wave of them)",
+       [](const Config& c) {
+         const int64_t sk = p(c, "SPLIT_K");
+         return (sk != 5 && sk != 7 && sk != 12 && sk != 15) || sm90_cluster_size(c) >= 4;
+       },
+       {"SPLIT_K", "CLUSTER_M", "CLUSTER_N"}});
   if (options.reduce) {
     s.constraints.push_back({Layer::data_scheduling,
                              "REDUCE == 1 only with SPLIT_K > 1 or STREAM_K == 1 (only shared tiles have slices to sum)",

@@ -428,9 +428,11 @@ TEST_F(Sm90GpuTest, SplitKAndStreamKAreExactAndBitIdenticalFromRunToRun) {
       {small_beta, sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1, 4, 0)},
       {half(1000, 1000, 1000, Layout::RR, DType::f16, DType::f32), sm90_config(128, 256, 4, 2, 1, 1, 8, 0, 1, 0, 4, 0)},
       {half(256, 256, 16384, Layout::RC), sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 32, 0)},
-      // Clusters of four and eight (rows off sectors, a grid of one wave of them): 24 units of 4 and 12 of 8.
+      // Clusters of four and eight (a grid of one wave of them): 24 units of 4 and 12 of 8 (rows off sectors), and 30
+      // of 4 with 15 slices of 257 k-blocks (17 or 18 each).
       {half(504, 1000, 8200, Layout::RR), sm90_config(128, 128, 5, 2, 2, 2, 8, 1, 1, 1, 3, 0)},
       {half(1000, 1000, 1000, Layout::CR), sm90_config(128, 192, 4, 2, 4, 2, 8, 1, 1, 1, 2, 0)},
+      {half(256, 256, 16392, Layout::RR), sm90_config(64, 128, 8, 1, 2, 2, 8, 1, 1, 1, 15, 0)},
       // Stream-K: every tile shared (63 and 117 tiles for 132 SMs), and whole waves with the rest shared (289).
       {half(1032, 1544, 2056, Layout::RR), sm90_config(128, 256, 3, 2, 1, 1, 8, 1, 1, 1, 1, 1)},
       {half(1032, 1544, 2056, Layout::CR), sm90_config(128, 128, 6, 2, 1, 1, 8, 2, 1, 1, 1, 1)},

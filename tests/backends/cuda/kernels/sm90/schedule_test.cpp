@@ -34,8 +34,12 @@ auto with_schedule(const Sm90Schedule& s, F&& f) {
     case 2: return f.template operator()<2, false>();
     case 3: return f.template operator()<3, false>();
     case 4: return f.template operator()<4, false>();
+    case 5: return f.template operator()<5, false>();
     case 6: return f.template operator()<6, false>();
+    case 7: return f.template operator()<7, false>();
     case 8: return f.template operator()<8, false>();
+    case 12: return f.template operator()<12, false>();
+    case 15: return f.template operator()<15, false>();
     case 16: return f.template operator()<16, false>();
     case 32: return f.template operator()<32, false>();
   }
@@ -145,7 +149,7 @@ TEST(Sm90Schedule, EveryKBlockOfEveryTileRunsOnceAndEverySliceHasItsOwnSlot) {
                                {520, 264, 4104}, {2056, 2056, 1032}};
   for (auto& sh : shapes) {
     const Problem p = half(sh[0], sh[1], sh[2]);
-    for (int split : {1, 2, 3, 4, 6, 8, 16, 32}) {
+    for (int split : {1, 2, 3, 4, 5, 6, 7, 8, 12, 15, 16, 32}) {
       for (int stream_k : {0, 1}) {
         if (stream_k && split > 1) continue;
         for (auto [bm, bn, cm, cn] : {std::array{128, 256, 1, 1}, std::array{128, 128, 2, 1}, std::array{64, 64, 1, 2}}) {
