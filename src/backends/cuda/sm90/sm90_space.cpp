@@ -326,6 +326,33 @@ std::vector<Constraint> consumer_constraints(const hw::HwProfile& profile, bool 
   return out;
 }
 
+// How a tile's K is shared: one way at a time, the slice counts that size a grid to clusters of four and eight, and
+// the float-atomic sums (where declared) only where there are slices to sum.
+void add_k_sharing_constraints(ParamSpace& s, bool reduce) {
+  s.constraints.push_back({Layer::data_scheduling, "SPLIT_K == 1 when STREAM_K == 1 (one way of sharing K)",
+                           [](const Config& c) { return p(c, "STREAM_K") == 0 || p(c, "SPLIT_K") == 1; },
+                           {"STREAM_K", "SPLIT_K"}});
+  // 5, 7, 12 and 15 slices size a grid to one wave of clusters of 4 or 8, of which the GH100's GPCs hold 30 and 15
+  // (120 CTAs): 256x256x16384 in 2x2 clusters of 64x128 with 15 slices ran 17.50 us against 18.05 with 16 and no
+  // cluster (bench/results/h100/2026-12-06p-clusters-4-splitk). Without such clusters 4, 6, 8 and 16 fill the SMs,
+  // and the planner need not price the others (a plan takes half as long again with them).
+  s.constraints.push_back(
+      {Layer::data_scheduling, "SPLIT_K 5, 7, 12 or 15 only in clusters of 4 or 8 (one wave of them)",
+       [](const Config& c) {
+         const int64_t sk = p(c, "SPLIT_K");
+         return (sk != 5 && sk != 7 && sk != 12 && sk != 15) || sm90_cluster_size(c) >= 4;
+       },
+       {"SPLIT_K", "CLUSTER_M", "CLUSTER_N"}});
+  if (reduce) {
+    s.constraints.push_back({Layer::data_scheduling,
+                             "REDUCE == 1 only with SPLIT_K > 1 or STREAM_K == 1 (only shared tiles have slices to sum)",
+                             [](const Config& c) {
+                               return p(c, "REDUCE") == 0 || p(c, "SPLIT_K") > 1 || p(c, "STREAM_K") == 1;
+                             },
+                             {"REDUCE", "SPLIT_K", "STREAM_K"}});
+  }
+}
+
 }  // namespace
 
 std::vector<int64_t> sm90_narrow_block_n() {
@@ -421,28 +448,7 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile, cons
          },
          with_swap({"GROUP_M", "BLOCK_M", "BLOCK_N", "CLUSTER_M", "CLUSTER_N", "SPLIT_K"})});
   }
-  s.constraints.push_back({Layer::data_scheduling, "SPLIT_K == 1 when STREAM_K == 1 (one way of sharing K)",
-                           [](const Config& c) { return p(c, "STREAM_K") == 0 || p(c, "SPLIT_K") == 1; },
-                           {"STREAM_K", "SPLIT_K"}});
-  // 5, 7, 12 and 15 slices size a grid to one wave of clusters of 4 or 8, of which the GH100's GPCs hold 30 and 15
-  // (120 CTAs): 256x256x16384 in 2x2 clusters of 64x128 with 15 slices ran 17.50 us against 18.05 with 16 and no
-  // cluster (bench/results/h100/2026-12-06p-clusters-4-splitk). Without such clusters 4, 6, 8 and 16 fill the SMs,
-  // and the planner need not price the others (a plan takes half as long again with them).
-  s.constraints.push_back(
-      {Layer::data_scheduling, "SPLIT_K 5, 7, 12 or 15 only in clusters of 4 or 8 (one wave of them)",
-       [](const Config& c) {
-         const int64_t sk = p(c, "SPLIT_K");
-         return (sk != 5 && sk != 7 && sk != 12 && sk != 15) || sm90_cluster_size(c) >= 4;
-       },
-       {"SPLIT_K", "CLUSTER_M", "CLUSTER_N"}});
-  if (options.reduce) {
-    s.constraints.push_back({Layer::data_scheduling,
-                             "REDUCE == 1 only with SPLIT_K > 1 or STREAM_K == 1 (only shared tiles have slices to sum)",
-                             [](const Config& c) {
-                               return p(c, "REDUCE") == 0 || p(c, "SPLIT_K") > 1 || p(c, "STREAM_K") == 1;
-                             },
-                             {"REDUCE", "SPLIT_K", "STREAM_K"}});
-  }
+  add_k_sharing_constraints(s, options.reduce);
   if (profile.has("cluster")) {
     // Clusters of four and eight share each operand tile among more CTAs (fewer L2 reads, fewer rows read off
     // sectors), but every CTA waits for all of them to release a stage, tile after tile: 1000^3 ran 11.9 us in 4x1
