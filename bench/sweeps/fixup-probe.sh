@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What the split-K fix-up costs in dispatch's configs of the split-K shapes: each config benched with the fix-up
-# whole (TILEFORGE_SM90_FIXUP_PROBE unset), without it (1: every slice writes its own partial as C) and with the
-# partial stores only (2), one bench process each, cuBLAS beside in the same process. Rows with a probe set have C
+# whole (TILEFORGE_SM90_FIXUP_PROBE unset), without it (1: every slice writes its own partial as C), with the
+# partial stores only (2) and with the stores, the counter and the wait for every slice but no sum (4: the shared
+# sum's), one bench process each, cuBLAS beside in the same process. Rows with a probe set have C
 # wrong by design (their error columns say so); their times bound what any other reduction could save.
 #   bench/sweeps/fixup-probe.sh OUTDIR
 # Writes OUTDIR/fixup-probe.csv (label, probe, then the bench's CSV columns) and OUTDIR/fixup-probe.log.
@@ -25,7 +26,7 @@ for round in 1 2; do
     read -r shape pins <<<"$c"
     args=()
     for p in $pins; do args+=(--set "$p"); done
-    for probe in 0 1 2; do
+    for probe in ${PROBES:-0 1 2 4}; do
       TILEFORGE_SM90_FIXUP_PROBE=$probe bench_rows "$csv" "$log" "label,probe" "$shape/${pins// /-}/r$round,$probe" \
         build/tileforge "$shape" "${args[@]}"
       echo "$shape $pins probe $probe round $round rc=$?" >>"$log"

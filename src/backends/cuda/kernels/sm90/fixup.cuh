@@ -9,7 +9,7 @@
 #include "common/slice_counter.cuh"
 #include "sm90/epilogue.cuh"
 
-// Diagnostic only (TILEFORGE_SM90_FIXUP_PROBE, read by the generated source): 1, 2 or 3 leave out parts of the
+// Diagnostic only (TILEFORGE_SM90_FIXUP_PROBE, read by the generated source): 1, 2, 3 or 4 leave out parts of the
 // split-K / stream-K fix-up so that their cost can be timed; C is then wrong. 0 (the default) is the kernel.
 #ifndef TF_SM90_FIXUP_PROBE
 #define TF_SM90_FIXUP_PROBE 0
@@ -150,7 +150,9 @@ __device__ __forceinline__ void shared_sum_slice(const Params& p, typename Elem<
     }
   }
   named_barrier(kBarrierFixup, 128 * Cfg::CONSUMERS);
+#if TF_SM90_FIXUP_PROBE != 4  // diagnostic: stores, counter and the wait for every slice, no sum
   shared_sum<Cfg>(p, C, pairs, rank, cw, tid, w, sched, m0, n0);
+#endif
   // Every load of the share has been used (stored to C) before this barrier; the last slice to leave
   // resets both counters for the next launch, after every slice has seen the arrivals complete.
   named_barrier(kBarrierFixup, 128 * Cfg::CONSUMERS);
