@@ -33,12 +33,13 @@ int64_t cluster_units(const Problem& q, const Config& c) {
 
 // The family's parameters, their values and what each one decides. Clusters of 4 and 8 are declared only where
 // `large_clusters` (sm90_space says where they can pay): declared everywhere they would triple the product the
-// planner walks. SWAP_AB where `swap_ab`, and with it the narrow BLOCK_N values where `narrow_n` (A row-major: the
-// transposed run's B is K-major; elsewhere every one of them would be refused). REDUCE where `reduce`. STAGES 10, 12
-// and 16 where `deep_stages` (small tiles of memory-bound shapes: cuBLAS runs 128x16 with 11 stages and 64x16 with 16
-// at 16x4096x4096).
-std::vector<ParamDecl> sm90_params(bool large_clusters, bool swap_ab, bool narrow_n, bool reduce, bool deep_stages,
-                                   bool consumer_cols) {
+// planner walks. SPLIT_K 5, 7, 12 and 15 (a grid of one wave of such clusters) where `cluster_slices`: declared
+// everywhere they would lengthen every plan by half. SWAP_AB where `swap_ab`, and with it the narrow BLOCK_N values
+// where `narrow_n` (A row-major: the transposed run's B is K-major; elsewhere every one of them would be refused).
+// REDUCE where `reduce`. STAGES 10, 12 and 16 where `deep_stages` (small tiles of memory-bound shapes: cuBLAS runs
+// 128x16 with 11 stages and 64x16 with 16 at 16x4096x4096).
+std::vector<ParamDecl> sm90_params(bool large_clusters, bool cluster_slices, bool swap_ab, bool narrow_n, bool reduce,
+                                   bool deep_stages, bool consumer_cols) {
   const ParamValues clusters = large_clusters ? ParamValues{1, 2, 4, 8} : ParamValues{1, 2};
   const ParamValues stages =
       deep_stages ? ParamValues{2, 3, 4, 5, 6, 7, 8, 10, 12, 16} : ParamValues{2, 3, 4, 5, 6, 7, 8};
@@ -71,7 +72,9 @@ std::vector<ParamDecl> sm90_params(bool large_clusters, bool swap_ab, bool narro
        "staging rounds per tile of the TMA-store epilogue (2: half tiles, or thirds of a 192-column tile, whose smaller "
        "staging tile leaves room for another stage)"},
       {"STMATRIX", {0, 1}, "hardware mapping", "1: the TMA-store epilogue writes its staging tile with stmatrix"},
-      {"SPLIT_K", {1, 2, 3, 4, 5, 6, 7, 8, 12, 15, 16, 32}, "data scheduling",
+      {"SPLIT_K",
+       cluster_slices ? ParamValues{1, 2, 3, 4, 5, 6, 7, 8, 12, 15, 16, 32} : ParamValues{1, 2, 3, 4, 6, 8, 16, 32},
+       "data scheduling",
        "slices of K per output tile, run by different CTAs and summed in slice order in a workspace (1: none); from "
        "4 slices with every slice on an SM of its own, each sums its share of the tile"},
       {"STREAM_K", {0, 1}, "data scheduling",
@@ -400,14 +403,18 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile, cons
   // TMA rows cost more requests; a wider multicast reads each of them for more CTAs), on a grid that can be one wave
   // of them (the constraint below), i.e. where even the largest tiles, 256 x 256 per CTA, make no more cluster tiles
   // than are resident. Aligned, they measured slower (1024^3: 11.4 us in 4x2 clusters of 64x192 against 9.4).
-  auto one_wave_possible = [&](int64_t cs) {
+  auto one_wave_possible = [&](int64_t cs, double slices = 1.0) {
     const int64_t resident = sm90_resident_clusters(profile, cs);
-    return resident > 0 && double(q.m) * double(q.n) * double(q.batch) / (256.0 * 256.0 * double(cs)) <= resident;
+    return resident > 0 &&
+           slices * double(q.m) * double(q.n) * double(q.batch) / (256.0 * 256.0 * double(cs)) <= resident;
   };
   const bool rows_off = sm90_rows_off_sectors(q, q.lda) || sm90_rows_off_sectors(q, q.ldb);
   const bool swap_ab = sm90_transposes(q, options);
-  s.params = sm90_params(profile.has("cluster") && rows_off && (one_wave_possible(4) || one_wave_possible(8)), swap_ab,
-                         a_row_major(q.layout), options.reduce, options.deep_stages, options.consumer_cols);
+  // SPLIT_K 5, 7, 12 and 15 (one wave of clusters of 4 or 8) where at least 5 slices of the largest tiles fit one.
+  const bool cluster_slices = profile.has("cluster") && (one_wave_possible(4, 5.0) || one_wave_possible(8, 5.0));
+  s.params = sm90_params(profile.has("cluster") && rows_off && (one_wave_possible(4) || one_wave_possible(8)),
+                         cluster_slices, swap_ab, a_row_major(q.layout), options.reduce, options.deep_stages,
+                         options.consumer_cols);
   // The reads of a constraint that depends on the kernel's M and N: SWAP_AB too where declared (a name the space
   // does not declare would leave the constraint to the leaves of the walk).
   auto with_swap = [swap_ab](std::vector<std::string> reads) {
