@@ -20,6 +20,13 @@ using namespace sm90_detail;
 
 namespace {
 
+// Slice counts that size a grid to one wave of clusters of 4 or 8 (30 and 15 resident on the GH100: 120 CTAs), declared
+// and admitted only for such clusters (sm90_params, add_k_sharing_constraints).
+constexpr std::array<int64_t, 4> kClusterSlices = {5, 7, 12, 15};
+bool is_cluster_slices(int64_t split_k) {
+  return std::find(kClusterSlices.begin(), kClusterSlices.end(), split_k) != kClusterSlices.end();
+}
+
 // The kernel's M and N for a config: the problem's, exchanged by SWAP_AB.
 int64_t kernel_m(const Problem& q, const Config& c) { return swap_of(c) ? q.n : q.m; }
 int64_t kernel_n(const Problem& q, const Config& c) { return swap_of(c) ? q.m : q.n; }
@@ -43,6 +50,11 @@ std::vector<ParamDecl> sm90_params(bool large_clusters, bool cluster_slices, boo
   const ParamValues clusters = large_clusters ? ParamValues{1, 2, 4, 8} : ParamValues{1, 2};
   const ParamValues stages =
       deep_stages ? ParamValues{2, 3, 4, 5, 6, 7, 8, 10, 12, 16} : ParamValues{2, 3, 4, 5, 6, 7, 8};
+  std::vector<int64_t> split_k = {1, 2, 3, 4, 6, 8, 16, 32};
+  if (cluster_slices) {
+    split_k.insert(split_k.end(), kClusterSlices.begin(), kClusterSlices.end());
+    std::sort(split_k.begin(), split_k.end());
+  }
   std::vector<int64_t> block_n = {64, 128, 192, 256};
   if (swap_ab && narrow_n) {
     const std::vector<int64_t> narrow = sm90_narrow_block_n();
@@ -72,9 +84,7 @@ std::vector<ParamDecl> sm90_params(bool large_clusters, bool cluster_slices, boo
        "staging rounds per tile of the TMA-store epilogue (2: half tiles, or thirds of a 192-column tile, whose smaller "
        "staging tile leaves room for another stage)"},
       {"STMATRIX", {0, 1}, "hardware mapping", "1: the TMA-store epilogue writes its staging tile with stmatrix"},
-      {"SPLIT_K",
-       cluster_slices ? ParamValues{1, 2, 3, 4, 5, 6, 7, 8, 12, 15, 16, 32} : ParamValues{1, 2, 3, 4, 6, 8, 16, 32},
-       "data scheduling",
+      {"SPLIT_K", split_k, "data scheduling",
        "slices of K per output tile, run by different CTAs and summed in slice order in a workspace (1: none); from "
        "4 slices with every slice on an SM of its own, each sums its share of the tile"},
       {"STREAM_K", {0, 1}, "data scheduling",
@@ -342,8 +352,7 @@ void add_k_sharing_constraints(ParamSpace& s, bool reduce) {
   s.constraints.push_back(
       {Layer::data_scheduling, "SPLIT_K 5, 7, 12 or 15 only in clusters of 4 or 8 (one wave of them)",
        [](const Config& c) {
-         const int64_t sk = p(c, "SPLIT_K");
-         return (sk != 5 && sk != 7 && sk != 12 && sk != 15) || sm90_cluster_size(c) >= 4;
+         return !is_cluster_slices(p(c, "SPLIT_K")) || sm90_cluster_size(c) >= 4;
        },
        {"SPLIT_K", "CLUSTER_M", "CLUSTER_N"}});
   if (reduce) {
