@@ -350,6 +350,11 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
     probe += "#define TF_SM90_PROGRESSIVE_SUM 1\n";
     k.entry += "_prog";
   }
+  // Another (issue 13): split-K's slices read interleaved k-blocks (sm90/config.cuh, TF_SM90_K_INTERLEAVE).
+  if (const char* v = std::getenv("TILEFORGE_SM90_K_INTERLEAVE"); v && std::string_view(v) == "1" && split_k > 1) {
+    probe += "#define TF_SM90_K_INTERLEAVE 1\n";
+    k.entry += "_kil";
+  }
   // Another (issue 13): an L2 eviction priority on the operand loads (sm90/ptx.cuh, TF_SM90_L2_HINT).
   if (const char* v = std::getenv("TILEFORGE_SM90_L2_HINT"); v && *v) {
     const std::string_view hint(v);

@@ -28,6 +28,19 @@ struct Work {
   int tile, kb0, kb1, seg, nseg, first;
 };
 
+// Split-K with the slices' k-blocks interleaved (an experiment, issue 13: sm90/config.cuh's TF_SM90_K_INTERLEAVE):
+// the i-th k-block of slice `seg` of `split` is i x split + seg, so that the slices running at once read neighbouring
+// k-blocks of each row of A (one DRAM page) instead of k-blocks kblocks / split apart. A slice keeps the count of
+// k-blocks the contiguous cut [seg x kblocks / split, (seg + 1) x kblocks / split) gives it; where split does not
+// divide kblocks, the slices with one more take the last kblocks % split k-blocks in slice order. A bijection onto
+// [0, kblocks) for each tile (tested on the host), so the consumers, who only count their k-blocks, need not know.
+TF_HD constexpr int interleaved_kblock(int seg, int i, int kblocks, int split) {
+  const int q = kblocks / split;
+  if (i < q) return i * split + seg;
+  const int ends = static_cast<int>(static_cast<long long>(seg + 1) * kblocks / split);  // slices 0..seg's k-blocks
+  return q * split + (ends - (seg + 1) * q - 1);
+}
+
 // The sequence of Work of one worker (in the sm90 family every warpgroup of every CTA of a cluster walks the same
 // sequence).
 template <int kSplitK, bool kStreamK>

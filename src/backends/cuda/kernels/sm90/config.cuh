@@ -19,6 +19,12 @@
 #define TF_SM90_LEADER_MULTICAST 0
 #endif
 
+// Another, with TILEFORGE_SM90_K_INTERLEAVE=1: split-K's slices take interleaved k-blocks (common/work_schedule.cuh's
+// interleaved_kblock) instead of contiguous runs; only the producer's copies change.
+#ifndef TF_SM90_K_INTERLEAVE
+#define TF_SM90_K_INTERLEAVE 0
+#endif
+
 namespace tf::sm90 {
 
 // Run-time arguments. Pass the whole struct as `const __grid_constant__ Params`, so that the tensor maps stay in

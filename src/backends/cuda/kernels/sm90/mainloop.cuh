@@ -106,7 +106,11 @@ __device__ __forceinline__ void produce(const Params& p, const Grid& g, unsigned
       const unsigned full = full0 + 8 * stage;
       mbar_wait(empty0 + 8 * stage, phase ^ 1);
       mbar_expect_tx(full, STAGE_BYTES);
-      const int k0 = kb * Cfg::BK;
+      int kb_copy = kb;
+      if constexpr (Cfg::SPLIT_K > 1 && bool(TF_SM90_K_INTERLEAVE)) {
+        kb_copy = interleaved_kblock(w.seg, kb - w.kb0, g.kblocks, Cfg::SPLIT_K);
+      }
+      const int k0 = kb_copy * Cfg::BK;
       const unsigned sa = base + stage * STAGE_BYTES, sb = sa + A_BYTES;
       // A: K-major (row-major A) rows of the tile shared by the cluster row, or M-major 64 x 64 boxes.
       if constexpr (Cfg::A_ROW) {
