@@ -345,11 +345,6 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
     probe += "#define TF_SM90_LEADER_MULTICAST 1\n";
     k.entry += "_lead";
   }
-  // Another (issue 13): the shared sum takes the slices as they arrive (sm90/fixup.cuh, TF_SM90_PROGRESSIVE_SUM).
-  if (const char* v = std::getenv("TILEFORGE_SM90_PROGRESSIVE_SUM"); v && std::string_view(v) == "1" && split_k > 1) {
-    probe += "#define TF_SM90_PROGRESSIVE_SUM 1\n";
-    k.entry += "_prog";
-  }
   // Another (issue 13): split-K's slices read interleaved k-blocks (sm90/config.cuh, TF_SM90_K_INTERLEAVE).
   if (const char* v = std::getenv("TILEFORGE_SM90_K_INTERLEAVE"); v && std::string_view(v) == "1" && split_k > 1) {
     probe += "#define TF_SM90_K_INTERLEAVE 1\n";

@@ -15,14 +15,6 @@
 #define TF_SM90_FIXUP_PROBE 0
 #endif
 
-// An experiment (issue 13), set by the generated source with TILEFORGE_SM90_PROGRESSIVE_SUM=1: the shared sum starts
-// with the slices already stored and takes the rest as they arrive (shared_sum_progressive), instead of waiting for
-// the last. Measured on an H100, the slices of a tile finish 1.1-1.7 us apart and the sum after them takes 0.3-1.2
-// (bench/results/h100/2026-12-06t-fixup-wait). Off by default until measured.
-#ifndef TF_SM90_PROGRESSIVE_SUM
-#define TF_SM90_PROGRESSIVE_SUM 0
-#endif
-
 namespace tf::sm90 {
 
 // Split-K with a shared sum (Params::shared_sum): once every slice's partial is stored, slice `seg` sums the
@@ -60,88 +52,6 @@ __device__ __forceinline__ void shared_sum(const Params& p, typename Elem<Cfg::O
     }
     store_c<Cfg>(p, C, pairs, row, col, sum.x, sum.y);
     store_c<Cfg>(p, C, pairs, row + 8, col, sum.z, sum.w);
-  }
-}
-
-// TF_SM90_PROGRESSIVE_SUM: the shared sum of shared_sum, each slice's bit set in the tile's arrival mask (`mask_at`,
-// the counter's word) by a release OR once its partial is stored. Every thread acquires the mask itself, sums the
-// slices of the ready prefix (bits 0 .. r - 1 set) for a group of its elements, and polls again for the next slice,
-// so that the sum of the early slices runs while the late ones are still in their main loops. Per element the slices
-// are added in slice order from zero, as shared_sum adds them: the same bits.
-template <class Cfg>
-__device__ __forceinline__ void shared_sum_progressive(const Params& p, typename Elem<Cfg::OUT>::T* C, bool pairs,
-                                                       int rank, int cw, int tid, const unsigned* mask_at,
-                                                       const Work& w, const typename Cfg::Sched& sched, int m0,
-                                                       int n0) {
-  constexpr int BM = Cfg::BM, BN = Cfg::BN, CS = Cfg::CS, M_ITERS = Cfg::M_ITERS;
-  constexpr int SLOT = BM * BN / 4, NV = Cfg::WG_N / 8, STEP = 128 * Cfg::CONSUMERS;
-  // A thread's elements: its share is SLOT / nseg float4 over STEP threads, and the shared sum runs from 4 slices
-  // (kSm90SharedSumMinSplit). They are summed two at a time, with at most 8 loads in flight (four sums beside
-  // 128x256 tiles' spilled).
-  constexpr int MAXE = SLOT / (4 * STEP) > 0 ? SLOT / (4 * STEP) : 1;
-  constexpr int G = MAXE < 2 ? MAXE : 2, BJ = 8 / G;
-  const float4* ws = reinterpret_cast<const float4*>(p.partials) + static_cast<long long>(rank) * SLOT;
-  const long long slot_stride = static_cast<long long>(CS) * SLOT;
-  const int f0 = w.seg * SLOT / w.nseg + cw * 128 + tid, f1 = (w.seg + 1) * SLOT / w.nseg;
-  // Element f's place in C; false where it lies outside C (a warp whose first row lies outside C stored nothing).
-  auto place = [&](int f, int& row, int& col) {
-    const int t = f % 128, g = f / 128;
-    const int v = g % NV, mi = (g / NV) % M_ITERS, owner = g / (NV * M_ITERS);
-    row = m0 + Cfg::cw_row(owner) + mi * 64 + (t / 32) * 16 + (t % 32) / 4;
-    col = n0 + Cfg::cw_col(owner) + 8 * v + 2 * (t % 4);
-    return f < f1 && row < p.m && col < p.n;
-  };
-  int known = 0;  // the ready prefix seen so far
-#pragma unroll 1
-  for (int e0 = 0; e0 < MAXE && f0 + e0 * STEP < f1; e0 += G) {
-    int row[G], col[G];
-    bool in[G];
-    float4 sum[G];
-#pragma unroll
-    for (int e = 0; e < G; ++e) {
-      in[e] = place(f0 + (e0 + e) * STEP, row[e], col[e]);
-      sum[e] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    }
-    for (int done = 0; done < w.nseg;) {
-      if (done >= known) {
-        unsigned mask;
-        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(mask) : "l"(mask_at) : "memory");
-        while (((mask >> done) & 1u) == 0) {
-          __nanosleep(32);
-          asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(mask) : "l"(mask_at) : "memory");
-        }
-        const int ones = ~mask == 0u ? 32 : __ffs(~mask) - 1;  // slices 0 .. ones - 1 are stored
-        known = ones < w.nseg ? ones : w.nseg;
-      }
-      for (int j0 = done; j0 < known; j0 += BJ) {
-        float4 x[G][BJ];
-#pragma unroll
-        for (int e = 0; e < G; ++e) {
-#pragma unroll
-          for (int u = 0; u < BJ; ++u) {
-            if (in[e] && j0 + u < known) {
-              x[e][u] = __ldcg(ws + sched.slot(w, j0 + u) * slot_stride + f0 + (e0 + e) * STEP);
-            }
-          }
-        }
-#pragma unroll
-        for (int e = 0; e < G; ++e) {
-#pragma unroll
-          for (int u = 0; u < BJ; ++u) {
-            if (in[e] && j0 + u < known) {
-              sum[e].x += x[e][u].x, sum[e].y += x[e][u].y, sum[e].z += x[e][u].z, sum[e].w += x[e][u].w;
-            }
-          }
-        }
-      }
-      done = known;
-    }
-#pragma unroll
-    for (int e = 0; e < G; ++e) {
-      if (!in[e]) continue;
-      store_c<Cfg>(p, C, pairs, row[e], col[e], sum[e].x, sum[e].y);
-      store_c<Cfg>(p, C, pairs, row[e] + 8, col[e], sum[e].z, sum[e].w);
-    }
   }
 }
 
@@ -229,16 +139,6 @@ __device__ __forceinline__ void shared_sum_slice(const Params& p, typename Elem<
                                                  int cw, int tid, int* const counter, int num_tiles, const Work& w,
                                                  const typename Cfg::Sched& sched, int m0, int n0) {
   int* departed = counter + static_cast<long long>(num_tiles) * Cfg::CS;
-#if TF_SM90_PROGRESSIVE_SUM
-  // The counter holds the mask of the slices stored; the barrier before this orders every consumer thread's stores
-  // before the release (cumulativity). Every slice of the tile is resident (one unit per cluster, a cooperative
-  // launch), so each bit comes.
-  if (cw == 0 && tid == 0) {
-    asm volatile("red.release.gpu.global.or.b32 [%0], %1;\n" ::"l"(counter), "r"(1u << w.seg) : "memory");
-  }
-  shared_sum_progressive<Cfg>(p, C, pairs, rank, cw, tid, reinterpret_cast<const unsigned*>(counter), w, sched, m0,
-                              n0);
-#else
   if (cw == 0 && tid == 0) {
     int arrived;
     asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;\n" : "=r"(arrived) : "l"(counter) : "memory");
@@ -252,7 +152,6 @@ __device__ __forceinline__ void shared_sum_slice(const Params& p, typename Elem<
   named_barrier(kBarrierFixup, 128 * Cfg::CONSUMERS);
 #if TF_SM90_FIXUP_PROBE != 4  // diagnostic: stores, counter and the wait for every slice, no sum
   shared_sum<Cfg>(p, C, pairs, rank, cw, tid, w, sched, m0, n0);
-#endif
 #endif
   // Every load of the share has been used (stored to C) before this barrier; the last slice to leave
   // resets both counters for the next launch, after every slice has seen the arrivals complete.
