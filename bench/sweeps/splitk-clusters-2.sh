@@ -23,18 +23,19 @@ row() {  # row CSV PROBE SHAPE [PINS...]
     "${args[@]}"
   echo "$label probe $probe rc=$?" >>"$log"
 }
+clusters() {  # clusters SHAPE SLICES [PINS...]: dispatch's config, then the tile's slices in 1x1, 2x1 and 1x2 clusters
+  local shape=$1 sk=$2 cm cn
+  shift 2
+  row "$out/clusters.csv" 0 "$shape"
+  for c in "1 1" "2 1" "1 2"; do
+    read -r cm cn <<<"$c"
+    row "$out/clusters.csv" 0 "$shape" "$@" SPLIT_K="$sk" CLUSTER_M="$cm" CLUSTER_N="$cn"
+  done
+}
 for round in 1 2; do
-  row "$out/clusters.csv" 0 256x256x16384
-  for c in "1 1" "2 1" "1 2"; do
-    read -r cm cn <<<"$c"
-    row "$out/clusters.csv" 0 256x256x16384 $t64 SPLIT_K=16 CLUSTER_M=$cm CLUSTER_N=$cn
-  done
+  clusters 256x256x16384 16 $t64
   row "$out/clusters.csv" 0 256x256x16384 $t64 SPLIT_K=15 CLUSTER_M=2 CLUSTER_N=2
-  row "$out/clusters.csv" 0 512x512x8192
-  for c in "1 1" "2 1" "1 2"; do
-    read -r cm cn <<<"$c"
-    row "$out/clusters.csv" 0 512x512x8192 $t128 SPLIT_K=8 CLUSTER_M=$cm CLUSTER_N=$cn
-  done
+  clusters 512x512x8192 8 $t128
   row "$out/clusters.csv" 0 512x512x8192 $t64 SPLIT_K=8 CLUSTER_M=2 CLUSTER_N=1
   row "$out/clusters.csv" 0 512x512x8192 $t64 SPLIT_K=4 CLUSTER_M=2 CLUSTER_N=1
 done
