@@ -24,11 +24,9 @@ configs=(
 for round in 1 2; do
   for c in "${configs[@]}"; do
     read -r shape pins <<<"$c"
-    args=()
-    for p in $pins; do args+=(--set "$p"); done
     for probe in ${PROBES:-0 1 2 4}; do
-      TILEFORGE_SM90_FIXUP_PROBE=$probe bench_rows "$csv" "$log" "label,probe" "$shape/${pins// /-}/r$round,$probe" \
-        build/tileforge "$shape" "${args[@]}"
+      # shellcheck disable=SC2086  # the pins, one word each
+      bench_probe "$csv" "$log" "$probe" "$shape/${pins// /-}/r$round" build/tileforge "$shape" $pins
       echo "$shape $pins probe $probe round $round rc=$?" >>"$log"
     done
   done

@@ -15,12 +15,10 @@ log="$out/run.log"
 export TILEFORGE_DB=/tmp/tileforge-splitk-clusters-2/no-db/tune.db
 t64="BLOCK_M=64 BLOCK_N=128 STAGES=8 CONSUMERS=1" t128="BLOCK_M=128 BLOCK_N=128 STAGES=6 CONSUMERS=2"
 row() {  # row CSV PROBE SHAPE [PINS...]
-  local csv=$1 probe=$2 shape=$3 args=() label
+  local csv=$1 probe=$2 shape=$3 label
   shift 3
-  for p in "$@"; do args+=(--set "$p"); done
   label="$shape/$(IFS=-; echo "${*:-dispatch}")"
-  TILEFORGE_SM90_FIXUP_PROBE=$probe bench_rows "$csv" "$log" "label,probe" "$label,$probe" build/tileforge "$shape" \
-    "${args[@]}"
+  bench_probe "$csv" "$log" "$probe" "$label" build/tileforge "$shape" "$@"
   echo "$label probe $probe rc=$?" >>"$log"
 }
 clusters() {  # clusters SHAPE SLICES [PINS...]: dispatch's config, then the tile's slices in 1x1, 2x1 and 1x2 clusters

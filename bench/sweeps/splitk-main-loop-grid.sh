@@ -25,9 +25,8 @@ for c in "${configs[@]}"; do
     read -r cm cn <<<"$cl"
     for probe in 1 0; do
       label="$shape/${tile}-st$st-c$cons-sk$sk-${cm}x$cn"
-      TILEFORGE_SM90_FIXUP_PROBE=$probe bench_rows "$csv" "$log" "label,probe" "$label,$probe" build/tileforge \
-        "$shape" --set BLOCK_M="${tile%x*}" --set BLOCK_N="${tile#*x}" --set STAGES="$st" --set CONSUMERS="$cons" \
-        --set SPLIT_K="$sk" --set STREAM_K=0 --set CLUSTER_M="$cm" --set CLUSTER_N="$cn"
+      bench_probe "$csv" "$log" "$probe" "$label" build/tileforge "$shape" BLOCK_M="${tile%x*}" BLOCK_N="${tile#*x}" \
+        STAGES="$st" CONSUMERS="$cons" SPLIT_K="$sk" STREAM_K=0 CLUSTER_M="$cm" CLUSTER_N="$cn"
       echo "$label probe $probe rc=$?" >>"$log"
     done
   done

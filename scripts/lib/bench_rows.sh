@@ -13,3 +13,13 @@ bench_rows() {
   tail -n +2 <<<"$rows" | sed "s|^|$prefix,|" >>"$csv"
   return "$rc"
 }
+
+# One bench_rows row of the sm90 fix-up sweeps: TILEFORGE_SM90_FIXUP_PROBE=PROBE (sm90/fixup.cuh; 0 is the kernel) and
+# each NAME=VALUE pinned with --set, the row prefixed "LABEL,PROBE" under the columns "label,probe".
+#   bench_probe CSV LOG PROBE LABEL TILEFORGE SHAPE [NAME=VALUE...]
+bench_probe() {
+  local csv=$1 log=$2 probe=$3 label=$4 tf=$5 shape=$6 pins=() p
+  shift 6
+  for p in "$@"; do pins+=(--set "$p"); done
+  TILEFORGE_SM90_FIXUP_PROBE=$probe bench_rows "$csv" "$log" "label,probe" "$label,$probe" "$tf" "$shape" "${pins[@]}"
+}
