@@ -68,16 +68,29 @@ inline constexpr double kLoadedLatencySeconds = 0.8e-6;
 // give 2.1-2.2 us.
 inline constexpr double kDramLoadedLatencySeconds = 2.15e-6;
 
+// Split-K in one wave and stream-K in one pass (one_wave_l2_seconds): the share of the L2's hit time that does not
+// overlap the first reads from DRAM, over the k-steps within this many rings (STAGES each) of a CTA's loop. Fitted on
+// the H100's main-loop grid (bench/results/h100/2026-12-06x-main-loop-grid: 256x256x16384 and 512x512x8192, four
+// tiles and slice counts each, alone, in 2x1 and in 1x2 clusters, the main loop with no fix-up beside the whole
+// kernel): the main loops of 128 CTAs of 16-32 k-steps take 11-13 us beyond the launch for 16.9 MB from DRAM, and
+// each MB of L2 reads a cluster saves takes ~0.09 us off them (64x128, 16 slices: 15.94 us alone, 14.37 in 2x1, 14.98
+// in 1x2), where the overlapped model saw a tenth of that. 0.4-1.0 and 1.5-3 rings rank the grid alike (regret 1.003
+// against 1.042); with 0.7 and 2 the H100's groups since 2026-12-06 rank better (regret 1.0116 -> 1.0081) and the
+// H200's since 2026-12-04 too (1.0144 -> 1.0126; bench/tools/model_check.py). Split-K alone (stream-K's one pass left
+// out) moved 128x4096x14336 to stream-K on the H200, measured 13-16% slower on the H100.
+inline constexpr double kOneWaveL2HitShare = 0.7;
+inline constexpr double kOneWaveBurstRings = 2.0;
+
 // A launch with clusters, once: 1024^3 ran 8.93 us with 64x128 tiles alone and 9.82 in clusters of two, 512^3 6.27
 // against 7.26, 2048^3 27.7 against 28.7-29.1 (same call), where the model's per-step cluster share is negligible.
 // Since the cluster barriers lost their GPU-scope fences (2026-12-06, H100,
-// bench/results/h100/2026-12-06l-cluster-refit) the same pairs differ by 0.1-0.2 us (512^3 7.20 against 7.15, 1024^3 9.97 against 9.76). Kept at 1 us all the same:
-// with 0.2 the planner moves 128x4096x14336 into 2x1 clusters, measured 1.8% slower (57.1 against 56.2 us), because
-// the body credits a tenth of the multicast's smaller L2 term on an HBM-bound shape; until that is refitted, this
-// constant stands in for it.
-inline constexpr double kClusterLaunchSeconds = 1.0e-6;
+// bench/results/h100/2026-12-06l-cluster-refit) the same pairs differ by 0.1-0.2 us (512^3 7.20 against 7.15, 1024^3
+// 9.97 against 9.76): 0.2 us. (It stood at 1 us until the cluster's wait was charged on memory-bound main loops too,
+// cluster_wait_seconds: without it 0.2 moved 128x4096x14336 into 2x1 clusters, measured 1.8% slower.)
+inline constexpr double kClusterLaunchSeconds = 0.2e-6;
 
-// Extra time per k-step of a CTA in a cluster of two, as a share of its tensor time: the stage is released to both
+// Extra time per k-step of a CTA in a cluster of two, as a share of its tensor time (and, cluster_wait_seconds, of
+// the main loop's time beyond it where a memory stream or the latency binds): the stage is released to both
 // CTAs' producers (remote mbarrier arrivals) and waits for both halves of the multicast. Fitted (0.01-0.03 tried):
 // at 4096^3 the 2x1 cluster ran 753.2 TFLOP/s (L8) against 764.5 without (L7), the 1x2 cluster 731.4 (L9).
 inline constexpr double kClusterStepShare = 0.05;

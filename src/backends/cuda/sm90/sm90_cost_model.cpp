@@ -233,6 +233,29 @@ double latency_seconds(int64_t stages, const L2Stream& l2, double operand_bytes,
   return steps * l2.stage_bytes / (in_flight / latency);
 }
 
+// A CTA of a cluster waits at each k-step for its partners' releases, so the cluster moves at its slowest member's
+// pace whatever bounds the main loop: k_step() charges kClusterStepShare on the tensor work; here the same share of
+// the main loop's time beyond it, where a memory stream or the latency binds.
+double cluster_wait_seconds(const TileShape& t, double compute_s, double top_s) {
+  return t.cm * t.cn > 1 ? kClusterStepShare * std::max(0.0, top_s - compute_s) : 0.0;
+}
+
+// Split-K in one wave (every slice on a cluster of its own, all started together), or stream-K with every tile
+// shared (each cluster's one pass over its k-blocks; weighed alike so that neither is favoured where both fit): a
+// CTA's loop of a few k-steps is mostly its ring's first fills, and the L2's service of the hits (the L2 -> SM
+// bytes beyond the operands' DRAM bytes: lines another CTA fetched) queues behind the first reads from DRAM instead
+// of overlapping them. The body adds kOneWaveL2HitShare of that time over the part of the loop within
+// kOneWaveBurstRings rings; a cluster's multicast halves the hits of the operand it shares. `operand_bytes` < 0 (a
+// bound's floor): none.
+double one_wave_l2_seconds(const Sm90Schedule& sched, const L2Stream& l2, int64_t stages, double steps,
+                           double operand_bytes) {
+  const bool split = sched.split_k > 1 && sched.cluster_tiles * sched.split_k <= sched.clusters;
+  const bool stream = sched.stream_k && sched.sk_tiles == sched.cluster_tiles;  // every tile shared: one pass
+  if ((!split && !stream) || operand_bytes < 0 || l2.total <= 0) return 0.0;
+  const double burst = std::min(1.0, kOneWaveBurstRings * double(stages) / std::max(1.0, steps));
+  return kOneWaveL2HitShare * burst * l2.seconds * std::max(0.0, l2.total - operand_bytes) / l2.total;
+}
+
 // One pipeline fill per CTA (persistent: later tiles' first stages load under the previous tile's epilogue).
 double fill_seconds(const L2Stream& l2, double l2_bw_sm) { return kLoadedLatencySeconds + l2.stage_bytes / l2_bw_sm; }
 
@@ -421,15 +444,19 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   const double dram_bw = profile.mem_bandwidth_gbps * 1e9 * kDramEfficiency;
   const double smem_s = steps * step.smem_s;
   // combine_terms() of the cost model, without its vector; the latency's DRAM share from the operands' DRAM bytes
-  // (the price's, or its floor: fewer bytes, less latency).
-  auto body_of = [&](double operand_bytes) {
+  // (the price's, or its floor: fewer bytes, less latency), and the one-wave hits' time only from the price's
+  // (`exact`: with the floor's bytes the hits would be overstated). The cluster's wait (cluster_wait_seconds) grows
+  // as the tensor term shrinks: only where that term is the price's (`exact`, GROUP_M set, and CONSUMERS set).
+  auto body_of = [&](double operand_bytes, bool exact) {
     const double dram_s = (operand_bytes + c_bytes) / dram_bw;
     const double latency_s = stages ? latency_seconds(*stages, l2, operand_bytes, steps) : 0.0;
     const double top_stream = std::max({compute_s, dram_s, l2_s, smem_s, tma_s});
     const double streams = compute_s + dram_s + l2_s + smem_s + tma_s;
     const double coupling_s = stages ? tma_coupling_seconds(compute_s, tma_s, *stages) : 0.0;
-    return std::max(0.0, std::max(top_stream, latency_s)) + plan::constants::kOverlapLeak * (streams - top_stream) +
-           coupling_s;
+    const double top_s = std::max({0.0, top_stream, latency_s});
+    return top_s + plan::constants::kOverlapLeak * (streams - top_stream) + coupling_s +
+           (exact && consumers_v ? cluster_wait_seconds(tile, compute_s, top_s) : 0.0) +
+           (scheduled && stages ? one_wave_l2_seconds(sched, l2, *stages, steps, exact ? operand_bytes : -1) : 0.0);
   };
 
   double epi_s = 0, fix_s = 0;
@@ -442,10 +469,10 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   // The operands' DRAM bytes cost an L2 simulation the first time: its floor (every panel once) while the rest
   // already exceeds `enough`.
   const double floor = sm80_operand_dram_floor(q, max_clusters, bm * cm, bn * cn);
-  const double seconds = body_of(floor) + epi_s + fix_s + fill_s + overhead_s;
+  const double seconds = body_of(floor, false) + epi_s + fix_s + fill_s + overhead_s;
   if (seconds > enough || !group_m) return seconds;
   const double operands = operand_dram_bytes(q, profile, bm, bn, cm, cn, *group_m, cache ? &memo : nullptr);
-  return body_of(operands) + epi_s + fix_s + fill_s + overhead_s;
+  return body_of(operands, true) + epi_s + fix_s + fill_s + overhead_s;
 }
 
 namespace {
@@ -517,7 +544,6 @@ Cost kernel_cost(const Problem& q, const hw::HwProfile& profile, const Sm90Confi
   c.dram_bytes = dram;
   const double dram_bw = profile.mem_bandwidth_gbps * 1e9 * kDramEfficiency;
   const double dram_s = dram / dram_bw;
-
   c.levels = {{"HBM", dram, dram_bw, dram_s},
               {"L2", l2.total, l2_bw_sm * double(sms), l2.seconds},
               {"shared memory", step.smem_bytes * double(k_steps * grid.cluster_tiles * cs),
@@ -532,6 +558,9 @@ Cost kernel_cost(const Problem& q, const hw::HwProfile& profile, const Sm90Confi
                           {"TMA rows", tma_s, true},
                           {"latency", c.latency_s, false}});
   add_tma_coupling(c, tma_s, stages, notes);
+  const double top_s = std::max({c.compute_s, dram_s, l2.seconds, smem_s, tma_s, c.latency_s});
+  c.body_s += cluster_wait_seconds(tile, c.compute_s, top_s) +
+              one_wave_l2_seconds(sched, l2, stages, steps, operand_bytes);
 
   const double epi_s =
       epilogue_seconds(q, out, clock, bm, bn, sched, per_cta, epilogue, cfg.stmatrix.value_or(0), split);

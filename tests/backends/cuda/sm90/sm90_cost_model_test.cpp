@@ -451,6 +451,38 @@ TEST(Sm90CostModel, ThirdsOfA192ColumnStagingTileMakeRoomForAFourthStage) {
   EXPECT_GE(predicted(aligned, thirds4), predicted(aligned, whole3));
 }
 
+// Split-K in one wave: the L2's hits queue behind the first reads from DRAM (one_wave_l2_seconds), so a cluster's
+// multicast, which halves the hits of the operand it shares, pays there; whole tiles and long loops keep the
+// overlapped L2. As measured on the H100 (bench/results/h100/2026-12-06x-main-loop-grid, 2026-12-06y-one-wave-l2).
+TEST(Sm90CostModel, OneWaveSplitKWeighsTheL2HitsThatAClusterSaves) {
+  const char* h100 = "h100-sxm";
+  // 256x256x16384, 64x128 tiles, 16 slices (128 CTAs of 16 k-steps): 18.14 us alone, 17.22 in 2x1 and in 1x2.
+  const Problem deep = problem(256, 256, 16384);
+  const Config alone = sm90_config(64, 128, 8, 1, 1, 1, 8, 1, 1, 1, 16);
+  const Config pair_m = sm90_config(64, 128, 8, 1, 2, 1, 8, 1, 1, 1, 16);
+  const Config pair_n = sm90_config(64, 128, 8, 1, 1, 2, 8, 1, 1, 1, 16);
+  EXPECT_LT(predicted(deep, pair_m, h100), predicted(deep, alone, h100));
+  EXPECT_LT(predicted(deep, pair_n, h100), predicted(deep, alone, h100));
+  // Whole tiles with the same CTAs and k-steps (1024^3): the L2 stays overlapped and the pair costs its launch and
+  // its wait (9.97 us against 9.76 measured).
+  const Problem square = problem(1024, 1024, 1024);
+  EXPECT_GT(predicted(square, sm90_config(64, 128, 8, 1, 2, 1, 8, 1, 1, 1), h100),
+            predicted(square, sm90_config(64, 128, 8, 1, 1, 1, 8, 1, 1, 1), h100));
+  // Long slices (128x4096x14336, two slices of 112 k-steps): split-K stays ahead of stream-K's one pass, weighed
+  // alike (56.4-57.2 us against 66.1 measured).
+  const Problem decode = problem(128, 4096, 14336);
+  EXPECT_LT(predicted(decode, sm90_config(64, 128, 6, 1, 1, 1, 8, 1, 1, 1, 2), h100),
+            predicted(decode, sm90_config(64, 128, 6, 1, 1, 1, 8, 1, 1, 1, 1, 1), h100));
+  // The bound still bounds the price: the whole config, and with the stages and the split left open.
+  for (const Config& full : {alone, pair_m, pair_n}) {
+    const double t = predicted(deep, full, h100);
+    EXPECT_LE(sm90_cost_bound(deep, profile(h100), full), t * (1 + 1e-12));
+    Config partial{full.family, {}};
+    for (const char* name : {"BLOCK_M", "BLOCK_N", "CLUSTER_M", "CLUSTER_N"}) partial.params[name] = full.at(name);
+    EXPECT_LE(sm90_cost_bound(deep, profile(h100), partial), t * (1 + 1e-12));
+  }
+}
+
 TEST(Sm90CostModel, HilbertWalkIsPricedAndBoundedAsItself) {
   // GROUP_M 0 is the Hilbert walk, not an unset value: priced apart from every grouped order (the main loop's
   // measured slowdown, its own L2 walk), and the bound of a partial config that fixes it still bounds the price.
