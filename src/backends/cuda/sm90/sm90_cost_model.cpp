@@ -10,6 +10,7 @@
 
 #include "backends/cuda/kernels/sm90/schedule.cuh"
 #include "backends/cuda/sm90/sm90_cost_constants.hpp"
+#include "backends/cuda/sm90/sm90_epilogue_cost.hpp"
 #include "backends/cuda/sm90/sm90_family.hpp"
 #include "backends/cuda/sm90/sm90_fixup_cost.hpp"
 #include "core/int_math.hpp"
@@ -25,6 +26,7 @@ namespace fmtx = plan::fmtx;
 using sm90_fixup::Fixup;
 using sm90_fixup::add_fixup_note;
 using sm90_fixup::fixup_seconds;
+using sm90_epilogue::epilogue_seconds;
 
 // A parameter as the model reads it: `fallback` when unset or below 1.
 int64_t param(std::optional<int64_t> v, int64_t fallback) { return v && *v > 0 ? *v : fallback; }
@@ -38,40 +40,6 @@ double operand_dram_bytes(const Problem& q, const hw::HwProfile& profile, int64_
   DramCache* memo = cache ? &cache->dram[int(cs)] : &local;
   const int64_t clusters = sm90_resident_clusters(profile, cs);
   return operand_dram_bytes_in_flight(q, profile, clusters, bm * cm, bn * cn, group_m, 1, memo);
-}
-
-// C's rows 16 bytes apart (as a TMA store needs; C's base is assumed aligned, as the operands' are): the staging
-// epilogues store by TMA, otherwise the warpgroups store the staged tile. The direct epilogue stores pairs where ldc
-// is even, otherwise one element per instruction.
-double epilogue_staged_rate(const Problem& q, double out) {
-  return std::fmod(double(q.ldc) * out, 16.0) == 0.0 ? kEpilogueTmaBytesPerSmCycle
-                                                     : kEpilogueStagedStoreBytesPerSmCycle;
-}
-double epilogue_direct_slowdown(const Problem& q) { return q.ldc % 2 == 0 ? 1.0 : kEpilogueDirectOddLdcSlowdown; }
-
-// The busiest CTA's epilogues, after each tile's main loop: the consumer warpgroups store C. beta != 0 takes the
-// direct path in every config (the staging epilogues fall back to it at run time) and reads C too; the shared sum
-// writes 1/SPLIT_K of a tile with direct stores (in its fix-up) and no tile's epilogue. sm90_cost passes every
-// parameter; sm90_cost_bound leaves out those a partial config lacks, which then take their most favourable value.
-double epilogue_seconds(const Problem& q, double out, double clock, int64_t bm, int64_t bn, const Sm90Schedule& sched,
-                        int64_t finished, std::optional<int64_t> epilogue, std::optional<int64_t> stmatrix,
-                        std::optional<int64_t> epi_split) {
-  const bool reads_c = q.beta != 0.0;
-  const double c_tile = double(bm * bn) * out;
-  if (sched.shared_sum) {
-    return c_tile * (reads_c ? 2.0 : 1.0) / double(sched.split_k) / (kEpilogueDirectBytesPerSmCycle * clock);
-  }
-  const double direct =
-      c_tile * (reads_c ? 2.0 : 1.0) / (kEpilogueDirectBytesPerSmCycle * clock) * epilogue_direct_slowdown(q);
-  double epi_tile = direct;
-  if (!reads_c && epilogue != kSm90EpilogueDirect) {
-    double staged = c_tile / (epilogue_staged_rate(q, out) * clock);
-    if (stmatrix && *stmatrix == 0) staged *= kEpilogueNoStmatrixSlowdown;
-    if (epi_split && *epi_split > 1) staged *= kEpilogueSplitSlowdown;
-    if (epilogue == kSm90EpilogueDeferred) staged *= kEpilogueDeferredSlowdown;
-    epi_tile = epilogue ? staged : std::min(direct, staged);
-  }
-  return double(finished) * epi_tile;
 }
 
 // A parameter of a partial config as cost() reads it (`fallback` for a value below 1), or nothing when not set.
@@ -254,6 +222,32 @@ double one_wave_l2_seconds(const Sm90Schedule& sched, const L2Stream& l2, int64_
   if ((!split && !stream) || operand_bytes < 0 || l2.total <= 0) return 0.0;
   const double burst = std::min(1.0, kOneWaveBurstRings * double(stages) / std::max(1.0, steps));
   return kOneWaveL2HitShare * burst * l2.seconds * std::max(0.0, l2.total - operand_bytes) / l2.total;
+}
+
+// What the price's main loop waits for beside its streams, and with notes says: the cluster's wait and the one-wave
+// L2 hits (the main loop's `top_s`: its binding term).
+struct MainLoopWaits {
+  const TileShape& tile;
+  const Sm90Schedule& sched;
+  const L2Stream& l2;
+  int64_t stages;
+  double steps, operand_bytes;
+};
+void add_waits(Cost& c, const MainLoopWaits& w, double top_s, bool notes) {
+  const double cluster_s = cluster_wait_seconds(w.tile, c.compute_s, top_s);
+  const double hits_s = one_wave_l2_seconds(w.sched, w.l2, w.stages, w.steps, w.operand_bytes);
+  c.body_s += cluster_s + hits_s;
+  if (!notes) return;
+  if (hits_s > 0) {
+    c.notes.push_back(fmt::format("one wave of {} k-steps per CTA against a ring of {}: the L2's hits ({}) queue "
+                                  "behind the first reads from DRAM: {} more main loop",
+                                  w.steps, w.stages, fmtx::bytes(std::max(0.0, w.l2.total - w.operand_bytes)),
+                                  fmtx::time(hits_s)));
+  }
+  if (cluster_s > 0) {
+    c.notes.push_back(fmt::format("each k-step of the cluster waits for its slowest CTA: {} more main loop beyond "
+                                  "the tensor work's share", fmtx::time(cluster_s)));
+  }
 }
 
 // One pipeline fill per CTA (persistent: later tiles' first stages load under the previous tile's epilogue).
@@ -558,9 +552,8 @@ Cost kernel_cost(const Problem& q, const hw::HwProfile& profile, const Sm90Confi
                           {"TMA rows", tma_s, true},
                           {"latency", c.latency_s, false}});
   add_tma_coupling(c, tma_s, stages, notes);
-  const double top_s = std::max({c.compute_s, dram_s, l2.seconds, smem_s, tma_s, c.latency_s});
-  c.body_s += cluster_wait_seconds(tile, c.compute_s, top_s) +
-              one_wave_l2_seconds(sched, l2, stages, steps, operand_bytes);
+  add_waits(c, {tile, sched, l2, stages, steps, operand_bytes},
+            std::max({c.compute_s, dram_s, l2.seconds, smem_s, tma_s, c.latency_s}), notes);
 
   const double epi_s =
       epilogue_seconds(q, out, clock, bm, bn, sched, per_cta, epilogue, cfg.stmatrix.value_or(0), split);
