@@ -10,7 +10,7 @@ namespace tileforge::plan {
 using namespace constants;
 
 // body = the largest term + kOverlapLeak x the streams other than the largest stream.
-void combine_terms(Cost& cost, const std::vector<CostTerm>& terms) {
+double combine_terms(Cost& cost, const std::vector<CostTerm>& terms) {
   double top = -1, top_stream = 0, streams = 0;
   for (const CostTerm& t : terms) {
     if (t.seconds > top) {
@@ -23,6 +23,7 @@ void combine_terms(Cost& cost, const std::vector<CostTerm>& terms) {
     }
   }
   cost.body_s = std::max(0.0, top) + kOverlapLeak * (streams - top_stream);
+  return std::max(0.0, top);
 }
 
 std::optional<std::string> first_missing(std::initializer_list<RequiredField> needed) {

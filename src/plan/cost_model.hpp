@@ -51,8 +51,8 @@ struct CostTerm {
   bool stream;
 };
 // Sets cost.body_s and cost.bound: the largest term plus kOverlapLeak x the streams other than the largest stream
-// (a roofline with a soft corner).
-void combine_terms(Cost& cost, const std::vector<CostTerm>& terms);
+// (a roofline with a soft corner). Returns the largest term's seconds (the binding one, named in cost.bound).
+double combine_terms(Cost& cost, const std::vector<CostTerm>& terms);
 // One number of the chip record a cost model needs: whether the record has it, and its field's name and meaning.
 struct RequiredField {
   bool present;

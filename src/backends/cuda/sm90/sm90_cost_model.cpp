@@ -205,7 +205,7 @@ double latency_seconds(int64_t stages, const L2Stream& l2, double operand_bytes,
 // pace whatever bounds the main loop: k_step() charges kClusterStepShare on the tensor work; here the same share of
 // the main loop's time beyond it, where a memory stream or the latency binds.
 double cluster_wait_seconds(const TileShape& t, double compute_s, double top_s) {
-  return t.cm * t.cn > 1 ? kClusterStepShare * std::max(0.0, top_s - compute_s) : 0.0;
+  return (cluster_step_factor(t) - 1.0) * std::max(0.0, top_s - compute_s);
 }
 
 // Split-K in one wave (every slice on a cluster of its own, all started together), or stream-K with every tile
@@ -538,6 +538,7 @@ Cost kernel_cost(const Problem& q, const hw::HwProfile& profile, const Sm90Confi
   c.dram_bytes = dram;
   const double dram_bw = profile.mem_bandwidth_gbps * 1e9 * kDramEfficiency;
   const double dram_s = dram / dram_bw;
+
   c.levels = {{"HBM", dram, dram_bw, dram_s},
               {"L2", l2.total, l2_bw_sm * double(sms), l2.seconds},
               {"shared memory", step.smem_bytes * double(k_steps * grid.cluster_tiles * cs),
@@ -545,15 +546,14 @@ Cost kernel_cost(const Problem& q, const hw::HwProfile& profile, const Sm90Confi
   // Shared memory: the wgmma operand reads bound each k-step above (in the compute term); as a stream they also
   // compete with the TMA writes of the next stages and the epilogue's staging, so they leak like the others.
   const double smem_s = steps * step.smem_s;
-  plan::combine_terms(c, {{"compute", c.compute_s, true},
-                          {"HBM", dram_s, true},
-                          {"L2", l2.seconds, true},
-                          {"shared memory", smem_s, true},
-                          {"TMA rows", tma_s, true},
-                          {"latency", c.latency_s, false}});
+  const double top_s = plan::combine_terms(c, {{"compute", c.compute_s, true},
+                                                {"HBM", dram_s, true},
+                                                {"L2", l2.seconds, true},
+                                                {"shared memory", smem_s, true},
+                                                {"TMA rows", tma_s, true},
+                                                {"latency", c.latency_s, false}});
   add_tma_coupling(c, tma_s, stages, notes);
-  add_waits(c, {tile, sched, l2, stages, steps, operand_bytes},
-            std::max({c.compute_s, dram_s, l2.seconds, smem_s, tma_s, c.latency_s}), notes);
+  add_waits(c, {tile, sched, l2, stages, steps, operand_bytes}, top_s, notes);
 
   const double epi_s =
       epilogue_seconds(q, out, clock, bm, bn, sched, per_cta, epilogue, cfg.stmatrix.value_or(0), split);

@@ -43,5 +43,4 @@ double epilogue_seconds(const Problem& q, double out, double clock, int64_t bm, 
   return double(finished) * epi_tile;
 }
 
-
 }  // namespace tileforge::cuda::sm90_epilogue
