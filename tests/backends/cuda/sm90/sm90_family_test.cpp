@@ -463,6 +463,9 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
       // Split-K (the fix-up's loads beside 128 accumulators must not spill) and stream-K.
       {problem(512, 512, 8192), sm90_config(128, 256, 4, 2, 1, 1, 8, 1, 2, 1, 4, 0)},
       {problem(16, 4096, 4096), sm90_config(64, 128, 8, 1, 1, 1, 8, 1, 1, 1, 8, 0)},
+      // The heuristic's 128x192 with 2 slices (1000x1064x1000): every split-K instance carries the shared sum's code
+      // too, beside 96 accumulators here (a fix-up variant that spilled only in this tile fell back to sm80).
+      {problem(1000, 1064, 1000), sm90_config(128, 192, 4, 2, 1, 1, 8, 1, 1, 1, 2, 0)},
       // The shared sum (every unit on its own SM): 32 slices of 128x128, 16 of 128x256 tiles in a cluster.
       {problem(256, 256, 16384), sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 32, 0)},
       {problem(512, 512, 8192), sm90_config(128, 256, 4, 2, 2, 1, 8, 1, 2, 1, 16, 0)},
