@@ -22,8 +22,9 @@ double combine_terms(Cost& cost, const std::vector<CostTerm>& terms) {
       top_stream = std::max(top_stream, t.seconds);
     }
   }
-  cost.body_s = std::max(0.0, top) + kOverlapLeak * (streams - top_stream);
-  return std::max(0.0, top);
+  const double binding = std::max(0.0, top);
+  cost.body_s = binding + kOverlapLeak * (streams - top_stream);
+  return binding;
 }
 
 std::optional<std::string> first_missing(std::initializer_list<RequiredField> needed) {
