@@ -128,7 +128,12 @@ class Sm90BankModel final : public plan::banks::BankModel {
     const unsigned stage_bytes = unsigned((bm + bn) * kSm90BlockK * 2);
     const unsigned c_tile = unsigned(stages) * stage_bytes;
     const unsigned c_bytes = epilogue != kSm90EpilogueDirect ? unsigned(bm * bn * 2 / epi_rounds) : 0u;
-    const unsigned flag = c_tile + c_bytes + 2u * unsigned(stages) * 8u;
+    // CONSUMER_K: the second warpgroup's f32 partial tile, handed to the first through shared memory after C's.
+    const bool halves = c.get("CONSUMER_K").value_or(0) != 0;
+    const unsigned half_tile = c_tile + c_bytes;
+    const unsigned flag = half_tile + (halves ? unsigned(bm * bn * 4) : 0u) + 2u * unsigned(stages) * 8u;
+    // The warpgroups that hold the finished tile (stage it, read the fix-up's flag): one with CONSUMER_K.
+    const int holders = halves ? 1 : consumers;
 
     FamilyAccesses out;
     out.notes.emplace_back("TMA loads (cp.async.bulk.tensor) write the A and B tiles and wgmma reads them through "
@@ -140,7 +145,7 @@ class Sm90BankModel final : public plan::banks::BankModel {
     if (epilogue == kSm90EpilogueDirect) {
       out.notes.emplace_back("EPILOGUE = 0: C is stored from registers straight to global memory, nothing is staged");
     } else {
-      const StagingTile staging{c_tile, consumers, wg_m, m_iters, wg_n / epi_rounds, epi_rounds, col};
+      const StagingTile staging{c_tile, holders, wg_m, m_iters, wg_n / epi_rounds, epi_rounds, col};
       out.instructions.push_back(staging_stores(staging, stmatrix, epilogue));
       out.notes.emplace_back("the TMA store reads the staging tile without per-thread addresses; with beta != 0 the "
                              "kernel falls back to direct stores at run time (nothing staged)");
@@ -157,13 +162,29 @@ class Sm90BankModel final : public plan::banks::BankModel {
       st.issues.push_back(std::move(one));
       out.instructions.push_back(std::move(st));
       Instruction ld{"ld.shared.u32", "flag", "fix-up, per shared tile", {}};
-      for (int w = 4; w < 4 * (1 + consumers); ++w) {
+      for (int w = 4; w < 4 * (1 + holders); ++w) {
         Issue all{w, "every lane", {}};
         all.access.bytes_per_thread = 4;
         all.access.address.fill(int64_t(flag));
         ld.issues.push_back(std::move(all));
       }
       out.instructions.push_back(std::move(ld));
+    }
+    if (halves) {
+      // The hand-over: accumulator register i of thread t at word i * 128 + t, written by the second warpgroup's
+      // warps (8 to 11) and read by the first's (4 to 7), one word per lane (the first register's row of words shown;
+      // every other register's is the same pattern 512 bytes on).
+      for (const bool store : {true, false}) {
+        Instruction in{store ? "st.shared.f32" : "ld.shared.f32", "partial", "CONSUMER_K hand-over, per work unit",
+                       {}};
+        for (int w = 0; w < 4; ++w) {
+          Issue issue{(store ? 8 : 4) + w, "every lane", {}};
+          issue.access.bytes_per_thread = 4;
+          for (int lane = 0; lane < 32; ++lane) issue.access.address[lane] = int64_t(half_tile) + (w * 32 + lane) * 4;
+          in.issues.push_back(std::move(issue));
+        }
+        out.instructions.push_back(std::move(in));
+      }
     }
     out.notes.emplace_back("addresses: the staging offsets of kernels/sm90/staging.cuh, which the kernel's store_packed "
                            "computes, and fixup.cuh's flag as written there");

@@ -23,6 +23,9 @@ constexpr int kConsumerRegs = 232;
 // beside the addressing and the barriers' phases (about 56 in the two-consumer kernel) that holds 96 accumulators.
 constexpr int kConsumerRegs3 = 152;
 constexpr int kMaxAccumulators3 = 96;
+// With CONSUMER_K each warpgroup holds the whole tile: 128x128 (128 accumulators beside the hand-over and the fix-up's
+// loads) spilled 444 bytes in the NVRTC build test, so its tiles hold at most 64 per thread.
+constexpr int kMaxAccumulatorsK = 64;
 // Registers per thread a kernel may use without setmaxnreg.
 constexpr int kMaxRegistersPerThread = 255;
 
@@ -66,6 +69,10 @@ inline int64_t swap_of(const Config& c) { return p_or_zero(c, "SWAP_AB"); }
 
 // CONSUMER_COLS of a config, 0 where the space does not declare it: 1 when the consumer warpgroups split BLOCK_N.
 inline int64_t consumer_cols_of(const Config& c) { return p_or_zero(c, "CONSUMER_COLS"); }
+
+// CONSUMER_K of a config, 0 where the space does not declare it: 1 when the two consumer warpgroups take every other
+// k-block of the whole tile.
+inline int64_t consumer_k_of(const Config& c) { return p_or_zero(c, "CONSUMER_K"); }
 
 // Why the staging epilogues cannot write this problem's C, or "" when they can. Where a TMA store cannot write C
 // (ldc not a multiple of 8 elements, or C's base off 16 bytes), the warpgroups store the staged tile themselves.

@@ -457,7 +457,10 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   if (scheduled) {
     epi_s = epilogue_seconds(q, out, chip.clock, bm, bn, sched, share.finished, partial.epilogue, partial.stmatrix,
                              set_param(partial.epi_split, 1));
-    fix_s = fixup_seconds(q, bm, bn, sched, share, consumers_v, l2_bw_sm, cols).seconds;
+    // CONSUMER_K: the first warpgroup alone holds the summed tile and reads the partials back.
+    const bool halves = partial.consumer_k.value_or(0) != 0;
+    fix_s = fixup_seconds(q, bm, bn, sched, share, halves ? std::optional<int64_t>(1) : consumers_v, l2_bw_sm, cols)
+                .seconds;
   }
   const double fill_s = fill_seconds(l2, l2_bw_sm);
   // The operands' DRAM bytes cost an L2 simulation the first time: its floor (every panel once) while the rest
@@ -563,7 +566,9 @@ Cost kernel_cost(const Problem& q, const hw::HwProfile& profile, const Sm90Confi
                                   fmtx::bytes(double(bm * bn) * out)));
   }
   if (share.partials_written > 0) {
-    const Fixup fix = fixup_seconds(q, bm, bn, sched, share, consumers, l2_bw_sm, cols);
+    // CONSUMER_K: the first warpgroup alone holds the summed tile and reads the partials back.
+    const Fixup fix =
+        fixup_seconds(q, bm, bn, sched, share, cfg.consumer_k.value_or(0) != 0 ? 1 : consumers, l2_bw_sm, cols);
     c.body_s += fix.seconds;
     if (notes) add_fixup_note(c, sched, share, fix);
   }

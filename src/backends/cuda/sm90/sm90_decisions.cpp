@@ -275,6 +275,10 @@ void explain_adaptation(plan::Plan& plan, const Facts& f) {
                    ? fmt::format("CONSUMERS={}, CONSUMER_COLS=1: {} threads, {} columns of all {} rows per consumer "
                                  "warpgroup",
                                  cons, sm90_threads(c), sm90_consumer_cols(c), bm)
+               : c.get("CONSUMER_K").value_or(0) != 0
+                   ? fmt::format("CONSUMERS={}, CONSUMER_K=1: {} threads, the whole {}x{} tile per consumer warpgroup, "
+                                 "every other k-block each; the second hands its partial tile to the first",
+                                 cons, sm90_threads(c), bm, sm90_consumer_cols(c))
                    : fmt::format("CONSUMERS={}: {} threads, {} rows per consumer warpgroup", cons, sm90_threads(c),
                                  bm / cons),
                fmt::format("{} {} per consumer thread; {}; one CTA per SM, limited by the persistent design",

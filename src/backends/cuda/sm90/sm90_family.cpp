@@ -65,7 +65,8 @@ int64_t sm90_epi_rounds(int64_t block_n, int64_t epi_split) {
 }
 
 int64_t sm90_consumer_rows(const Config& c) {
-  return consumer_cols_of(c) ? p(c, "BLOCK_M") : p(c, "BLOCK_M") / std::max<int64_t>(1, p(c, "CONSUMERS"));
+  return consumer_cols_of(c) || consumer_k_of(c) ? p(c, "BLOCK_M")
+                                                 : p(c, "BLOCK_M") / std::max<int64_t>(1, p(c, "CONSUMERS"));
 }
 
 int64_t sm90_consumer_cols(const Config& c) {
@@ -78,7 +79,8 @@ int64_t sm90_smem_bytes(const Config& c) {
   const int64_t c_tile = p(c, "EPILOGUE") != kSm90EpilogueDirect
                              ? bm * bn * 2 / sm90_epi_rounds(sm90_consumer_cols(c), p(c, "EPI_SPLIT"))
                              : 0;
-  return stages * stage + c_tile + 2 * stages * 8 + 16 + 1024;
+  const int64_t half_tile = consumer_k_of(c) ? bm * bn * 4 : 0;
+  return stages * stage + c_tile + half_tile + 2 * stages * 8 + 16 + 1024;
 }
 
 namespace {
@@ -101,6 +103,7 @@ std::optional<int64_t> Sm90ConfigView::*view_field(std::string_view n) {
       if (is("CLUSTER_N")) return &V::cluster_n;
       if (is("CONSUMERS")) return &V::consumers;
       if (is("CONSUMER_COLS")) return &V::consumer_cols;
+      if (is("CONSUMER_K")) return &V::consumer_k;
       if (is("COPY_AB")) return &V::copy_ab;
       break;
     case 'E':
@@ -210,7 +213,10 @@ int sm90_consumer_regs(const Config& c) {
   const int64_t cons = p(c, "CONSUMERS");
   return cons == 2 ? kConsumerRegs : cons >= 3 ? kConsumerRegs3 : 0;
 }
-int sm90_max_accumulators(const Config& c) { return p(c, "CONSUMERS") >= 3 ? kMaxAccumulators3 : 128; }
+int sm90_max_accumulators(const Config& c) {
+  if (consumer_k_of(c)) return kMaxAccumulatorsK;
+  return p(c, "CONSUMERS") >= 3 ? kMaxAccumulators3 : 128;
+}
 
 int64_t sm90_register_budget(const Config& c) {
   if (sm90_producer_regs(c) == 0) return int64_t(sm90_threads(c)) * kMaxRegistersPerThread;
@@ -317,8 +323,9 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
   const bool atomic = sm90_atomic_sum(c) && (split_k > 1 || stream_k);
   // The template's trailing arguments (kCCol, kAtomicSum) only where they differ from their defaults: other instances
   // keep the source (and the cached binary) they had before.
-  const bool cols = consumer_cols_of(c) != 0;
-  const std::string tail = cols     ? fmt::format(", {}, {}, true", c_col, atomic)
+  const bool cols = consumer_cols_of(c) != 0, halves = consumer_k_of(c) != 0;
+  const std::string tail = halves   ? fmt::format(", {}, {}, false, true", c_col, atomic)
+                           : cols   ? fmt::format(", {}, {}, true", c_col, atomic)
                            : atomic ? fmt::format(", {}, true", c_col)
                            : c_col  ? ", true"
                                     : "";
@@ -329,6 +336,7 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
                         split_k > 1 ? fmt::format("_sk{}", split_k) : stream_k ? "_stk" : "", atomic ? "_atom" : "",
                         acc_f16 ? "_acc16" : "");
   if (cols) k.entry += "_ncols";
+  if (halves) k.entry += "_khalves";
   // One CTA per SM is the design (persistent, up to 227 KB of shared memory), so __launch_bounds__(threads, 1).
   // A diagnostic of the fix-up (gemm.cuh, TF_SM90_FIXUP_PROBE): never set in normal use, it makes C wrong.
   std::string probe;

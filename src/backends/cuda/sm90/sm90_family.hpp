@@ -46,8 +46,8 @@ inline constexpr int64_t kSm90SharedSumMinSplit = 4;
 // reading each parameter by name from the map was most of its time (docs/PERF-LOG.md, issue 15). Each field is
 // set when the config sets it, with the value as set (a partial config of dispatch's bound search lacks some).
 struct Sm90ConfigView {
-  std::optional<int64_t> block_k, block_m, block_n, cluster_m, cluster_n, consumers, consumer_cols, copy_ab, epilogue,
-      epi_split, group_m, reduce, split_k, stages, stmatrix, stream_k, swap_ab;
+  std::optional<int64_t> block_k, block_m, block_n, cluster_m, cluster_n, consumers, consumer_cols, consumer_k, copy_ab,
+      epilogue, epi_split, group_m, reduce, split_k, stages, stmatrix, stream_k, swap_ab;
   explicit Sm90ConfigView(const Config& config);
 };
 
@@ -120,13 +120,14 @@ Sm90Schedule sm90_schedule(const Problem& kernel_problem, const Sm90ConfigView& 
 // Threads of one CTA: a producer warpgroup and CONSUMERS consumer warpgroups of 128.
 int sm90_threads(const Config& config);
 // Dynamic shared memory of one CTA, as the template lays it out (gemm.cuh Config::SMEM_BYTES): STAGES x (A + B
-// tile), the C staging tile of the TMA-store epilogues, 2 x STAGES mbarriers, and 1 KB to align the base.
+// tile), the C staging tile of the TMA-store epilogues, CONSUMER_K's f32 hand-over tile, 2 x STAGES mbarriers, and
+// 1 KB to align the base.
 int64_t sm90_smem_bytes(const Config& config);
 // The TMA-store epilogues' staging rounds per tile (the kernel's Config::EPI_ROUNDS): EPI_SPLIT 1 one, 2 halves of
 // the tile, or thirds where halves would not be whole 64-column boxes (BLOCK_N 192).
 int64_t sm90_epi_rounds(int64_t block_n, int64_t epi_split);
 // The part of the tile one consumer warpgroup owns: BLOCK_M / CONSUMERS rows of every column, or with CONSUMER_COLS 1
-// BLOCK_N / CONSUMERS columns of every row.
+// BLOCK_N / CONSUMERS columns of every row, or with CONSUMER_K 1 the whole tile (every other k-block of it).
 int64_t sm90_consumer_rows(const Config& config);
 int64_t sm90_consumer_cols(const Config& config);
 // f32 accumulators per consumer thread: (its rows / 64) x its columns / 2.
@@ -135,7 +136,8 @@ int sm90_accumulators(const Config& config);
 // consumer, whose 256 threads may use up to 255 registers each as launched.
 int sm90_producer_regs(const Config& config);
 int sm90_consumer_regs(const Config& config);
-// The accumulators a consumer thread may hold beside the rest of its registers: 128, or 96 with three consumers.
+// The accumulators a consumer thread may hold beside the rest of its registers: 128, or 96 with three consumers, or
+// 64 with CONSUMER_K (each warpgroup holds the whole tile beside the hand-over).
 int sm90_max_accumulators(const Config& config);
 // Registers the CTA holds: 128 x producer + 128 x CONSUMERS x consumer registers (setmaxnreg), or 255 per thread.
 int64_t sm90_register_budget(const Config& config);
@@ -158,9 +160,13 @@ struct Sm90SpaceOptions {
   // declare CONSUMER_COLS (two or three consumer warpgroups splitting BLOCK_N, as a 64-row tile needs for a second
   // one); the kernel takes it, the planner offers it once measured
   bool consumer_cols = false;
+  // declare CONSUMER_K (two consumer warpgroups taking every other k-block of the whole tile, as cuBLAS's 64x64
+  // split-K kernel does); the kernel takes it, the planner offers it once measured
+  bool consumer_k = false;
 };
 // The planner's options, from the environment: SWAP_AB declared unless TILEFORGE_SM90_SWAP_AB=0; REDUCE always;
-// CONSUMER_COLS with TILEFORGE_SM90_CONSUMER_COLS=1 (until measured: bench/sweeps/sm90-consumer-cols.txt);
+// CONSUMER_COLS with TILEFORGE_SM90_CONSUMER_COLS=1 (measured no faster: bench/sweeps/sm90-consumer-cols.txt);
+// CONSUMER_K with TILEFORGE_SM90_CONSUMER_K=1 (until measured: bench/sweeps/sm90-consumer-k.txt);
 // the dealt-out atoms with TILEFORGE_SM90_ATOM_SPLIT=1 and the deep rings with TILEFORGE_SM90_DEEP_STAGES=1 (until
 // measured on a GPU: bench/sweeps/sm90-atom-split.txt, bench/sweeps/sm90-deep-stages.txt).
 Sm90SpaceOptions sm90_space_options();

@@ -46,7 +46,7 @@ int64_t cluster_units(const Problem& q, const Config& c) {
 // REDUCE where `reduce`. STAGES 10, 12 and 16 where `deep_stages` (small tiles of memory-bound shapes: cuBLAS runs
 // 128x16 with 11 stages and 64x16 with 16 at 16x4096x4096).
 std::vector<ParamDecl> sm90_params(bool large_clusters, bool cluster_slices, bool swap_ab, bool narrow_n, bool reduce,
-                                   bool deep_stages, bool consumer_cols) {
+                                   bool deep_stages, bool consumer_cols, bool consumer_k) {
   const ParamValues clusters = large_clusters ? ParamValues{1, 2, 4, 8} : ParamValues{1, 2};
   const ParamValues stages =
       deep_stages ? ParamValues{2, 3, 4, 5, 6, 7, 8, 10, 12, 16} : ParamValues{2, 3, 4, 5, 6, 7, 8};
@@ -98,6 +98,12 @@ std::vector<ParamDecl> sm90_params(bool large_clusters, bool cluster_slices, boo
                      "1: the consumer warpgroups split BLOCK_N instead of BLOCK_M, each owning BLOCK_N / CONSUMERS "
                      "columns of every row (a 64-row tile gets a second warpgroup to issue wgmmas while the first "
                      "waits; each reads the whole A tile)"});
+  }
+  if (consumer_k) {
+    decls.push_back({"CONSUMER_K", {0, 1}, "parameter adaptation",
+                     "1: two consumer warpgroups each hold the whole tile and take every other k-block of it (a small "
+                     "tile's wgmma chains overlap); the second hands its partial tile to the first through shared "
+                     "memory, and the first sums the two and writes C"});
   }
   if (reduce) {
     decls.push_back({"REDUCE", {0, 1}, "data scheduling",
@@ -212,6 +218,7 @@ void add_layout_and_memory_constraints(ParamSpace& s, const Problem& q, const hw
       reads.push_back("CONSUMER_COLS");
       reads.push_back("CONSUMERS");
     }
+    if (s.find("CONSUMER_K") != nullptr) reads.push_back("CONSUMER_K");
     return reads;
   };
   add_k_major_split_constraints(s, q, atom_split);
@@ -262,8 +269,8 @@ void add_layout_and_memory_constraints(ParamSpace& s, const Problem& q, const hw
       {Layer::data_scheduling,
        smem_limit > 0
            ? fmt::format("shared memory STAGES * (BLOCK_M + BLOCK_N) * 128 + the C staging tile (BLOCK_M * BLOCK_N * "
-                         "2 over its rounds, EPILOGUE 1 or 2) + barriers + 1024 <= {} bytes per block",
-                         smem_limit)
+                         "2 over its rounds, EPILOGUE 1 or 2){} + barriers + 1024 <= {} bytes per block",
+                         s.find("CONSUMER_K") != nullptr ? " + CONSUMER_K's BLOCK_M * BLOCK_N * 4" : "", smem_limit)
            : std::string("shared memory per block: the profile records no smem_per_block_bytes"),
        [smem_limit](const Config& c) { return smem_limit > 0 && sm90_smem_bytes(c) <= smem_limit; },
        with_cols({"BLOCK_M", "BLOCK_N", "BLOCK_K", "STAGES", "EPILOGUE", "EPI_SPLIT"})});
@@ -271,25 +278,31 @@ void add_layout_and_memory_constraints(ParamSpace& s, const Problem& q, const hw
 
 // The constraints of the consumer warpgroups: whole m64 blocks each, the accumulators and the rules of three
 // consumers (their registers), and the register file.
-std::vector<Constraint> consumer_constraints(const hw::HwProfile& profile, bool cols_declared, bool a_row, bool b_row,
-                                             bool swap_declared) {
+std::vector<Constraint> consumer_constraints(const hw::HwProfile& profile, bool cols_declared, bool k_declared,
+                                             bool a_row, bool b_row, bool swap_declared) {
   // Limits the profile does not record are not assumed: the constraint then admits no config and names the field.
   const int64_t regs_per_sm = profile.registers_per_core;
   std::vector<std::string> shape_reads = {"BLOCK_M", "BLOCK_N", "CONSUMERS"};
   if (cols_declared) shape_reads.push_back("CONSUMER_COLS");
+  if (k_declared) shape_reads.push_back("CONSUMER_K");
+  std::vector<std::string> rows_reads = {"BLOCK_M", "CONSUMERS"};
+  if (cols_declared) rows_reads.push_back("CONSUMER_COLS");
+  if (k_declared) rows_reads.push_back("CONSUMER_K");
   std::vector<Constraint> out = {
       {Layer::parameter_adaptation,
-       cols_declared ? "BLOCK_M % (64 * CONSUMERS) == 0, with CONSUMER_COLS 1 BLOCK_M % 64 == 0 (each consumer "
-                       "warpgroup owns whole 64-row wgmma blocks)"
-                     : "BLOCK_M % (64 * CONSUMERS) == 0 (each consumer warpgroup owns whole 64-row wgmma blocks)",
-       [](const Config& c) { return sm90_consumer_rows(c) % 64 == 0 && p(c, "BLOCK_M") % 64 == 0; },
-       cols_declared ? std::vector<std::string>{"BLOCK_M", "CONSUMERS", "CONSUMER_COLS"}
-                     : std::vector<std::string>{"BLOCK_M", "CONSUMERS"}},
+       cols_declared || k_declared
+           ? "BLOCK_M % (64 * CONSUMERS) == 0, with CONSUMER_COLS 1 or CONSUMER_K 1 BLOCK_M % 64 == 0 (each "
+             "consumer warpgroup owns whole 64-row wgmma blocks)"
+           : "BLOCK_M % (64 * CONSUMERS) == 0 (each consumer warpgroup owns whole 64-row wgmma blocks)",
+       [](const Config& c) { return sm90_consumer_rows(c) % 64 == 0 && p(c, "BLOCK_M") % 64 == 0; }, rows_reads},
       {Layer::parameter_adaptation,
        fmt::format("(BLOCK_M / CONSUMERS / 64) * BLOCK_N / 2 <= 128 f32 accumulators per consumer thread ({} with "
                    "three consumers, whose {} registers hold fewer){}",
                    kMaxAccumulators3, kConsumerRegs3,
-                   cols_declared ? "; with CONSUMER_COLS 1 (BLOCK_M / 64) * (BLOCK_N / CONSUMERS) / 2" : ""),
+                   cols_declared ? std::string("; with CONSUMER_COLS 1 (BLOCK_M / 64) * (BLOCK_N / CONSUMERS) / 2")
+                   : k_declared  ? fmt::format("; with CONSUMER_K 1 (BLOCK_M / 64) * BLOCK_N / 2 <= {}",
+                                               kMaxAccumulatorsK)
+                                 : std::string()),
        [](const Config& c) { return sm90_accumulators(c) <= sm90_max_accumulators(c); }, shape_reads},
       {Layer::parameter_adaptation,
        fmt::format("EPILOGUE != 2 with three consumers (the deferred epilogue's 16-bit tile does not fit beside the "
@@ -312,6 +325,18 @@ std::vector<Constraint> consumer_constraints(const hw::HwProfile& profile, bool 
        [regs_per_sm](const Config& c) { return regs_per_sm > 0 && sm90_register_budget(c) <= regs_per_sm; },
        {"CONSUMERS"}},
   };
+  if (k_declared) {
+    std::vector<std::string> reads = {"CONSUMER_K", "CONSUMERS", "EPILOGUE"};
+    if (cols_declared) reads.push_back("CONSUMER_COLS");
+    out.push_back({Layer::parameter_adaptation,
+                   "CONSUMER_K == 1 only with two consumers, CONSUMER_COLS 0 and EPILOGUE != 2 (the second "
+                   "warpgroup's k-blocks already run beside the first's epilogue)",
+                   [](const Config& c) {
+                     return consumer_k_of(c) == 0 || (p(c, "CONSUMERS") == 2 && consumer_cols_of(c) == 0 &&
+                                                      p(c, "EPILOGUE") != kSm90EpilogueDeferred);
+                   },
+                   reads});
+  }
   if (cols_declared) {
     // The wgmma N of each warpgroup's columns, from B's tile in shared memory: whole 64-column boxes of an N-major B
     // (a descriptor inside a 128-byte swizzle row would need its base offset), 8-row atoms of a K-major one.
@@ -389,6 +414,8 @@ Sm90SpaceOptions sm90_space_options() {
   o.deep_stages = deep && std::string_view(deep) == "1";
   const char* cols = std::getenv("TILEFORGE_SM90_CONSUMER_COLS");
   o.consumer_cols = cols && std::string_view(cols) == "1";
+  const char* halves = std::getenv("TILEFORGE_SM90_CONSUMER_K");
+  o.consumer_k = halves && std::string_view(halves) == "1";
   return o;
 }
 
@@ -423,15 +450,15 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile, cons
   const bool cluster_slices = profile.has("cluster") && (one_wave_possible(4, 5.0) || one_wave_possible(8, 5.0));
   s.params = sm90_params(profile.has("cluster") && rows_off && (one_wave_possible(4) || one_wave_possible(8)),
                          cluster_slices, swap_ab, a_row_major(q.layout), options.reduce, options.deep_stages,
-                         options.consumer_cols);
+                         options.consumer_cols, options.consumer_k && q.precision.accum != DType::f16);
   // The reads of a constraint that depends on the kernel's M and N: SWAP_AB too where declared (a name the space
   // does not declare would leave the constraint to the leaves of the walk).
   auto with_swap = [swap_ab](std::vector<std::string> reads) {
     if (swap_ab) reads.push_back("SWAP_AB");
     return reads;
   };
-  s.constraints = consumer_constraints(profile, options.consumer_cols, a_row_major(q.layout), b_row_major(q.layout),
-                                       swap_ab);
+  s.constraints = consumer_constraints(profile, options.consumer_cols, s.find("CONSUMER_K") != nullptr,
+                                       a_row_major(q.layout), b_row_major(q.layout), swap_ab);
   add_copy_constraints(s, q);
   const int64_t k_blocks = cdiv(q.k, int64_t(kSm90BlockK));
   s.constraints.push_back({Layer::data_scheduling,

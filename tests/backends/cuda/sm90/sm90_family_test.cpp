@@ -38,6 +38,7 @@ using testing_sm90::sm90_config;
 using testing_sm90::swapped;
 using testing_sm90::atomic;
 using testing_sm90::consumer_cols;
+using testing_sm90::consumer_k;
 
 // Clusters of 4 and 8: as many resident as the chip record lists (none planned without the list), declared only
 // where an operand's rows are off 32-byte sectors, and legal only on a grid of one wave of them, without stream-K.
@@ -362,6 +363,54 @@ TEST(Sm90Family, ConsumerColumnsOnlyWhereAskedForAndWhereTheBoxesSplit) {
   EXPECT_NEAR(smem_bytes(c2) - smem_bytes(c1), k_steps * 64 * 64 * 2, 1.0);
 }
 
+// CONSUMER_K is declared only where asked for (TILEFORGE_SM90_CONSUMER_K=1 until measured); it takes exactly two
+// warpgroups, each holding the whole tile (a 64-row tile then has two), not with CONSUMER_COLS or the deferred
+// epilogue, and its f32 hand-over tile takes BLOCK_M x BLOCK_N x 4 bytes of shared memory.
+TEST(Sm90Family, ConsumerKOnlyWhereAskedForWithTwoWarpgroups) {
+  auto h200 = hw::load_profile("h200");
+  ASSERT_TRUE(h200.ok());
+  const Problem q = problem(512, 512, 8192);
+  Sm90SpaceOptions on;
+  on.consumer_k = true;
+  on.deep_stages = true;
+  EXPECT_EQ(sm90_space(q, *h200, Sm90SpaceOptions{}).find("CONSUMER_K"), nullptr);
+  const ParamSpace space = sm90_space(q, *h200, on);
+  ASSERT_NE(space.find("CONSUMER_K"), nullptr);
+  const Config pair = consumer_k(sm90_config(64, 64, 12, 2, 2, 1, 8, 1, 1, 1, 2, 0));
+  EXPECT_TRUE(space.check(pair).ok()) << space.check(pair).to_string();
+  EXPECT_EQ(sm90_consumer_rows(pair), 64);
+  EXPECT_EQ(sm90_consumer_cols(pair), 64);
+  EXPECT_EQ(sm90_accumulators(pair), 32);
+  Config plain = pair;
+  plain.params["CONSUMER_K"] = 0;
+  EXPECT_EQ(sm90_smem_bytes(pair) - sm90_smem_bytes(plain), 64 * 64 * 4);
+  // Without it the same 64-row tile cannot hold two warpgroups.
+  EXPECT_FALSE(space.check(plain).ok());
+  for (const Config& bad : {consumer_k(sm90_config(64, 64, 12, 1, 2, 1, 8, 1, 1, 1, 2, 0)),
+                            consumer_k(sm90_config(128, 64, 8, 3, 1, 1, 8, 1, 1, 1, 2, 0)),
+                            consumer_k(sm90_config(64, 64, 12, 2, 2, 1, 8, 2, 1, 1, 2, 0)),
+                            consumer_k(sm90_config(128, 128, 4, 2, 1, 1, 8, 1, 1, 1, 2, 0)),
+                            consumer_cols(consumer_k(sm90_config(64, 128, 8, 2, 1, 1, 8, 1, 1, 1, 2, 0)))}) {
+    Sm90SpaceOptions both = on;
+    both.consumer_cols = true;
+    const Status refused = sm90_space(q, *h200, both).check(bad);
+    EXPECT_FALSE(refused.ok()) << bad.describe();
+    EXPECT_NE(refused.message().find("CONSUMER"), std::string::npos) << refused.to_string();
+  }
+  // f16 accumulators (the opt-in policy) never declare it: the hand-over sums f32 partials.
+  Problem f16acc = q;
+  f16acc.precision.accum = DType::f16;
+  EXPECT_EQ(sm90_space(f16acc, *h200, on).find("CONSUMER_K"), nullptr);
+  // The generated source names it in the entry and as the template's last argument; the C map's box is the whole
+  // tile's 64 rows, held by the first warpgroup.
+  const Sm90Source g = sm90_source(q, pair);
+  EXPECT_NE(g.entry.find("_khalves"), std::string::npos) << g.entry;
+  EXPECT_NE(g.source.find(", false, false, false, true>"), std::string::npos) << g.source;
+  EXPECT_EQ(g.c_box[1], 64);
+  EXPECT_EQ(g.threads, 384);
+  EXPECT_EQ(g.smem_bytes, sm90_smem_bytes(pair));
+}
+
 // REDUCE 1 (float-atomic sums) is a plan's only under --nondeterministic: pinned without it, the plan is refused
 // naming the flag; with it, the decision log says the sums are not bit-identical from run to run.
 TEST(Sm90Family, AtomicSumOnlyUnderTheNondeterministicFlag) {
@@ -514,13 +563,23 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
       {problem(1000, 1000, 1000, Layout::RC), consumer_cols(sm90_config(64, 192, 6, 3, 1, 1, 8, 0, 1, 0))},
       {problem(4096, 4096, 4096), consumer_cols(sm90_config(128, 256, 4, 2, 1, 1, 8, 1, 2, 1))},
       {problem(64, 4096, 4096), consumer_cols(swapped(sm90_config(128, 64, 8, 2, 1, 1, 8, 1, 1, 1, 2, 0)))},
+      // CONSUMER_K 1: two warpgroups taking every other k-block of the whole tile, the second handing its partial to
+      // the first: cuBLAS's 64x64 split-K 2 in 2x1 clusters with 12 stages, 128x64 (64 accumulators each, the most
+      // beside the hand-over) with the shared sum, stream-K with direct stores, a 2x2 cluster with 7 slices, and swapped
+      // with the float-atomic sum.
+      {problem(512, 512, 8192), consumer_k(sm90_config(64, 64, 12, 2, 2, 1, 8, 1, 1, 1, 2, 0))},
+      {problem(512, 512, 8192), consumer_k(sm90_config(128, 64, 6, 2, 1, 1, 8, 1, 1, 1, 8, 0))},
+      {problem(1000, 1000, 1000, Layout::RC), consumer_k(sm90_config(64, 128, 8, 2, 1, 1, 8, 0, 1, 0, 1, 1))},
+      {problem(256, 256, 16384), consumer_k(sm90_config(64, 64, 10, 2, 2, 2, 8, 1, 1, 1, 7, 0))},
+      {problem(64, 4096, 4096), atomic(consumer_k(swapped(sm90_config(128, 64, 6, 2, 1, 1, 8, 1, 1, 1, 4, 0))))},
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const Case& k = cases[i];
     const bool swap = sm90_swap_ab(k.config);
     const bool reduce = k.config.get("REDUCE").has_value();
     const bool cols = k.config.get("CONSUMER_COLS").value_or(0) != 0;
-    const ParamSpace space = sm90_space(k.problem, *h200, Sm90SpaceOptions{swap, reduce, true, true, cols});
+    const bool halves = k.config.get("CONSUMER_K").value_or(0) != 0;
+    const ParamSpace space = sm90_space(k.problem, *h200, Sm90SpaceOptions{swap, reduce, true, true, cols, halves});
     ASSERT_TRUE(space.check(k.config).ok()) << k.config.describe() << ": " << space.check(k.config).to_string();
     const Sm90Source g = sm90_source(k.problem, k.config);
     jit::CompileRequest req;
@@ -542,6 +601,8 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
     const int64_t wg_n = cols ? k.config.at("BLOCK_N") / k.config.at("CONSUMERS") : k.config.at("BLOCK_N");
     EXPECT_NE(out->ptx.find(fmt::format("m64n{}k16", wg_n)), std::string::npos) << k.config.describe();
     if (cols) EXPECT_EQ(out->ptx.find(fmt::format("m64n{}k16", k.config.at("BLOCK_N"))), std::string::npos);
+    // CONSUMER_K's hand-over arrives on a named barrier without waiting; no other instance does.
+    EXPECT_EQ(out->ptx.find("bar.arrive") != std::string::npos, halves) << k.config.describe();
     // The transposed run stages C column by column (stmatrix .trans); the others never transpose.
     EXPECT_EQ(out->ptx.find("stmatrix.sync.aligned.m8n8.x4.trans") != std::string::npos, swap) << k.config.describe();
     // The float-atomic sum only where REDUCE 1 asks for it.

@@ -26,6 +26,7 @@ using cuda::testing_sm90::sm90_config;
 using cuda::testing_sm90::swapped;
 using cuda::testing_sm90::atomic;
 using cuda::testing_sm90::consumer_cols;
+using cuda::testing_sm90::consumer_k;
 
 class Sm90GpuTest : public testing::CudaGpuTest {
  protected:
@@ -282,6 +283,32 @@ TEST_F(Sm90GpuTest, ConsumerColumnsAreExactAndSplitsBitIdentical) {
     const bool shared = k.config.at("SPLIT_K") > 1 || k.config.at("STREAM_K") != 0;
     SCOPED_TRACE(k.config.describe());
     run_where_legal(k.problem.normalized(), k.config, cols, ++seed, shared);
+  }
+}
+
+// CONSUMER_K 1: two consumer warpgroups taking every other k-block of the whole tile, the second handing its partial
+// tile to the first through shared memory. Exact with units of an odd number of k-blocks and of one (the second's
+// part zero), in every epilogue (TMA store, direct with beta, f32 out), clusters of 2 and 4, split-K (the last slice's
+// sum and the shared sum), stream-K, a K-major B and SWAP_AB with the float-atomic sum; split-K and stream-K
+// bit-identical from run to run.
+TEST_F(Sm90GpuTest, ConsumerKIsExactAndSplitsBitIdentical) {
+  const std::vector<Case> cases = {
+      {half(512, 512, 8192, Layout::RR), consumer_k(sm90_config(64, 64, 12, 2, 2, 1, 8, 1, 1, 1, 2, 0))},
+      {half(1000, 1000, 1000, Layout::RR), consumer_k(sm90_config(64, 128, 6, 2, 2, 1, 8, 1, 1, 1))},
+      {half(1032, 1544, 2056, Layout::RR, DType::bf16, DType::bf16), consumer_k(sm90_config(128, 64, 6, 2, 1, 1, 8, 1, 1, 1, 8, 0))},
+      {with_beta(half(1032, 1544, 2056, Layout::RC)), consumer_k(sm90_config(64, 128, 8, 2, 1, 1, 8, 0, 1, 0, 1, 1))},
+      {half(520, 264, 4104, Layout::RR, DType::f16, DType::f32), consumer_k(sm90_config(64, 128, 8, 2, 1, 1, 8, 0, 1, 0, 6, 0))},
+      {half(256, 256, 16384, Layout::CR), consumer_k(sm90_config(64, 64, 10, 2, 2, 2, 8, 1, 1, 1, 7, 0))},
+      {half(200, 1032, 72, Layout::CC), consumer_k(sm90_config(64, 64, 8, 2, 1, 1, 8, 1, 1, 1, 2, 0))},
+      {half(64, 4096, 4104, Layout::RR), atomic(consumer_k(swapped(sm90_config(128, 64, 6, 2, 1, 1, 8, 1, 1, 1, 2, 0))))},
+  };
+  uint64_t seed = 2500;
+  for (const Case& k : cases) {
+    cuda::Sm90SpaceOptions halves{k.config.get("SWAP_AB").has_value(), k.config.get("REDUCE").has_value(), true, true};
+    halves.consumer_k = true;
+    const bool shared = (k.config.at("SPLIT_K") > 1 || k.config.at("STREAM_K") != 0) && !k.config.get("REDUCE");
+    SCOPED_TRACE(k.config.describe());
+    run_where_legal(k.problem.normalized(), k.config, halves, ++seed, shared);
   }
 }
 

@@ -35,4 +35,10 @@ inline Config consumer_cols(Config c) {
   return c;
 }
 
+// The same config with its two consumer warpgroups taking every other k-block of the whole tile (CONSUMER_K 1).
+inline Config consumer_k(Config c) {
+  c.params["CONSUMER_K"] = 1;
+  return c;
+}
+
 }  // namespace tileforge::cuda::testing_sm90

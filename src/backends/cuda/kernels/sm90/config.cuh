@@ -72,9 +72,15 @@ enum : int { kEpilogueDirect = 0, kEpilogueTmaStore = 1, kEpilogueTmaStoreDeferr
 // Consumer warpgroups a CTA may have.
 enum : int { kMaxConsumers = 3 };
 
-// Named barriers (0 is __syncthreads): one per consumer warpgroup for its staging epilogue (1 + cw), and after them
-// one for all the consumers of the CTA in the fix-up.
-enum : unsigned { kBarrierEpilogue0 = 1, kBarrierFixup = kBarrierEpilogue0 + kMaxConsumers };
+// Named barriers (0 is __syncthreads): one per consumer warpgroup for its staging epilogue (1 + cw), after them one
+// for all the consumers of the CTA in the fix-up, then the two of CONSUMER_K's hand-over of the second warpgroup's
+// partial tile (written, and taken by the first).
+enum : unsigned {
+  kBarrierEpilogue0 = 1,
+  kBarrierFixup = kBarrierEpilogue0 + kMaxConsumers,
+  kBarrierHalfWritten,
+  kBarrierHalfTaken
+};
 
 // The accumulator register type (NVRTC compiles without the standard library, so no std::conditional).
 template <bool kF16>
@@ -92,7 +98,10 @@ struct AccType<true> {
 //     192-row tile, whose 2 waves cover a grid that 128-row tiles would need 3 for, as in 3000x3000), or with
 //     kConsumerCols BLOCK_N: each warpgroup then owns BLOCK_N / kConsumers columns of every row, so that a 64-row
 //     tile (one m64 block) still has two warpgroups feeding the tensor cores, each waiting on its own wgmma groups
-//     while the other issues (both read the whole A tile from shared memory).
+//     while the other issues (both read the whole A tile from shared memory). Or with kConsumerK (two warpgroups)
+//     K: each owns the whole tile and takes every other k-block of it (every other stage of the ring), so that a
+//     small tile's wgmma chains overlap; the second hands its partial tile to the first through shared memory
+//     (K_BYTES) and goes on to its next work unit, while the first sums the two and runs the fix-up and epilogue.
 //   kClusterM x kClusterN: CTAs per cluster (1, 2, 4 or 8 in all); CTAs of a cluster along M share the B tile, along
 //     N the A tile, each loading its part and multicasting it to all that share it.
 //   kOrder / kGroupM: tile order of the persistent walk (row-major, GROUP_M tile rows walked column by column, or a
@@ -125,7 +134,8 @@ struct AccType<true> {
 template <int kBlockM, int kBlockN, int kBlockK, int kStages, int kConsumers, int kClusterM, int kClusterN, int kOrder,
           int kGroupM, int kInTag, int kOutTag, bool kARow, bool kBRow, int kEpilogue, int kProducerRegs,
           int kConsumerRegs, int kEpiSplit = 1, bool kStMatrix = false, int kSplitK = 1, bool kStreamK = false,
-          bool kAccF16 = false, bool kCCol = false, bool kAtomicSum = false, bool kConsumerCols = false>
+          bool kAccF16 = false, bool kCCol = false, bool kAtomicSum = false, bool kConsumerCols = false,
+          bool kConsumerK = false>
 struct Config {
   static constexpr int BM = kBlockM, BN = kBlockN, BK = kBlockK, STAGES = kStages, CONSUMERS = kConsumers;
   static constexpr int CM = kClusterM, CN = kClusterN, CS = kClusterM * kClusterN;
@@ -136,11 +146,14 @@ struct Config {
   static constexpr int EPI_SPLIT = kEpiSplit;
   static constexpr bool C_COL = kCCol;
   // The part of the tile each consumer warpgroup owns: WG_M rows x WG_N columns, at (cw_row(cw), cw_col(cw)).
-  static constexpr bool CONSUMER_COLS = kConsumerCols;
-  static constexpr int WG_M = kConsumerCols ? kBlockM : kBlockM / kConsumers;
+  static constexpr bool CONSUMER_COLS = kConsumerCols, CONSUMER_K = kConsumerK;
+  static constexpr int WG_M = kConsumerCols || kConsumerK ? kBlockM : kBlockM / kConsumers;
   static constexpr int WG_N = kConsumerCols ? kBlockN / kConsumers : kBlockN;
   static constexpr int M_ITERS = WG_M / 64;  // wgmma m64 row blocks per consumer warpgroup
-  TF_SM90_HD static constexpr int cw_row(int cw) { return kConsumerCols ? 0 : cw * WG_M; }
+  // The consumer warpgroups that read each stage and hold the finished tile in the fix-up and epilogue: all of them,
+  // or with CONSUMER_K the first only (each stage is read by one of the two, the second's partial is handed over).
+  static constexpr int HOLDERS = kConsumerK ? 1 : kConsumers;
+  TF_SM90_HD static constexpr int cw_row(int cw) { return kConsumerCols || kConsumerK ? 0 : cw * WG_M; }
   TF_SM90_HD static constexpr int cw_col(int cw) { return kConsumerCols ? cw * WG_N : 0; }
   // Staging rounds per tile of the TMA-store epilogues: EPI_SPLIT 2 stages halves of a warpgroup's columns, or
   // thirds where halves would not be whole 64-column boxes (WG_N 192: a 24 KB staging tile per 64 rows instead of 72,
@@ -166,7 +179,8 @@ struct Config {
   using Sched = Schedule<kSplitK, kStreamK>;
   static constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;
   static constexpr int C_BYTES = EPI != kEpilogueDirect ? BM * BN * 2 / EPI_ROUNDS : 0;  // every warpgroup's region
-  static constexpr int BAR_OFFSET = STAGES * STAGE_BYTES + C_BYTES;  // from the 1024-aligned base
+  static constexpr int K_BYTES = kConsumerK ? BM * BN * 4 : 0;  // CONSUMER_K's f32 partial tile, after the staging
+  static constexpr int BAR_OFFSET = STAGES * STAGE_BYTES + C_BYTES + K_BYTES;  // from the 1024-aligned base
   // + 16 bytes for the fix-up's flag, + slack to align the base
   static constexpr int SMEM_BYTES = BAR_OFFSET + 2 * STAGES * 8 + 16 + 1024;
 
@@ -204,6 +218,10 @@ struct Config {
                                    (B_ROW ? WG_N % 64 == 0 : WG_N % 8 == 0)),
                 "consumers along N: two or three, each owning whole 64-column boxes of an N-major B (8-row atoms of a "
                 "K-major one)");
+  static_assert(!kConsumerK || (kConsumers == 2 && !kConsumerCols && kEpilogue != kEpilogueTmaStoreDeferred &&
+                                !kAccF16),
+                "consumers along K: two warpgroups, not along N as well, without the deferred epilogue (the second "
+                "warpgroup's k-blocks run beside the first's epilogue already) and with f32 accumulators");
   static_assert(!kAccF16 || kInTag == 1, "f16 accumulators take f16 inputs only");
   static_assert(STAGES >= 2, "a ring needs two stages");
   static_assert(CS == 1 || CS == 2 || CS == 4 || CS == 8, "clusters of 1, 2, 4 or 8 CTAs (the portable limit)");

@@ -31,7 +31,7 @@ __device__ __forceinline__ void shared_sum(const Params& p, typename Elem<Cfg::O
   const float4* ws = reinterpret_cast<const float4*>(p.partials) + static_cast<long long>(rank) * SLOT;
   const long long slot_stride = static_cast<long long>(CS) * SLOT;
   const int f1 = (w.seg + 1) * SLOT / w.nseg;
-  for (int f = w.seg * SLOT / w.nseg + cw * 128 + tid; f < f1; f += 128 * Cfg::CONSUMERS) {
+  for (int f = w.seg * SLOT / w.nseg + cw * 128 + tid; f < f1; f += 128 * Cfg::HOLDERS) {
     const int t = f % 128, g = f / 128;
     const int v = g % NV, mi = (g / NV) % M_ITERS, owner = g / (NV * M_ITERS);
     const int row = m0 + Cfg::cw_row(owner) + mi * 64 + (t / 32) * 16 + (t % 32) / 4;
@@ -149,13 +149,13 @@ __device__ __forceinline__ void shared_sum_slice(const Params& p, typename Elem<
       asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(arrived) : "l"(counter) : "memory");
     }
   }
-  named_barrier(kBarrierFixup, 128 * Cfg::CONSUMERS);
+  named_barrier(kBarrierFixup, 128 * Cfg::HOLDERS);
 #if TF_SM90_FIXUP_PROBE != 4  // diagnostic: stores, counter and the wait for every slice, no sum
   shared_sum<Cfg>(p, C, pairs, rank, cw, tid, w, sched, m0, n0);
 #endif
   // Every load of the share has been used (stored to C) before this barrier; the last slice to leave
   // resets both counters for the next launch, after every slice has seen the arrivals complete.
-  named_barrier(kBarrierFixup, 128 * Cfg::CONSUMERS);
+  named_barrier(kBarrierFixup, 128 * Cfg::HOLDERS);
   if (cw == 0 && tid == 0) {
     int old;
     asm volatile("atom.relaxed.gpu.global.add.s32 %0, [%1], 1;\n" : "=r"(old) : "l"(departed) : "memory");
@@ -194,7 +194,7 @@ __device__ __forceinline__ bool fixup(const Params& p, typename Cfg::AccTile& ac
 #endif
   // Release / acquire at GPU scope on the counter, as one thread's atomic: the CTA barrier orders every
   // consumer thread's stores before it (cumulativity), and orders the summing threads' loads after it.
-  named_barrier(kBarrierFixup, 128 * Cfg::CONSUMERS);
+  named_barrier(kBarrierFixup, 128 * Cfg::HOLDERS);
   int* const counter = p.counters + static_cast<long long>(w.tile) * CS + rank;
   if constexpr (Cfg::SPLIT_K > 1 && !Cfg::ATOMIC_SUM) {
     if (p.shared_sum) {
@@ -203,7 +203,7 @@ __device__ __forceinline__ bool fixup(const Params& p, typename Cfg::AccTile& ac
     }
   }
   if (cw == 0 && tid == 0) tf::count_slice(counter, w.nseg, fixup_flag);
-  named_barrier(kBarrierFixup, 128 * Cfg::CONSUMERS);
+  named_barrier(kBarrierFixup, 128 * Cfg::HOLDERS);
   if (!tf::last_slice(fixup_flag)) return false;
 #if TF_SM90_FIXUP_PROBE == 3
   return true;  // diagnostic: stores, barriers and the counter, no read-back

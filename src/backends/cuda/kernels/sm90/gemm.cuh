@@ -46,12 +46,75 @@ __device__ __forceinline__ void zero_accumulators(typename Cfg::AccTile& acc) {
     for (int i = 0; i < Cfg::ACC_REGS; ++i) acc[mi][i] = 0;
 }
 
+// CONSUMER_K: consumer warpgroup cw's part of one work unit's main loop, k-blocks kb0 + cw, kb0 + cw + 2, ... (both
+// warpgroups step through every stage of the ring, each waiting for and releasing only the stages it reads), into
+// acc (zero where the unit has no k-block for it). Then the hand-over of the second warpgroup's partial tile: it
+// writes it to `half_tile` in its fragment order (consecutive threads, consecutive words) and waits only until the
+// first has taken it; the first adds it to its own, always in that order (bit-identical from run to run), and
+// returns true: it holds the unit's tile. The second returns false.
+template <class Cfg>
+__device__ __forceinline__ bool consume_half(typename Cfg::AccTile& acc, unsigned long long desc_a,
+                                             unsigned long long desc_b, unsigned full0, unsigned empty0,
+                                             float* half_tile, int cw, int tid, int lane, const Work& w, int& stage,
+                                             unsigned& phase) {
+  constexpr int STAGES = Cfg::STAGES, M_ITERS = Cfg::M_ITERS, ACC_REGS = Cfg::ACC_REGS;
+  constexpr unsigned STAGE_BYTES = Cfg::STAGE_BYTES;
+  int prev = -1;  // the stage this warpgroup read last, still held until its wgmmas are waited for
+#pragma unroll
+  for (int mi = 0; mi < M_ITERS; ++mi) fence_accumulators(acc[mi]);
+  for (int kb = w.kb0; kb < w.kb1; ++kb) {
+    if (((kb - w.kb0) & 1) == cw) {
+      mbar_wait(full0 + 8 * stage, phase);
+      __syncwarp();
+      wgmma_fence();
+      const unsigned long long da = desc_a + ((stage * STAGE_BYTES) >> 4);
+      const unsigned long long db = desc_b + ((stage * STAGE_BYTES) >> 4);
+      mma_stage<Cfg>(acc, da, db, cw, prev >= 0);
+      wgmma_commit();
+      if (prev >= 0) {
+        wgmma_wait<1>();
+        release<Cfg>(empty0, lane, prev);
+      }
+      prev = stage;
+    }
+    if (++stage == STAGES) {
+      stage = 0;
+      phase ^= 1;
+    }
+  }
+  if (prev >= 0) {
+    wgmma_wait<0>();
+#pragma unroll
+    for (int mi = 0; mi < M_ITERS; ++mi) fence_accumulators(acc[mi]);
+    release<Cfg>(empty0, lane, prev);
+  } else {
+    zero_accumulators<Cfg>(acc);  // a unit of one k-block: the second warpgroup's part is zero
+  }
+  if (cw == 1) {
+#pragma unroll
+    for (int mi = 0; mi < M_ITERS; ++mi)
+#pragma unroll
+      for (int i = 0; i < ACC_REGS; ++i) half_tile[(mi * ACC_REGS + i) * 128 + tid] = acc[mi][i];
+    named_barrier_arrive(kBarrierHalfWritten, 256);
+    named_barrier(kBarrierHalfTaken, 256);  // the tile is free to be written again
+    return false;
+  }
+  named_barrier(kBarrierHalfWritten, 256);
+#pragma unroll
+  for (int mi = 0; mi < M_ITERS; ++mi)
+#pragma unroll
+    for (int i = 0; i < ACC_REGS; ++i) acc[mi][i] += half_tile[(mi * ACC_REGS + i) * 128 + tid];
+  named_barrier_arrive(kBarrierHalfTaken, 256);
+  return true;
+}
+
 // The consumer warpgroups (cw 0 to CONSUMERS - 1 among them, tid the thread in the warpgroup): for every work unit of the
 // cluster, the main loop into the accumulators; for a slice of a shared tile the fix-up, after which only the CTA
 // holding the finished tile goes on; then the epilogue. `w` is the unit being worked on.
 template <class Cfg>
 __device__ __forceinline__ void consume(const Params& p, const Grid& g, unsigned base, unsigned c_tile, unsigned full0,
-                                        unsigned empty0, unsigned fixup_flag, int cw, int tid, Work& w) {
+                                        unsigned empty0, unsigned fixup_flag, float* half_tile, int cw, int tid,
+                                        Work& w) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, STAGES = Cfg::STAGES, M_ITERS = Cfg::M_ITERS;
   constexpr unsigned STAGE_BYTES = Cfg::STAGE_BYTES;
   using Out = Elem<Cfg::OUT>;
@@ -80,40 +143,46 @@ __device__ __forceinline__ void consume(const Params& p, const Grid& g, unsigned
     tile_of<Cfg>(w.tile, g.tiles_m, g.tiles_n, tm, tn);
     const int m0 = (tm * Cfg::CM + g.rank_m) * BM, n0 = (tn * Cfg::CN + g.rank_n) * BN;
 
-    // Main loop: one group of wgmmas per stage; the previous group is waited for (wait_group 1) before its
-    // stage is handed back to the producer, so one group is always in flight behind the one being issued.
-    int prev = 0;
+    if constexpr (Cfg::CONSUMER_K) {
+      // Consumers along K: this warpgroup's k-blocks of the unit only (every other one), then the hand-over; the
+      // second warpgroup goes on to its next unit from there.
+      if (!consume_half<Cfg>(acc, desc_a, desc_b, full0, empty0, half_tile, cw, tid, lane, w, stage, phase)) continue;
+    } else {
+      // Main loop: one group of wgmmas per stage; the previous group is waited for (wait_group 1) before its
+      // stage is handed back to the producer, so one group is always in flight behind the one being issued.
+      int prev = 0;
 #pragma unroll
-    for (int mi = 0; mi < M_ITERS; ++mi) fence_accumulators(acc[mi]);
-    for (int kb = w.kb0; kb < w.kb1; ++kb) {
-      mbar_wait(full0 + 8 * stage, phase);
-      __syncwarp();  // the warp leaves the spin loop together before the .aligned wgmma instructions
-      wgmma_fence();
-      const unsigned long long da = desc_a + ((stage * STAGE_BYTES) >> 4);
-      const unsigned long long db = desc_b + ((stage * STAGE_BYTES) >> 4);
-      mma_stage<Cfg>(acc, da, db, cw, kb > w.kb0);
-      wgmma_commit();
-      if constexpr (Cfg::EPI == kEpilogueTmaStoreDeferred) {
-        // The previous tile's output goes out while this tile's first two wgmma groups run.
-        if (pending && kb - w.kb0 == min(1, w.kb1 - w.kb0 - 1)) {
-          store_packed<Cfg>(p, acc, packed, c_tile, cw, tid, warp, lane, pend_m0, pend_n0, 1.0f);
-          pending = false;
+      for (int mi = 0; mi < M_ITERS; ++mi) fence_accumulators(acc[mi]);
+      for (int kb = w.kb0; kb < w.kb1; ++kb) {
+        mbar_wait(full0 + 8 * stage, phase);
+        __syncwarp();  // the warp leaves the spin loop together before the .aligned wgmma instructions
+        wgmma_fence();
+        const unsigned long long da = desc_a + ((stage * STAGE_BYTES) >> 4);
+        const unsigned long long db = desc_b + ((stage * STAGE_BYTES) >> 4);
+        mma_stage<Cfg>(acc, da, db, cw, kb > w.kb0);
+        wgmma_commit();
+        if constexpr (Cfg::EPI == kEpilogueTmaStoreDeferred) {
+          // The previous tile's output goes out while this tile's first two wgmma groups run.
+          if (pending && kb - w.kb0 == min(1, w.kb1 - w.kb0 - 1)) {
+            store_packed<Cfg>(p, acc, packed, c_tile, cw, tid, warp, lane, pend_m0, pend_n0, 1.0f);
+            pending = false;
+          }
+        }
+        if (kb > w.kb0) {
+          wgmma_wait<1>();
+          release<Cfg>(empty0, lane, prev);
+        }
+        prev = stage;
+        if (++stage == STAGES) {
+          stage = 0;
+          phase ^= 1;
         }
       }
-      if (kb > w.kb0) {
-        wgmma_wait<1>();
-        release<Cfg>(empty0, lane, prev);
-      }
-      prev = stage;
-      if (++stage == STAGES) {
-        stage = 0;
-        phase ^= 1;
-      }
-    }
-    wgmma_wait<0>();
+      wgmma_wait<0>();
 #pragma unroll
-    for (int mi = 0; mi < M_ITERS; ++mi) fence_accumulators(acc[mi]);
-    release<Cfg>(empty0, lane, prev);
+      for (int mi = 0; mi < M_ITERS; ++mi) fence_accumulators(acc[mi]);
+      release<Cfg>(empty0, lane, prev);
+    }
 
     // A slice of a shared tile: its partial goes to the workspace; the last slice to arrive sums them all and
     // goes on to the epilogue, the others go on to their next work.
@@ -160,7 +229,8 @@ __device__ __forceinline__ void gemm(const Params& p) {
 
   extern __shared__ unsigned char smem_raw[];
   // Layout from a 1024-byte aligned base (128-byte swizzle atoms are 8 rows x 128 bytes): STAGES x [A tile][B tile],
-  // the C staging tile (TMA-store epilogue), then the full[STAGES] and empty[STAGES] barriers.
+  // the C staging tile (TMA-store epilogue), CONSUMER_K's hand-over tile, then the full[STAGES] and empty[STAGES]
+  // barriers.
   const unsigned base = (smem_u32(smem_raw) + 1023u) & ~1023u;
   const unsigned c_tile = base + STAGES * STAGE_BYTES;
   const unsigned full0 = base + Cfg::BAR_OFFSET, empty0 = full0 + 8 * STAGES;
@@ -202,7 +272,9 @@ __device__ __forceinline__ void gemm(const Params& p) {
     // registers before it inlines consume(), and the stream-K instances come out with their loop registers in
     // another order and other machine code; declared here, they compile as the kernel did as one function.
     Work w;
-    consume<Cfg>(p, g, base, c_tile, full0, empty0, fixup_flag, wg - 1, tid, w);
+    // CONSUMER_K's hand-over tile lies after the staging tile (Cfg::K_BYTES; unused otherwise).
+    float* const half_tile = reinterpret_cast<float*>(smem_raw + (c_tile + Cfg::C_BYTES - smem_u32(smem_raw)));
+    consume<Cfg>(p, g, base, c_tile, full0, empty0, fixup_flag, half_tile, wg - 1, tid, w);
   }
 
   // No CTA of a cluster leaves while another may still multicast into it or arrive on its barriers: its producer's

@@ -8,13 +8,14 @@
 namespace tf::sm90 {
 
 // The ring's barriers, by one thread: full[s] completes when the producer's arrival and the stage's bytes have
-// come, empty[s] when every consumer warp of every CTA of the cluster has released the stage.
+// come, empty[s] when every consumer warp that reads it (all of them; with CONSUMER_K those of one warpgroup) of every
+// CTA of the cluster has released the stage.
 template <class Cfg>
 __device__ __forceinline__ void init_barriers(unsigned full0, unsigned empty0) {
 #pragma unroll
   for (int s = 0; s < Cfg::STAGES; ++s) {
     mbar_init(full0 + 8 * s, 1);                              // the producer's arrive.expect_tx
-    mbar_init(empty0 + 8 * s, Cfg::CONSUMERS * 4 * Cfg::CS);  // every consumer warp of every CTA of the cluster
+    mbar_init(empty0 + 8 * s, Cfg::HOLDERS * 4 * Cfg::CS);  // every reading consumer warp of every CTA of the cluster
   }
   fence_barrier_init();
   fence_proxy_async();

@@ -92,6 +92,12 @@ __device__ __forceinline__ void named_barrier(unsigned id, unsigned threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+// Arrival on a named barrier without waiting (the producer's side of a hand-over through shared memory: its writes
+// before the arrival are visible to the threads that wait on the barrier with named_barrier).
+__device__ __forceinline__ void named_barrier_arrive(unsigned id, unsigned threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 // An experiment (issue 13), set by the generated source with TILEFORGE_SM90_L2_HINT: the operand loads carry an L2
 // eviction priority (1 evict_first, 2 evict_last, 3 evict_normal); 0, the default, gives none.
 #ifndef TF_SM90_L2_HINT
