@@ -82,6 +82,9 @@ struct TileShape {
   // Consumer warpgroups that read each m64 block of A from shared memory: CONSUMERS where they split BLOCK_N
   // (CONSUMER_COLS 1: each multiplies the whole A tile by its columns of B), else 1.
   int64_t a_readers = 1;
+  // Consumer warpgroups whose k-steps run side by side on the same tile: 2 with CONSUMER_K (each waits on and
+  // releases only every other stage, so their fixed per-k-step cycles and round trips overlap), else 1.
+  int64_t k_chains = 1;
 };
 
 // COPY_AB copies the operands it names (1 both, 2 A, 3 B) whose rows are not on 32-byte sectors (assuming aligned
@@ -153,10 +156,10 @@ KStep k_step(const ChipRates& chip, const TileShape& t, bool one_consumer, doubl
   s.smem_bytes =
       (double(t.bm / 64 * (64 * t.a_readers + t.bn) * t.bk) + kTmaWriteSmemShare * double((t.bm + t.bn) * t.bk)) * in;
   s.smem_s = s.smem_bytes / (chip.smem_rate * chip.clock);
-  s.seconds =
-      (std::max({s.tensor_s, s.smem_s, kKStepFloorCycles / chip.clock}) * cluster_step_factor(t) +
-       kKStepCycles / chip.clock) *
-      walk;
+  const double chains = double(std::max<int64_t>(1, t.k_chains));
+  s.seconds = (std::max({s.tensor_s, s.smem_s, kKStepFloorCycles / (chains * chip.clock)}) * cluster_step_factor(t) +
+               kKStepCycles / (chains * chip.clock)) *
+              walk;
   return s;
 }
 
@@ -400,7 +403,13 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   if (!bm_v || !bn_v || !bk_v || !cm_v || !cn_v) return overhead_s + kLoadedLatencySeconds;
   const std::optional<int64_t> consumers_v = set_param(partial.consumers, 1);
   const bool cols = partial.consumer_cols.value_or(0) != 0;
-  const TileShape tile{*bm_v, *bn_v, *bk_v, *cm_v, *cn_v, cols && consumers_v ? *consumers_v : 1};
+  const TileShape tile{*bm_v,
+                       *bn_v,
+                       *bk_v,
+                       *cm_v,
+                       *cn_v,
+                       cols && consumers_v ? *consumers_v : 1,
+                       partial.consumer_k.value_or(0) != 0 ? 2 : 1};
   const int64_t bm = tile.bm, bn = tile.bn, bk = tile.bk, cm = tile.cm, cn = tile.cn, cs = cm * cn;
   if (cs > 1) overhead_s += kClusterLaunchSeconds;
   const ChipRates chip{memo.peak_tflops, std::max(1, profile.cores), profile.boost_clock_ghz * 1e9,
@@ -486,7 +495,8 @@ Cost kernel_cost(const Problem& q, const hw::HwProfile& profile, const Sm90Confi
   const int64_t consumers = param(cfg.consumers, 1);
   const bool cols = cfg.consumer_cols.value_or(0) != 0;
   const TileShape tile{param(cfg.block_m, 128), param(cfg.block_n, 128), param(cfg.block_k, 64),
-                       param(cfg.cluster_m, 1), param(cfg.cluster_n, 1), cols ? consumers : 1};
+                       param(cfg.cluster_m, 1), param(cfg.cluster_n, 1), cols ? consumers : 1,
+                       cfg.consumer_k.value_or(0) != 0 ? 2 : 1};
   const int64_t bm = tile.bm, bn = tile.bn, bk = tile.bk, cm = tile.cm, cn = tile.cn, cs = cm * cn;
   const int64_t stages = param(cfg.stages, 2);
   const int64_t group_m = cfg.group_m.value_or(1);  // 0: the Hilbert walk
