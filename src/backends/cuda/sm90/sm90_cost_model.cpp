@@ -403,13 +403,8 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   if (!bm_v || !bn_v || !bk_v || !cm_v || !cn_v) return overhead_s + kLoadedLatencySeconds;
   const std::optional<int64_t> consumers_v = set_param(partial.consumers, 1);
   const bool cols = partial.consumer_cols.value_or(0) != 0;
-  const TileShape tile{*bm_v,
-                       *bn_v,
-                       *bk_v,
-                       *cm_v,
-                       *cn_v,
-                       cols && consumers_v ? *consumers_v : 1,
-                       partial.consumer_k.value_or(0) != 0 ? 2 : 1};
+  const int64_t chains = partial.consumer_k.value_or(0) != 0 ? 2 : 1;
+  const TileShape tile{*bm_v, *bn_v, *bk_v, *cm_v, *cn_v, cols && consumers_v ? *consumers_v : 1, chains};
   const int64_t bm = tile.bm, bn = tile.bn, bk = tile.bk, cm = tile.cm, cn = tile.cn, cs = cm * cn;
   if (cs > 1) overhead_s += kClusterLaunchSeconds;
   const ChipRates chip{memo.peak_tflops, std::max(1, profile.cores), profile.boost_clock_ghz * 1e9,
@@ -466,10 +461,9 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   if (scheduled) {
     epi_s = epilogue_seconds(q, out, chip.clock, bm, bn, sched, share.finished, partial.epilogue, partial.stmatrix,
                              set_param(partial.epi_split, 1));
-    // CONSUMER_K: the first warpgroup alone holds the summed tile and reads the partials back.
-    const bool halves = partial.consumer_k.value_or(0) != 0;
-    fix_s = fixup_seconds(q, bm, bn, sched, share, halves ? std::optional<int64_t>(1) : consumers_v, l2_bw_sm, cols)
-                .seconds;
+    // CONSUMER_K (two chains): the first warpgroup alone holds the summed tile and reads the partials back.
+    const std::optional<int64_t> holders = chains == 2 ? std::optional<int64_t>(1) : consumers_v;
+    fix_s = fixup_seconds(q, bm, bn, sched, share, holders, l2_bw_sm, cols).seconds;
   }
   const double fill_s = fill_seconds(l2, l2_bw_sm);
   // The operands' DRAM bytes cost an L2 simulation the first time: its floor (every panel once) while the rest
@@ -492,11 +486,10 @@ Cost kernel_cost(const Problem& q, const hw::HwProfile& profile, const Sm90Confi
   if (auto missing = sm90_missing_field(profile)) return plan::invalid_cost(*missing);
   Cost c;
   const double in = double(size_of(q.precision.input)), out = double(size_of(q.precision.output));
-  const int64_t consumers = param(cfg.consumers, 1);
+  const int64_t consumers = param(cfg.consumers, 1), chains = cfg.consumer_k.value_or(0) != 0 ? 2 : 1;
   const bool cols = cfg.consumer_cols.value_or(0) != 0;
   const TileShape tile{param(cfg.block_m, 128), param(cfg.block_n, 128), param(cfg.block_k, 64),
-                       param(cfg.cluster_m, 1), param(cfg.cluster_n, 1), cols ? consumers : 1,
-                       cfg.consumer_k.value_or(0) != 0 ? 2 : 1};
+                       param(cfg.cluster_m, 1), param(cfg.cluster_n, 1), cols ? consumers : 1, chains};
   const int64_t bm = tile.bm, bn = tile.bn, bk = tile.bk, cm = tile.cm, cn = tile.cn, cs = cm * cn;
   const int64_t stages = param(cfg.stages, 2);
   const int64_t group_m = cfg.group_m.value_or(1);  // 0: the Hilbert walk
@@ -576,9 +569,8 @@ Cost kernel_cost(const Problem& q, const hw::HwProfile& profile, const Sm90Confi
                                   fmtx::bytes(double(bm * bn) * out)));
   }
   if (share.partials_written > 0) {
-    // CONSUMER_K: the first warpgroup alone holds the summed tile and reads the partials back.
-    const Fixup fix =
-        fixup_seconds(q, bm, bn, sched, share, cfg.consumer_k.value_or(0) != 0 ? 1 : consumers, l2_bw_sm, cols);
+    // CONSUMER_K (two chains): the first warpgroup alone holds the summed tile and reads the partials back.
+    const Fixup fix = fixup_seconds(q, bm, bn, sched, share, chains == 2 ? 1 : consumers, l2_bw_sm, cols);
     c.body_s += fix.seconds;
     if (notes) add_fixup_note(c, sched, share, fix);
   }

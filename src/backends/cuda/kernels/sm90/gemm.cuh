@@ -108,6 +108,32 @@ __device__ __forceinline__ bool consume_half(typename Cfg::AccTile& acc, unsigne
   return true;
 }
 
+// The epilogue of a finished tile at (m0, n0): with beta == 0 the TMA-store epilogue (the deferred one converts the
+// tile and leaves it pending for the next tile's main loop: `pending`, at (pend_m0, pend_n0)), otherwise the direct
+// stores.
+template <class Cfg>
+__device__ __forceinline__ void write_tile(const Params& p, typename Cfg::AccTile& acc, typename Cfg::Packed& packed,
+                                           typename Elem<Cfg::OUT>::T* C, bool pairs, unsigned c_tile, int cw, int tid,
+                                           int warp, int lane, int m0, int n0, bool& pending, int& pend_m0,
+                                           int& pend_n0) {
+  const float alpha = p.alpha, beta = p.beta;
+  bool direct = true;
+  if constexpr (Cfg::EPI != kEpilogueDirect) {
+    if (beta == 0.0f) {
+      direct = false;
+      if constexpr (Cfg::EPI == kEpilogueTmaStoreDeferred) {
+        pack<Cfg>(acc, packed, alpha);  // the main loop has stored the pending tile (k >= 1: it ran at least once)
+        pending = true;
+        pend_m0 = m0;
+        pend_n0 = n0;
+      } else {
+        store_packed<Cfg>(p, acc, packed, c_tile, cw, tid, warp, lane, m0, n0, alpha);
+      }
+    }
+  }
+  if (direct) store_direct<Cfg>(p, acc, C, pairs, cw, warp, lane, m0, n0);
+}
+
 // The consumer warpgroups (cw 0 to CONSUMERS - 1 among them, tid the thread in the warpgroup): for every work unit of the
 // cluster, the main loop into the accumulators; for a slice of a shared tile the fix-up, after which only the CTA
 // holding the finished tile goes on; then the epilogue. `w` is the unit being worked on.
@@ -192,24 +218,7 @@ __device__ __forceinline__ void consume(const Params& p, const Grid& g, unsigned
       }
     }
 
-    // Epilogue: with beta == 0 the TMA-store epilogue (the deferred one converts the tile and leaves it pending for
-    // the next tile's main loop), otherwise the direct stores.
-    const float alpha = p.alpha, beta = p.beta;
-    bool direct = true;
-    if constexpr (Cfg::EPI != kEpilogueDirect) {
-      if (beta == 0.0f) {
-        direct = false;
-        if constexpr (Cfg::EPI == kEpilogueTmaStoreDeferred) {
-          pack<Cfg>(acc, packed, alpha);  // the main loop has stored the pending tile (k >= 1: it ran at least once)
-          pending = true;
-          pend_m0 = m0;
-          pend_n0 = n0;
-        } else {
-          store_packed<Cfg>(p, acc, packed, c_tile, cw, tid, warp, lane, m0, n0, alpha);
-        }
-      }
-    }
-    if (direct) store_direct<Cfg>(p, acc, C, pairs, cw, warp, lane, m0, n0);
+    write_tile<Cfg>(p, acc, packed, C, pairs, c_tile, cw, tid, warp, lane, m0, n0, pending, pend_m0, pend_n0);
   }
   if constexpr (Cfg::EPI == kEpilogueTmaStoreDeferred) {
     if (pending) store_packed<Cfg>(p, acc, packed, c_tile, cw, tid, warp, lane, pend_m0, pend_n0, 1.0f);
