@@ -57,7 +57,7 @@ __device__ __forceinline__ bool consume_half(typename Cfg::AccTile& acc, unsigne
                                              unsigned long long desc_b, unsigned full0, unsigned empty0,
                                              float* half_tile, int cw, int tid, int lane, const Work& w, int& stage,
                                              unsigned& phase) {
-  constexpr int STAGES = Cfg::STAGES, M_ITERS = Cfg::M_ITERS, ACC_REGS = Cfg::ACC_REGS;
+  constexpr int M_ITERS = Cfg::M_ITERS, ACC_REGS = Cfg::ACC_REGS;
   constexpr unsigned STAGE_BYTES = Cfg::STAGE_BYTES;
   int prev = -1;  // the stage this warpgroup read last, still held until its wgmmas are waited for
 #pragma unroll
@@ -77,10 +77,7 @@ __device__ __forceinline__ bool consume_half(typename Cfg::AccTile& acc, unsigne
       }
       prev = stage;
     }
-    if (++stage == STAGES) {
-      stage = 0;
-      phase ^= 1;
-    }
+    next_stage<Cfg>(stage, phase);
   }
   if (prev >= 0) {
     wgmma_wait<0>();
@@ -141,7 +138,7 @@ template <class Cfg>
 __device__ __forceinline__ void consume(const Params& p, const Grid& g, unsigned base, unsigned c_tile, unsigned full0,
                                         unsigned empty0, unsigned fixup_flag, float* half_tile, int cw, int tid,
                                         Work& w) {
-  constexpr int BM = Cfg::BM, BN = Cfg::BN, STAGES = Cfg::STAGES, M_ITERS = Cfg::M_ITERS;
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, M_ITERS = Cfg::M_ITERS;
   constexpr unsigned STAGE_BYTES = Cfg::STAGE_BYTES;
   using Out = Elem<Cfg::OUT>;
   const int warp = tid / 32, lane = tid % 32;
@@ -199,10 +196,7 @@ __device__ __forceinline__ void consume(const Params& p, const Grid& g, unsigned
           release<Cfg>(empty0, lane, prev);
         }
         prev = stage;
-        if (++stage == STAGES) {
-          stage = 0;
-          phase ^= 1;
-        }
+        next_stage<Cfg>(stage, phase);
       }
       wgmma_wait<0>();
 #pragma unroll

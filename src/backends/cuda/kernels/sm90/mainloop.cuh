@@ -21,6 +21,15 @@ __device__ __forceinline__ void init_barriers(unsigned full0, unsigned empty0) {
   fence_proxy_async();
 }
 
+// The ring's next stage: the index wraps at STAGES, and the parity of the barriers' phase flips as it does.
+template <class Cfg>
+__device__ __forceinline__ void next_stage(int& stage, unsigned& phase) {
+  if (++stage == Cfg::STAGES) {
+    stage = 0;
+    phase ^= 1;
+  }
+}
+
 // ---- producer --------------------------------------------------------------------------------------------------
 
 // One stage's share of an M/N-major operand tile (BOXES boxes of 64 columns x 64 K rows, 8192 bytes each, at smem
@@ -125,10 +134,7 @@ __device__ __forceinline__ void produce(const Params& p, const Grid& g, unsigned
       } else {
         load_k_major<Cfg::BN, Cfg::B_SPLIT, Cfg::B_K_BOX>(&p.b, sb, full, k0, n0, g.rank_m, mask_b);
       }
-      if (++stage == Cfg::STAGES) {
-        stage = 0;
-        phase ^= 1;
-      }
+      next_stage<Cfg>(stage, phase);
     }
   }
   // The tail, in a cluster: waits until every consumer warp of every CTA of the cluster has handed back each of the
@@ -138,10 +144,7 @@ __device__ __forceinline__ void produce(const Params& p, const Grid& g, unsigned
   if constexpr (Cfg::CS > 1) {
     for (int i = 0; i < Cfg::STAGES; ++i) {
       mbar_wait(empty0 + 8 * stage, phase ^ 1);
-      if (++stage == Cfg::STAGES) {
-        stage = 0;
-        phase ^= 1;
-      }
+      next_stage<Cfg>(stage, phase);
     }
   }
 }
