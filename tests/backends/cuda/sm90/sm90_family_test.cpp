@@ -565,8 +565,8 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
       {problem(64, 4096, 4096), consumer_cols(swapped(sm90_config(128, 64, 8, 2, 1, 1, 8, 1, 1, 1, 2, 0)))},
       // CONSUMER_K 1: two warpgroups taking every other k-block of the whole tile, the second handing its partial to
       // the first: cuBLAS's 64x64 split-K 2 in 2x1 clusters with 12 stages, 128x64 (64 accumulators each, the most
-      // beside the hand-over) with the shared sum, stream-K with direct stores, a 2x2 cluster with 7 slices, and swapped
-      // with the float-atomic sum.
+      // beside the hand-over) with the shared sum, stream-K with direct stores, a 2x2 cluster with 7 slices, and
+      // swapped with the float-atomic sum.
       {problem(512, 512, 8192), consumer_k(sm90_config(64, 64, 12, 2, 2, 1, 8, 1, 1, 1, 2, 0))},
       {problem(512, 512, 8192), consumer_k(sm90_config(128, 64, 6, 2, 1, 1, 8, 1, 1, 1, 8, 0))},
       {problem(1000, 1000, 1000, Layout::RC), consumer_k(sm90_config(64, 128, 8, 2, 1, 1, 8, 0, 1, 0, 1, 1))},
