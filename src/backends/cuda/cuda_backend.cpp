@@ -136,8 +136,8 @@ class CudaBackend final : public Backend {
       if (plan::SupportGap gap = f->supports(p); !gap.empty()) return unsupported(gap.why);
       // A config that names SWAP_AB, REDUCE, CONSUMER_COLS or CONSUMER_K (planned with it declared, tuned or a
       // test's) is checked against the space that declares it, one without it against the space without it, whatever
-      // the environment asks the planner for; K-major tiles with their atoms dealt out unevenly and rings of more than 8 stages are
-      // the kernel's whether offered or not.
+      // the environment asks the planner for; K-major tiles with their atoms dealt out unevenly and rings of more
+      // than 8 stages are the kernel's whether offered or not.
       const Sm90SpaceOptions options{config.get("SWAP_AB").has_value(), config.get("REDUCE").has_value(), true, true,
                                      config.get("CONSUMER_COLS").has_value(), config.get("CONSUMER_K").has_value()};
       if (Status s = sm90_space(p, device.profile, options).check(config); !s) return s;
