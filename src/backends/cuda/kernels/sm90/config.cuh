@@ -98,9 +98,9 @@ struct AccType<true> {
 //     192-row tile, whose 2 waves cover a grid that 128-row tiles would need 3 for, as in 3000x3000), or with
 //     kConsumerCols BLOCK_N: each warpgroup then owns BLOCK_N / kConsumers columns of every row, so that a 64-row
 //     tile (one m64 block) still has two warpgroups feeding the tensor cores, each waiting on its own wgmma groups
-//     while the other issues (both read the whole A tile from shared memory). Or with kConsumerK (two warpgroups)
-//     K: each owns the whole tile and takes every other k-block of it (every other stage of the ring), so that a
-//     small tile's wgmma chains overlap; the second hands its partial tile to the first through shared memory
+//     while the other issues (both read the whole A tile from shared memory). Or, with kConsumerK, along K: each of
+//     two warpgroups owns the whole tile and takes every other k-block of it (every other stage of the ring), so that
+//     a small tile's wgmma chains overlap; the second hands its partial tile to the first through shared memory
 //     (K_BYTES) and goes on to its next work unit, while the first sums the two and runs the fix-up and epilogue.
 //   kClusterM x kClusterN: CTAs per cluster (1, 2, 4 or 8 in all); CTAs of a cluster along M share the B tile, along
 //     N the A tile, each loading its part and multicasting it to all that share it.
