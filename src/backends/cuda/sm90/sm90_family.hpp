@@ -166,7 +166,7 @@ struct Sm90SpaceOptions {
 };
 // The planner's options, from the environment: SWAP_AB declared unless TILEFORGE_SM90_SWAP_AB=0; REDUCE always;
 // CONSUMER_COLS with TILEFORGE_SM90_CONSUMER_COLS=1 (measured no faster: bench/sweeps/sm90-consumer-cols.txt);
-// CONSUMER_K with TILEFORGE_SM90_CONSUMER_K=1 (until measured: bench/sweeps/sm90-consumer-k.txt);
+// CONSUMER_K with TILEFORGE_SM90_CONSUMER_K=1 (measured slower: bench/sweeps/sm90-consumer-k.txt);
 // the dealt-out atoms with TILEFORGE_SM90_ATOM_SPLIT=1 and the deep rings with TILEFORGE_SM90_DEEP_STAGES=1 (until
 // measured on a GPU: bench/sweeps/sm90-atom-split.txt, bench/sweeps/sm90-deep-stages.txt).
 Sm90SpaceOptions sm90_space_options();

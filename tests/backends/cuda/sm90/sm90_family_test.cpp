@@ -363,7 +363,7 @@ TEST(Sm90Family, ConsumerColumnsOnlyWhereAskedForAndWhereTheBoxesSplit) {
   EXPECT_NEAR(smem_bytes(c2) - smem_bytes(c1), k_steps * 64 * 64 * 2, 1.0);
 }
 
-// CONSUMER_K is declared only where asked for (TILEFORGE_SM90_CONSUMER_K=1 until measured); it takes exactly two
+// CONSUMER_K is declared only where asked for (TILEFORGE_SM90_CONSUMER_K=1: measured slower); it takes exactly two
 // warpgroups, each holding the whole tile (a 64-row tile then has two), not with CONSUMER_COLS or the deferred
 // epilogue, and its f32 hand-over tile takes BLOCK_M x BLOCK_N x 4 bytes of shared memory.
 TEST(Sm90Family, ConsumerKOnlyWhereAskedForWithTwoWarpgroups) {

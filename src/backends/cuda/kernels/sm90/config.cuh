@@ -99,9 +99,10 @@ struct AccType<true> {
 //     kConsumerCols BLOCK_N: each warpgroup then owns BLOCK_N / kConsumers columns of every row, so that a 64-row
 //     tile (one m64 block) still has two warpgroups feeding the tensor cores, each waiting on its own wgmma groups
 //     while the other issues (both read the whole A tile from shared memory). Or, with kConsumerK, along K: each of
-//     two warpgroups owns the whole tile and takes every other k-block of it (every other stage of the ring), so that
-//     a small tile's wgmma chains overlap; the second hands its partial tile to the first through shared memory
-//     (K_BYTES) and goes on to its next work unit, while the first sums the two and runs the fix-up and epilogue.
+//     two warpgroups owns the whole tile and takes every other k-block of it (every other stage of the ring), meant
+//     to overlap a small tile's wgmma chains (measured no faster than one consumer); the second hands its partial
+//     tile to the first through shared memory (K_BYTES) and goes on to its next work unit, while the first sums the
+//     two and runs the fix-up and epilogue.
 //   kClusterM x kClusterN: CTAs per cluster (1, 2, 4 or 8 in all); CTAs of a cluster along M share the B tile, along
 //     N the A tile, each loading its part and multicasting it to all that share it.
 //   kOrder / kGroupM: tile order of the persistent walk (row-major, GROUP_M tile rows walked column by column, or a
