@@ -82,10 +82,10 @@ struct TileShape {
   // Consumer warpgroups that read each m64 block of A from shared memory: CONSUMERS where they split BLOCK_N
   // (CONSUMER_COLS 1: each multiplies the whole A tile by its columns of B), else 1.
   int64_t a_readers = 1;
-  // Consumer warpgroups that take turns at the k-steps of the same tile: 2 with CONSUMER_K (each waits on and
-  // releases only every other stage), else 1. Measured on an H100 (2026-12-07), the turns overlap nothing: a
-  // K-split tile ran 1-15% slower than the same tile with one consumer, so it is priced as one consumer's.
-  int64_t k_chains = 1;
+  // CONSUMER_K: two consumer warpgroups take turns at the k-steps of the same tile (each waits on and releases
+  // only every other stage). Measured on an H100 (2026-12-07), the turns overlap nothing: a K-split tile ran 1-15%
+  // slower than the same tile with one consumer, so it is priced as one consumer's.
+  bool consumer_k = false;
 };
 
 // COPY_AB copies the operands it names (1 both, 2 A, 3 B) whose rows are not on 32-byte sectors (assuming aligned
@@ -151,7 +151,7 @@ struct KStep {
 };
 KStep k_step(const ChipRates& chip, const TileShape& t, bool one_consumer, double in, double walk) {
   KStep s;
-  const bool single = one_consumer || t.k_chains > 1;  // CONSUMER_K: one warpgroup's wgmmas at a time
+  const bool single = one_consumer || t.consumer_k;  // CONSUMER_K: one warpgroup's wgmmas at a time
   const double rate_sm =
       chip.peak_tflops * 1e12 / double(chip.sms) * kWgmmaShare * (single ? kOneConsumerShare : 1.0);
   s.tensor_s = 2.0 * double(t.bm * t.bn * t.bk) / rate_sm;
@@ -404,8 +404,8 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   if (!bm_v || !bn_v || !bk_v || !cm_v || !cn_v) return overhead_s + kLoadedLatencySeconds;
   const std::optional<int64_t> consumers_v = set_param(partial.consumers, 1);
   const bool cols = partial.consumer_cols.value_or(0) != 0;
-  const int64_t chains = partial.consumer_k.value_or(0) != 0 ? 2 : 1;
-  const TileShape tile{*bm_v, *bn_v, *bk_v, *cm_v, *cn_v, cols && consumers_v ? *consumers_v : 1, chains};
+  const bool consumer_k = partial.consumer_k.value_or(0) != 0;
+  const TileShape tile{*bm_v, *bn_v, *bk_v, *cm_v, *cn_v, cols && consumers_v ? *consumers_v : 1, consumer_k};
   const int64_t bm = tile.bm, bn = tile.bn, bk = tile.bk, cm = tile.cm, cn = tile.cn, cs = cm * cn;
   if (cs > 1) overhead_s += kClusterLaunchSeconds;
   const ChipRates chip{memo.peak_tflops, std::max(1, profile.cores), profile.boost_clock_ghz * 1e9,
@@ -462,8 +462,8 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   if (scheduled) {
     epi_s = epilogue_seconds(q, out, chip.clock, bm, bn, sched, share.finished, partial.epilogue, partial.stmatrix,
                              set_param(partial.epi_split, 1));
-    // CONSUMER_K (two chains): the first warpgroup alone holds the summed tile and reads the partials back.
-    const std::optional<int64_t> holders = chains == 2 ? std::optional<int64_t>(1) : consumers_v;
+    // CONSUMER_K: the first warpgroup alone holds the summed tile and reads the partials back.
+    const std::optional<int64_t> holders = consumer_k ? std::optional<int64_t>(1) : consumers_v;
     fix_s = fixup_seconds(q, bm, bn, sched, share, holders, l2_bw_sm, cols).seconds;
   }
   const double fill_s = fill_seconds(l2, l2_bw_sm);
@@ -487,10 +487,10 @@ Cost kernel_cost(const Problem& q, const hw::HwProfile& profile, const Sm90Confi
   if (auto missing = sm90_missing_field(profile)) return plan::invalid_cost(*missing);
   Cost c;
   const double in = double(size_of(q.precision.input)), out = double(size_of(q.precision.output));
-  const int64_t consumers = param(cfg.consumers, 1), chains = cfg.consumer_k.value_or(0) != 0 ? 2 : 1;
-  const bool cols = cfg.consumer_cols.value_or(0) != 0;
+  const int64_t consumers = param(cfg.consumers, 1);
+  const bool consumer_k = cfg.consumer_k.value_or(0) != 0, cols = cfg.consumer_cols.value_or(0) != 0;
   const TileShape tile{param(cfg.block_m, 128), param(cfg.block_n, 128), param(cfg.block_k, 64),
-                       param(cfg.cluster_m, 1), param(cfg.cluster_n, 1), cols ? consumers : 1, chains};
+                       param(cfg.cluster_m, 1), param(cfg.cluster_n, 1), cols ? consumers : 1, consumer_k};
   const int64_t bm = tile.bm, bn = tile.bn, bk = tile.bk, cm = tile.cm, cn = tile.cn, cs = cm * cn;
   const int64_t stages = param(cfg.stages, 2);
   const int64_t group_m = cfg.group_m.value_or(1);  // 0: the Hilbert walk
@@ -570,8 +570,8 @@ Cost kernel_cost(const Problem& q, const hw::HwProfile& profile, const Sm90Confi
                                   fmtx::bytes(double(bm * bn) * out)));
   }
   if (share.partials_written > 0) {
-    // CONSUMER_K (two chains): the first warpgroup alone holds the summed tile and reads the partials back.
-    const Fixup fix = fixup_seconds(q, bm, bn, sched, share, chains == 2 ? 1 : consumers, l2_bw_sm, cols);
+    // CONSUMER_K: the first warpgroup alone holds the summed tile and reads the partials back.
+    const Fixup fix = fixup_seconds(q, bm, bn, sched, share, consumer_k ? 1 : consumers, l2_bw_sm, cols);
     c.body_s += fix.seconds;
     if (notes) add_fixup_note(c, sched, share, fix);
   }

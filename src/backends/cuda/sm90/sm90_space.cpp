@@ -101,9 +101,9 @@ std::vector<ParamDecl> sm90_params(bool large_clusters, bool cluster_slices, boo
   }
   if (consumer_k) {
     decls.push_back({"CONSUMER_K", {0, 1}, "parameter adaptation",
-                     "1: two consumer warpgroups each hold the whole tile and take every other k-block of it; the second "
-                     "hands its partial tile to the first through shared memory, and the first sums the two and "
-                     "writes C (measured no faster than one consumer on the same tile)"});
+                     "1: two consumer warpgroups each hold the whole tile and take every other k-block of it; the "
+                     "second hands its partial tile to the first through shared memory, and the first sums the two "
+                     "and writes C (measured no faster than one consumer on the same tile)"});
   }
   if (reduce) {
     decls.push_back({"REDUCE", {0, 1}, "data scheduling",
