@@ -239,7 +239,11 @@ __device__ __forceinline__ void gemm(const Params& p) {
   const unsigned full0 = base + Cfg::BAR_OFFSET, empty0 = full0 + 8 * STAGES;
   const unsigned fixup_flag = empty0 + 8 * STAGES;  // the fix-up's "this CTA sums the tile" for its consumers
 
-  const int wg = threadIdx.x / 128;
+  // The warpgroup's index broadcast from lane 0: the compiler then knows it is the same in every lane, so the
+  // producer's and the consumers' branches are warp-uniform and their loop state (stage, phase, the wgmma
+  // descriptors) can live in uniform registers; computed per lane, every descriptor went through vector registers
+  // and an R2UR before each wgmma.
+  const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
   const int tid = threadIdx.x % 128;
 
   if (threadIdx.x == 0) {
