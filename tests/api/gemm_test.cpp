@@ -111,6 +111,19 @@ TEST(GemmApiArgs, EmptyOutputsAreValid) {
   EXPECT_TRUE(gemm(make_problem(0, 0, 0), nullptr, nullptr, nullptr));
 }
 
+// An empty C with a vast batch count (a fuzzer's input: 0 x 0 x 40, batch 1.8e17) has nothing to write and returns at
+// once; walking its entries one by one would not end.
+TEST(GemmApiArgs, EmptyOutputsWithAVastBatchReturn) {
+  for (Problem p : {make_problem(0, 4, 5), make_problem(4, 0, 5), make_problem(0, 0, 40)}) {
+    p.batch = int64_t(1) << 50;
+    Options o;
+    o.device = "cpu";
+    o.threads = 1;
+    const Status st = gemm(p, nullptr, nullptr, nullptr, o);
+    EXPECT_TRUE(st) << st.to_string();
+  }
+}
+
 TEST(GemmApiArgs, PinnedConfigRuns) {
   Problem p = make_problem(20, 20, 20);
   auto ops = make_operands(p, 3);
