@@ -179,9 +179,6 @@ Status run_state(const GemmPlan::State& s, double alpha, double beta, const void
                                         ">= {}, or no workspace: the kernel keeps its own per stream)",
                                         workspace_bytes, s.workspace_bytes, s.workspace_bytes));
   }
-  // C has no element: nothing to read or write, whatever K and the batch count (a batch of 10^17 empty entries
-  // would otherwise be walked one by one).
-  if (s.run_as.m == 0 || s.run_as.n == 0) return {};
   Problem p = s.run_as;
   p.alpha = alpha;
   p.beta = beta;

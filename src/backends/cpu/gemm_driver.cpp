@@ -479,7 +479,6 @@ int rows_split(int64_t m, int mr, int nthreads) {
 }
 
 void run_gemm(const Problem& p, const void* a, const void* b, void* c, const CpuPlan& plan) {
-  if (p.m == 0 || p.n == 0) return;  // C has no element; its entries need not be walked
   ThreadPool& pool = ThreadPool::instance();
   int nthreads = std::clamp(plan.threads > 0 ? plan.threads : pool.max_threads(), 1, pool.max_threads());
   // Below ~2 MFLOP per entry a parallel region costs more than it saves.
