@@ -230,6 +230,11 @@ std::string utility_source(const std::string& entry) {
            " unsigned* sink) {\n"
            "  tf::util::scrub_read(buf, words, value, sink);\n}\n";
   }
+  if (entry == "tf_spin") {
+    return "#include \"common/utility.cuh\"\n"
+           "extern \"C\" __global__ void tf_spin(long long ns) {\n"
+           "  tf::util::spin_ns(ns);\n}\n";
+  }
   auto tag = [](std::string_view t) { return t == "f32" ? 0 : t == "f16" ? 1 : 2; };
   // tf_reference_compare_<out>
   if (const std::string prefix = "tf_reference_compare_"; entry.rfind(prefix, 0) == 0) {

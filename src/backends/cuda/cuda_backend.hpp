@@ -21,7 +21,7 @@ std::unique_ptr<Backend> make_cuda_backend();
 // Compiles (or finds in the kernel cache) and loads the small device utilities: the reference check, the L2
 // scrub and the operand copy. `entry` is one of "tf_reference_check_<in>_<out>_<layout>",
 // "tf_reference_store_<in>_<out>_<layout>", "tf_reference_compare_<out>", "tf_scrub_l2", "tf_scrub_l2_read",
-// "tf_copy_u16". Used by the GPU bench and the device-side verification.
+// "tf_spin", "tf_copy_u16". Used by the GPU bench and the device-side verification.
 struct UtilityKernel {
   void* function = nullptr;  // CUfunction
 };

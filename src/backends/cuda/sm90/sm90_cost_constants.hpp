@@ -89,6 +89,10 @@ inline constexpr double kOneWaveBurstRings = 2.0;
 // cluster_wait_seconds: without it 0.2 moved 128x4096x14336 into 2x1 clusters, measured 1.8% slower.)
 inline constexpr double kClusterLaunchSeconds = 0.2e-6;
 
+// SPLIT_CLUSTER: the two cluster barriers around a tile's sum in the cluster's shared memory (the first a release
+// at cluster scope). A prediction, not yet fitted (bench/sweeps/sm90-cluster-sum.txt measures it).
+inline constexpr double kClusterSumBarrierSeconds = 0.5e-6;
+
 // Extra time per k-step of a CTA in a cluster of two, as a share of its tensor time (and, cluster_wait_seconds, of
 // the main loop's time beyond it where a memory stream or the latency binds): the stage is released to both
 // CTAs' producers (remote mbarrier arrivals) and waits for both halves of the multicast. Fitted (0.01-0.03 tried):

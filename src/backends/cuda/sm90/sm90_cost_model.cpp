@@ -318,7 +318,13 @@ Sm90Grid sm90_grid(const Problem& problem, const Config& c, const hw::HwProfile&
 Sm90Share sm90_share(const Sm90Schedule& s) {
   Sm90Share r;
   const int64_t g = std::max<int64_t>(1, s.clusters), kb = s.k_blocks, t = s.cluster_tiles;
-  if (s.shared_sum) {
+  if (s.cluster_sum) {
+    // Whole tiles round-robin over clusters of the tile's slices: each CTA runs its slice's k-blocks of each and sums
+    // its share of each in the cluster (no partial tile through the L2).
+    r.units = cdiv(t, g);
+    r.k_steps = r.units * cdiv(kb, s.split_k);
+    r.finished = r.units;
+  } else if (s.shared_sum) {
     // One unit per cluster; every slice sums 1/SPLIT_K of the tile from all of them and writes it.
     r.units = 1;
     r.k_steps = cdiv(kb, s.split_k);
@@ -491,7 +497,10 @@ Cost kernel_cost(const Problem& q, const hw::HwProfile& profile, const Sm90Confi
   const bool consumer_k = cfg.consumer_k.value_or(0) != 0, cols = cfg.consumer_cols.value_or(0) != 0;
   const TileShape tile{param(cfg.block_m, 128), param(cfg.block_n, 128), param(cfg.block_k, 64),
                        param(cfg.cluster_m, 1), param(cfg.cluster_n, 1), cols ? consumers : 1, consumer_k};
-  const int64_t bm = tile.bm, bn = tile.bn, bk = tile.bk, cm = tile.cm, cn = tile.cn, cs = cm * cn;
+  const int64_t bm = tile.bm, bn = tile.bn, bk = tile.bk, cm = tile.cm, cn = tile.cn;
+  // The CTAs of a launched cluster: those sharing operands, or with SPLIT_CLUSTER the tile's slices.
+  const bool cluster_sum = cfg.split_cluster.value_or(0) != 0 && param(cfg.split_k, 1) > 1;
+  const int64_t cs = cluster_sum ? param(cfg.split_k, 1) : cm * cn;
   const int64_t stages = param(cfg.stages, 2);
   const int64_t group_m = cfg.group_m.value_or(1);  // 0: the Hilbert walk
   const int64_t epilogue = cfg.epilogue.value_or(0);
@@ -574,6 +583,17 @@ Cost kernel_cost(const Problem& q, const hw::HwProfile& profile, const Sm90Confi
     const Fixup fix = fixup_seconds(q, bm, bn, sched, share, consumer_k ? 1 : consumers, l2_bw_sm, cols);
     c.body_s += fix.seconds;
     if (notes) add_fixup_note(c, sched, share, fix);
+  }
+  if (sched.cluster_sum) {
+    // SPLIT_CLUSTER: per tile, the partial written to shared memory and the share read from every slice's (at the
+    // shared-memory rate), and two cluster barriers.
+    const double bytes = 2.0 * double(bm * bn) * 4.0;
+    const double sum_s = double(per_cta) * (kClusterSumBarrierSeconds + bytes / (chip.smem_rate * clock));
+    c.body_s += sum_s;
+    if (notes) {
+      c.notes.push_back(fmt::format("SPLIT_CLUSTER: {} slices summed in the cluster's shared memory, {} per tile",
+                                    cs, fmtx::time(sum_s / double(std::max<int64_t>(1, per_cta)))));
+    }
   }
   c.fill_s = fill_seconds(l2, l2_bw_sm);
   c.seconds = c.body_s + c.fill_s + c.overhead_s;

@@ -117,6 +117,7 @@ std::optional<int64_t> Sm90ConfigView::*view_field(std::string_view n) {
       if (is("REDUCE")) return &V::reduce;
       break;
     case 'S':
+      if (is("SPLIT_CLUSTER")) return &V::split_cluster;
       if (is("SPLIT_K")) return &V::split_k;
       if (is("STAGES")) return &V::stages;
       if (is("STMATRIX")) return &V::stmatrix;
@@ -140,6 +141,14 @@ Sm90ConfigView::Sm90ConfigView(const Config& config) {
 bool sm90_swap_ab(const Config& c) { return swap_of(c) != 0; }
 
 bool sm90_atomic_sum(const Config& c) { return c.get("REDUCE").value_or(0) != 0; }
+
+bool sm90_cluster_sum(const Config& c) {
+  return c.get("SPLIT_CLUSTER").value_or(0) != 0 && c.get("SPLIT_K").value_or(1) > 1;
+}
+
+int64_t sm90_launch_cluster(const Config& c) {
+  return sm90_cluster_sum(c) ? p(c, "SPLIT_K") : p(c, "CLUSTER_M") * p(c, "CLUSTER_N");
+}
 
 Problem sm90_kernel_problem(const Problem& problem, const Config& c) {
   const Problem q = problem.normalized();
@@ -173,6 +182,12 @@ Sm90Schedule sm90_schedule(const Problem& problem, const Sm90ConfigView& c, int6
   if (s.cluster_tiles == 0 || s.k_blocks == 0) {
     s.split_k = 1;
     s.stream_k = false;
+    s.clusters = std::min(s.cluster_tiles, max_clusters);
+    return s;
+  }
+  if (s.split_k > 1 && c.split_cluster.value_or(0) != 0) {
+    // Clusters of the tile's slices (max_clusters counts such clusters): whole tiles, summed in the cluster.
+    s.cluster_sum = true;
     s.clusters = std::min(s.cluster_tiles, max_clusters);
     return s;
   }
@@ -246,6 +261,7 @@ Config sm90_heuristic(const Problem& problem, const hw::HwProfile& profile, cons
             {"STMATRIX", tma_store ? 1 : 0}, {"SPLIT_K", 0}, {"STREAM_K", 0}, {"COPY_AB", sm90_default_copy(q)}}};
   if (space.find("SWAP_AB")) c.params["SWAP_AB"] = 0;  // the heuristic's tiles are the problem's own
   if (space.find("REDUCE")) c.params["REDUCE"] = 0;    // and its sums in slice order
+  if (space.find("SPLIT_CLUSTER")) c.params["SPLIT_CLUSTER"] = 0;  // through the workspace
   int64_t &bm = c.params.at("BLOCK_M"), &bn = c.params.at("BLOCK_N"), &consumers = c.params.at("CONSUMERS");
   int64_t &stages = c.params.at("STAGES"), &split_k = c.params.at("SPLIT_K");
   // A constraint that does not read STAGES (their reads are declared, and a test holds them to it) gives the same
@@ -301,7 +317,7 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
   const bool a_row = a_row_major(q.layout), b_row = b_row_major(q.layout);
   k.threads = sm90_threads(c);
   k.smem_bytes = sm90_smem_bytes(c);
-  k.cluster = int(cm * cn);
+  k.cluster = int(sm90_launch_cluster(c));
   // An M/N-major tile's boxes are split by K rows where the CTAs sharing it do not divide them evenly
   // (sm90/config.cuh's *_ROW_PARTS), or always with TILEFORGE_SM90_ROW_SPLIT=1: an experiment (issue 13) on where a
   // multicast's L2 requests go when each CTA copies part of every box rather than whole boxes.
@@ -323,8 +339,9 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
   const bool atomic = sm90_atomic_sum(c) && (split_k > 1 || stream_k);
   // The template's trailing arguments (kCCol, kAtomicSum) only where they differ from their defaults: other instances
   // keep the source (and the cached binary) they had before.
-  const bool cols = consumer_cols_of(c) != 0, halves = consumer_k_of(c) != 0;
-  const std::string tail = halves   ? fmt::format(", {}, {}, false, true", c_col, atomic)
+  const bool cols = consumer_cols_of(c) != 0, halves = consumer_k_of(c) != 0, slices = sm90_cluster_sum(c);
+  const std::string tail = slices   ? fmt::format(", {}, {}, {}, {}, true", c_col, atomic, cols, halves)
+                           : halves ? fmt::format(", {}, {}, false, true", c_col, atomic)
                            : cols   ? fmt::format(", {}, {}, true", c_col, atomic)
                            : atomic ? fmt::format(", {}, true", c_col)
                            : c_col  ? ", true"
@@ -337,6 +354,7 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
                         acc_f16 ? "_acc16" : "");
   if (cols) k.entry += "_ncols";
   if (halves) k.entry += "_khalves";
+  if (slices) k.entry += "_csum";
   // One CTA per SM is the design (persistent, up to 227 KB of shared memory), so __launch_bounds__(threads, 1).
   // A diagnostic of the fix-up (gemm.cuh, TF_SM90_FIXUP_PROBE): never set in normal use, it makes C wrong.
   std::string probe;
@@ -357,6 +375,15 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
   if (const char* v = std::getenv("TILEFORGE_SM90_K_INTERLEAVE"); v && std::string_view(v) == "1" && split_k > 1) {
     probe += "#define TF_SM90_K_INTERLEAVE 1\n";
     k.entry += "_kil";
+  }
+  // Another (issue 13): the producer requests k-blocks into the L2 ahead of its copies (sm90/config.cuh,
+  // TF_SM90_L2_PREFETCH); a distance outside 1..256 k-blocks leaves the default kernel.
+  if (const char* v = std::getenv("TILEFORGE_SM90_L2_PREFETCH"); v && *v) {
+    const int ahead = std::atoi(v);
+    if (ahead >= 1 && ahead <= 256) {
+      probe += fmt::format("#define TF_SM90_L2_PREFETCH {}\n", ahead);
+      k.entry += fmt::format("_pf{}", ahead);
+    }
   }
   // Another (issue 13): an L2 eviction priority on the operand loads (sm90/ptx.cuh, TF_SM90_L2_HINT).
   if (const char* v = std::getenv("TILEFORGE_SM90_L2_HINT"); v && *v) {

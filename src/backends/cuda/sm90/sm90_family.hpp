@@ -47,7 +47,7 @@ inline constexpr int64_t kSm90SharedSumMinSplit = 4;
 // set when the config sets it, with the value as set (a partial config of dispatch's bound search lacks some).
 struct Sm90ConfigView {
   std::optional<int64_t> block_k, block_m, block_n, cluster_m, cluster_n, consumers, consumer_cols, consumer_k, copy_ab,
-      epilogue, epi_split, group_m, reduce, split_k, stages, stmatrix, stream_k, swap_ab;
+      epilogue, epi_split, group_m, reduce, split_cluster, split_k, stages, stmatrix, stream_k, swap_ab;
   explicit Sm90ConfigView(const Config& config);
 };
 
@@ -61,6 +61,11 @@ bool sm90_swap_ab(const Config& config);
 // (fewer bytes than the ordered sum, but the bits depend on that order): only under the non-deterministic policy
 // (Options::deterministic false). 0, or a config without the parameter: summed in slice order.
 bool sm90_atomic_sum(const Config& config);
+// SPLIT_CLUSTER 1 (with SPLIT_K > 1): the slices of a tile are the CTAs of one cluster and sum the tile through their
+// distributed shared memory (sm90/fixup.cuh's cluster_sum), in slice order; no workspace. The CTAs of a launched
+// cluster: SPLIT_K then, else CLUSTER_M x CLUSTER_N.
+bool sm90_cluster_sum(const Config& config);
+int64_t sm90_launch_cluster(const Config& config);
 // The problem the kernel runs for `config`: the normalized problem, or with SWAP_AB its transpose (M and N, A and B
 // with their leading dimensions and layouts exchanged; C column-major).
 Problem sm90_kernel_problem(const Problem& problem, const Config& config);
@@ -94,6 +99,9 @@ struct Sm90Schedule {
   // SPLIT_K <= clusters that fit): the launch is cooperative and each slice sums its 1/SPLIT_K of the tile once all
   // are stored (Params::shared_sum in gemm.cuh); otherwise the last slice to arrive sums the whole tile.
   bool shared_sum = false;
+  // SPLIT_CLUSTER 1: a tile's SPLIT_K slices are one cluster of SPLIT_K CTAs, summed in their shared memory (no
+  // workspace); `clusters` counts such clusters, each walking whole tiles.
+  bool cluster_sum = false;
   int64_t slots = 0;           // partial tiles in the workspace (per CTA of a cluster: x CLUSTER_M x CLUSTER_N)
   // REDUCE 1 where tiles are shared: every slice adds its partial into its tile's sum tile with float atomics (no
   // partial slots, no shared sum); `sum_tiles` of them (per CTA of a cluster), after the counters at `sums_offset`.
@@ -163,10 +171,14 @@ struct Sm90SpaceOptions {
   // declare CONSUMER_K (two consumer warpgroups taking every other k-block of the whole tile, as cuBLAS's 64x64
   // split-K kernel does); the kernel takes it, the planner offers it once measured
   bool consumer_k = false;
+  // declare SPLIT_CLUSTER (a tile's slices as one cluster, summed in distributed shared memory); the kernel takes it,
+  // the planner offers it once measured
+  bool cluster_sum = false;
 };
 // The planner's options, from the environment: SWAP_AB declared unless TILEFORGE_SM90_SWAP_AB=0; REDUCE always;
 // CONSUMER_COLS with TILEFORGE_SM90_CONSUMER_COLS=1 (measured no faster: bench/sweeps/sm90-consumer-cols.txt);
 // CONSUMER_K with TILEFORGE_SM90_CONSUMER_K=1 (measured slower: bench/sweeps/sm90-consumer-k.txt);
+// SPLIT_CLUSTER with TILEFORGE_SM90_CLUSTER_SUM=1 (until measured: bench/sweeps/sm90-cluster-sum.txt);
 // the dealt-out atoms with TILEFORGE_SM90_ATOM_SPLIT=1 and the deep rings with TILEFORGE_SM90_DEEP_STAGES=1 (until
 // measured on a GPU: bench/sweeps/sm90-atom-split.txt, bench/sweeps/sm90-deep-stages.txt).
 Sm90SpaceOptions sm90_space_options();

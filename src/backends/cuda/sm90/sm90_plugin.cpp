@@ -134,7 +134,7 @@ class Sm90Family final : public CudaJitFamily {
   uint64_t workspace_bytes(const Problem& problem, const hw::HwProfile& profile, const Config& config,
                            int) const override {
     const Problem q = problem.normalized();
-    const int64_t clusters = sm90_resident_clusters(profile, sm90_cluster_size(config));
+    const int64_t clusters = sm90_resident_clusters(profile, sm90_launch_cluster(config));
     return uint64_t(std::max<int64_t>(0, sm90_schedule(q, config, clusters).workspace_bytes)) +
            detail::copy_bytes(q, detail::copy_which(config));
   }

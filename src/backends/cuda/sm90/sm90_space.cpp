@@ -46,7 +46,7 @@ int64_t cluster_units(const Problem& q, const Config& c) {
 // REDUCE where `reduce`. STAGES 10, 12 and 16 where `deep_stages` (small tiles of memory-bound shapes: cuBLAS runs
 // 128x16 with 11 stages and 64x16 with 16 at 16x4096x4096).
 std::vector<ParamDecl> sm90_params(bool large_clusters, bool cluster_slices, bool swap_ab, bool narrow_n, bool reduce,
-                                   bool deep_stages, bool consumer_cols, bool consumer_k) {
+                                   bool deep_stages, bool consumer_cols, bool consumer_k, bool cluster_sum) {
   const ParamValues clusters = large_clusters ? ParamValues{1, 2, 4, 8} : ParamValues{1, 2};
   const ParamValues stages =
       deep_stages ? ParamValues{2, 3, 4, 5, 6, 7, 8, 10, 12, 16} : ParamValues{2, 3, 4, 5, 6, 7, 8};
@@ -104,6 +104,11 @@ std::vector<ParamDecl> sm90_params(bool large_clusters, bool cluster_slices, boo
                      "1: two consumer warpgroups each hold the whole tile and take every other k-block of it; the "
                      "second hands its partial tile to the first through shared memory, and the first sums the two "
                      "and writes C (measured no faster than one consumer on the same tile)"});
+  }
+  if (cluster_sum) {
+    decls.push_back({"SPLIT_CLUSTER", {0, 1}, "data scheduling",
+                     "1: a tile's SPLIT_K slices run as one cluster of SPLIT_K CTAs and sum the tile through their "
+                     "shared memory (each its share, in slice order): no partial tile goes through the L2"});
   }
   if (reduce) {
     decls.push_back({"REDUCE", {0, 1}, "data scheduling",
@@ -390,6 +395,31 @@ void add_k_sharing_constraints(ParamSpace& s, bool reduce) {
   }
 }
 
+// SPLIT_CLUSTER: a cluster of the tile's 2, 4 or 8 slices (the portable sizes), which shares no operand, sums its
+// partial tiles in the rings it ran (each must hold a BLOCK_M x BLOCK_N f32 tile), writes its shares of C with
+// direct stores (no staging tile) and runs neither stream-K, the float-atomic sum nor CONSUMER_K's hand-over.
+void add_cluster_sum_constraints(ParamSpace& s) {
+  const bool reduce = s.find("REDUCE") != nullptr, halves = s.find("CONSUMER_K") != nullptr;
+  std::vector<std::string> reads = {"SPLIT_CLUSTER", "SPLIT_K", "CLUSTER_M", "CLUSTER_N", "STREAM_K",
+                                    "BLOCK_M",       "BLOCK_N", "STAGES",    "EPILOGUE"};
+  if (reduce) reads.push_back("REDUCE");
+  if (halves) reads.push_back("CONSUMER_K");
+  s.constraints.push_back(
+      {Layer::data_scheduling,
+       "SPLIT_CLUSTER == 1 only with SPLIT_K 2, 4 or 8, CLUSTER_M = CLUSTER_N = 1, STREAM_K == 0, REDUCE == 0, "
+       "CONSUMER_K == 0, EPILOGUE == 0 (the shares are stored directly) and STAGES x (BLOCK_M + BLOCK_N) x 128 >= "
+       "BLOCK_M x BLOCK_N x 4 (the ring holds the f32 partial tile)",
+       [reduce, halves](const Config& c) {
+         if (c.get("SPLIT_CLUSTER").value_or(0) == 0) return true;
+         const int64_t sk = p(c, "SPLIT_K"), bm = p(c, "BLOCK_M"), bn = p(c, "BLOCK_N");
+         return (sk == 2 || sk == 4 || sk == 8) && sm90_cluster_size(c) == 1 && p(c, "STREAM_K") == 0 &&
+                p(c, "EPILOGUE") == kSm90EpilogueDirect &&
+                (!reduce || p(c, "REDUCE") == 0) && (!halves || p(c, "CONSUMER_K") == 0) &&
+                p(c, "STAGES") * (bm + bn) * kSm90BlockK * 2 >= bm * bn * 4;
+       },
+       reads});
+}
+
 }  // namespace
 
 std::vector<int64_t> sm90_narrow_block_n() {
@@ -416,6 +446,8 @@ Sm90SpaceOptions sm90_space_options() {
   o.consumer_cols = cols && std::string_view(cols) == "1";
   const char* halves = std::getenv("TILEFORGE_SM90_CONSUMER_K");
   o.consumer_k = halves && std::string_view(halves) == "1";
+  const char* csum = std::getenv("TILEFORGE_SM90_CLUSTER_SUM");
+  o.cluster_sum = csum && std::string_view(csum) == "1";
   return o;
 }
 
@@ -450,7 +482,8 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile, cons
   const bool cluster_slices = profile.has("cluster") && (one_wave_possible(4, 5.0) || one_wave_possible(8, 5.0));
   s.params = sm90_params(profile.has("cluster") && rows_off && (one_wave_possible(4) || one_wave_possible(8)),
                          cluster_slices, swap_ab, a_row_major(q.layout), options.reduce, options.deep_stages,
-                         options.consumer_cols, options.consumer_k && q.precision.accum != DType::f16);
+                         options.consumer_cols, options.consumer_k && q.precision.accum != DType::f16,
+                         options.cluster_sum && profile.has("cluster") && q.precision.accum != DType::f16);
   // The reads of a constraint that depends on the kernel's M and N: SWAP_AB too where declared (a name the space
   // does not declare would leave the constraint to the leaves of the walk).
   auto with_swap = [swap_ab](std::vector<std::string> reads) {
@@ -492,6 +525,7 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile, cons
          with_swap({"GROUP_M", "BLOCK_M", "BLOCK_N", "CLUSTER_M", "CLUSTER_N", "SPLIT_K"})});
   }
   add_k_sharing_constraints(s, options.reduce);
+  if (s.find("SPLIT_CLUSTER")) add_cluster_sum_constraints(s);
   if (profile.has("cluster")) {
     // Clusters of four and eight share each operand tile among more CTAs (fewer L2 reads, fewer rows read off
     // sectors), but every CTA waits for all of them to release a stage, tile after tile: 1000^3 ran 11.9 us in 4x1

@@ -39,6 +39,7 @@ using testing_sm90::swapped;
 using testing_sm90::atomic;
 using testing_sm90::consumer_cols;
 using testing_sm90::consumer_k;
+using testing_sm90::cluster_sum;
 
 // Clusters of 4 and 8: as many resident as the chip record lists (none planned without the list), declared only
 // where an operand's rows are off 32-byte sectors, and legal only on a grid of one wave of them, without stream-K.
@@ -411,6 +412,40 @@ TEST(Sm90Family, ConsumerKOnlyWhereAskedForWithTwoWarpgroups) {
   EXPECT_EQ(g.smem_bytes, sm90_smem_bytes(pair));
 }
 
+// SPLIT_CLUSTER is declared only where asked for (TILEFORGE_SM90_CLUSTER_SUM=1 until measured) and only beside 2, 4
+// or 8 slices of a tile that shares no operand, without stream-K or the atomic sum, whose ring holds the f32 tile; its
+// launch cluster is the slices, and it takes no workspace.
+TEST(Sm90Family, SplitClusterOnlyWhereAskedForAsOneClusterOfTheSlices) {
+  auto h200 = hw::load_profile("h200");
+  ASSERT_TRUE(h200.ok());
+  const Problem q = problem(512, 512, 8192);
+  Sm90SpaceOptions on;
+  on.cluster_sum = true;
+  EXPECT_EQ(sm90_space(q, *h200, Sm90SpaceOptions{}).find("SPLIT_CLUSTER"), nullptr);
+  const ParamSpace space = sm90_space(q, *h200, on);
+  ASSERT_NE(space.find("SPLIT_CLUSTER"), nullptr);
+  const Config four = cluster_sum(sm90_config(128, 128, 6, 2, 1, 1, 8, 0, 1, 0, 4, 0));
+  EXPECT_TRUE(space.check(four).ok()) << space.check(four).to_string();
+  for (const Config& bad : {cluster_sum(sm90_config(128, 128, 6, 2, 1, 1, 8, 0, 1, 0, 3, 0)),
+                            cluster_sum(sm90_config(128, 128, 6, 2, 2, 1, 8, 0, 1, 0, 4, 0)),
+                            cluster_sum(sm90_config(128, 128, 6, 2, 1, 1, 8, 0, 1, 0, 1, 1)),
+                            cluster_sum(sm90_config(128, 128, 6, 2, 1, 1, 8, 1, 1, 1, 4, 0)),
+                            cluster_sum(sm90_config(256, 256, 2, 2, 1, 1, 8, 1, 2, 1, 4, 0))}) {
+    const Status refused = space.check(bad);
+    EXPECT_FALSE(refused.ok()) << bad.describe();
+  }
+  EXPECT_EQ(sm90_launch_cluster(four), 4);
+  EXPECT_EQ(sm90_launch_cluster(sm90_config(128, 128, 6, 2, 2, 1, 8, 1, 1, 1, 4, 0)), 2);
+  const Sm90Schedule sched = sm90_schedule(q, four, 30);
+  EXPECT_TRUE(sched.cluster_sum);
+  EXPECT_EQ(sched.clusters, 16);
+  EXPECT_EQ(sched.workspace_bytes, 0);
+  const Sm90Source g = sm90_source(q, four);
+  EXPECT_EQ(g.cluster, 4);
+  EXPECT_NE(g.entry.find("_csum"), std::string::npos) << g.entry;
+  EXPECT_NE(g.source.find(", false, false, false, false, true>"), std::string::npos) << g.source;
+}
+
 // REDUCE 1 (float-atomic sums) is a plan's only under --nondeterministic: pinned without it, the plan is refused
 // naming the flag; with it, the decision log says the sums are not bit-identical from run to run.
 TEST(Sm90Family, AtomicSumOnlyUnderTheNondeterministicFlag) {
@@ -452,7 +487,7 @@ TEST(Sm90Family, RowSplitExperimentSplitsSharedBoxesByKRows) {
   EXPECT_EQ(unshared.b_box[1], 64);
 }
 
-// The other source experiments (TILEFORGE_SM90_LEADER_MULTICAST, TILEFORGE_SM90_L2_HINT) likewise: a define in the
+// The other source experiments (TILEFORGE_SM90_LEADER_MULTICAST, TILEFORGE_SM90_L2_HINT, TILEFORGE_SM90_L2_PREFETCH) likewise: a define in the
 // generated source and a suffix on the entry where they apply, nothing where they do not or are unset.
 TEST(Sm90Family, SourceExperimentsAreDefinedAndNamedApart) {
   const Problem q = problem(1000, 1000, 1000);
@@ -478,6 +513,14 @@ TEST(Sm90Family, SourceExperimentsAreDefinedAndNamedApart) {
   const Sm90Source unknown = sm90_source(q, alone);
   ::unsetenv("TILEFORGE_SM90_L2_HINT");
   EXPECT_EQ(unknown.source, sm90_source(q, alone).source);
+  ::setenv("TILEFORGE_SM90_L2_PREFETCH", "8", 1);
+  const Sm90Source ahead = sm90_source(q, alone);
+  ::setenv("TILEFORGE_SM90_L2_PREFETCH", "0", 1);  // no distance: the default kernel
+  const Sm90Source none = sm90_source(q, alone);
+  ::unsetenv("TILEFORGE_SM90_L2_PREFETCH");
+  EXPECT_EQ(ahead.entry, sm90_source(q, alone).entry + "_pf8");
+  EXPECT_NE(ahead.source.find("#define TF_SM90_L2_PREFETCH 8"), std::string::npos);
+  EXPECT_EQ(none.source, sm90_source(q, alone).source);
 }
 
 TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
@@ -572,6 +615,11 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
       {problem(1000, 1000, 1000, Layout::RC), consumer_k(sm90_config(64, 128, 8, 2, 1, 1, 8, 0, 1, 0, 1, 1))},
       {problem(256, 256, 16384), consumer_k(sm90_config(64, 64, 10, 2, 2, 2, 8, 1, 1, 1, 7, 0))},
       {problem(64, 4096, 4096), atomic(consumer_k(swapped(sm90_config(128, 64, 6, 2, 1, 1, 8, 1, 1, 1, 4, 0))))},
+      // SPLIT_CLUSTER 1: a tile's slices as one cluster summing in shared memory: 4 slices of 128x128 with two
+      // warpgroups, 8 of 64x128 with a K-major A, 64x64 in pairs.
+      {problem(512, 512, 8192), cluster_sum(sm90_config(128, 128, 6, 2, 1, 1, 8, 0, 1, 0, 4, 0))},
+      {problem(256, 256, 16384, Layout::CR), cluster_sum(sm90_config(64, 128, 8, 1, 1, 1, 8, 0, 1, 0, 8, 0))},
+      {problem(64, 4096, 4096), cluster_sum(sm90_config(64, 64, 8, 1, 1, 1, 8, 0, 1, 0, 2, 0))},
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const Case& k = cases[i];
@@ -579,7 +627,9 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
     const bool reduce = k.config.get("REDUCE").has_value();
     const bool cols = k.config.get("CONSUMER_COLS").value_or(0) != 0;
     const bool halves = k.config.get("CONSUMER_K").value_or(0) != 0;
-    const ParamSpace space = sm90_space(k.problem, *h200, Sm90SpaceOptions{swap, reduce, true, true, cols, halves});
+    Sm90SpaceOptions options{swap, reduce, true, true, cols, halves};
+    options.cluster_sum = k.config.get("SPLIT_CLUSTER").value_or(0) != 0;
+    const ParamSpace space = sm90_space(k.problem, *h200, options);
     ASSERT_TRUE(space.check(k.config).ok()) << k.config.describe() << ": " << space.check(k.config).to_string();
     const Sm90Source g = sm90_source(k.problem, k.config);
     jit::CompileRequest req;
@@ -600,7 +650,9 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
     // The wgmma's N: a warpgroup's columns, the whole BLOCK_N unless CONSUMER_COLS splits it.
     const int64_t wg_n = cols ? k.config.at("BLOCK_N") / k.config.at("CONSUMERS") : k.config.at("BLOCK_N");
     EXPECT_NE(out->ptx.find(fmt::format("m64n{}k16", wg_n)), std::string::npos) << k.config.describe();
-    if (cols) EXPECT_EQ(out->ptx.find(fmt::format("m64n{}k16", k.config.at("BLOCK_N"))), std::string::npos);
+    if (cols) {
+      EXPECT_EQ(out->ptx.find(fmt::format("m64n{}k16", k.config.at("BLOCK_N"))), std::string::npos);
+    }
     // CONSUMER_K's hand-over arrives on a named barrier without waiting; no other instance does.
     EXPECT_EQ(out->ptx.find("bar.arrive") != std::string::npos, halves) << k.config.describe();
     // The transposed run stages C column by column (stmatrix .trans); the others never transpose.

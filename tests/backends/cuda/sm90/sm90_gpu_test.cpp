@@ -27,6 +27,7 @@ using cuda::testing_sm90::swapped;
 using cuda::testing_sm90::atomic;
 using cuda::testing_sm90::consumer_cols;
 using cuda::testing_sm90::consumer_k;
+using cuda::testing_sm90::cluster_sum;
 
 class Sm90GpuTest : public testing::CudaGpuTest {
  protected:
@@ -309,6 +310,31 @@ TEST_F(Sm90GpuTest, ConsumerKIsExactAndSplitsBitIdentical) {
     const bool shared = (k.config.at("SPLIT_K") > 1 || k.config.at("STREAM_K") != 0) && !k.config.get("REDUCE");
     SCOPED_TRACE(k.config.describe());
     run_where_legal(k.problem.normalized(), k.config, halves, ++seed, shared);
+  }
+}
+
+// SPLIT_CLUSTER 1: a tile's slices as one cluster, summed through their shared memory; exact and bit-identical from
+// run to run: one wave of 16 clusters of four; 117 tiles over the resident clusters of two (several tiles per cluster,
+// the ring refilled after each sum); beta over clusters of eight with tails in M and N; f32 out; a skinny M;
+// slices of one k-block each.
+TEST_F(Sm90GpuTest, ClusterSumIsExactAndBitIdentical) {
+  const std::vector<Case> cases = {
+      {half(512, 512, 8192, Layout::RR), cluster_sum(sm90_config(128, 128, 6, 2, 1, 1, 8, 0, 1, 0, 4, 0))},
+      {half(1032, 1544, 2056, Layout::RC, DType::bf16, DType::bf16),
+       cluster_sum(sm90_config(128, 128, 6, 2, 1, 1, 8, 0, 1, 0, 2, 0))},
+      {with_beta(half(520, 1032, 2056, Layout::RC)), cluster_sum(sm90_config(64, 128, 8, 1, 1, 1, 8, 0, 1, 0, 8, 0))},
+      {half(520, 264, 4104, Layout::RR, DType::f16, DType::f32),
+       cluster_sum(sm90_config(128, 64, 8, 2, 1, 1, 8, 0, 1, 0, 4, 0))},
+      {half(64, 4096, 4104, Layout::RR), cluster_sum(sm90_config(64, 64, 8, 1, 1, 1, 8, 0, 1, 0, 2, 0))},
+      {half(256, 256, 16384, Layout::CR), cluster_sum(sm90_config(64, 128, 8, 1, 1, 1, 8, 0, 1, 0, 8, 0))},
+      {half(200, 1032, 200, Layout::CC), cluster_sum(sm90_config(64, 64, 8, 1, 1, 1, 8, 0, 1, 0, 4, 0))},
+  };
+  uint64_t seed = 2700;
+  for (const Case& k : cases) {
+    cuda::Sm90SpaceOptions options;
+    options.cluster_sum = true;
+    SCOPED_TRACE(k.config.describe());
+    run_where_legal(k.problem.normalized(), k.config, options, ++seed, true);
   }
 }
 

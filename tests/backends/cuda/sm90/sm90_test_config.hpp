@@ -41,4 +41,11 @@ inline Config consumer_k(Config c) {
   return c;
 }
 
+// The same config with its tile's SPLIT_K slices run as one cluster and summed in their shared memory
+// (SPLIT_CLUSTER 1).
+inline Config cluster_sum(Config c) {
+  c.params["SPLIT_CLUSTER"] = 1;
+  return c;
+}
+
 }  // namespace tileforge::cuda::testing_sm90

@@ -328,4 +328,14 @@ __device__ __forceinline__ void scrub_read(const unsigned* buf, long long words,
   if (acc == value) *sink = acc;
 }
 
+// TILEFORGE_SCRUB=warm (a diagnostic, not the contract): no scrub, one thread spins `ns` nanoseconds instead, so the
+// L2 keeps the previous rep's operands while the host enqueues the timed call behind it (out of the timed window).
+__device__ __forceinline__ void spin_ns(long long ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (static_cast<long long>(t - t0) < ns);
+}
+
 }  // namespace tf::util

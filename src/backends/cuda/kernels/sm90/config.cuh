@@ -25,6 +25,13 @@
 #define TF_SM90_K_INTERLEAVE 0
 #endif
 
+// Another, with TILEFORGE_SM90_L2_PREFETCH=D: the producer asks the L2 for each CTA's share of the k-block D ahead of
+// the one it copies (within the work unit; at a unit's start, its first D), so that the DRAM reads of a short, one-wave
+// loop start before the ring has room for them (sm90/mainloop.cuh's produce). 0: no prefetch.
+#ifndef TF_SM90_L2_PREFETCH
+#define TF_SM90_L2_PREFETCH 0
+#endif
+
 namespace tf::sm90 {
 
 // Run-time arguments. Pass the whole struct as `const __grid_constant__ Params`, so that the tensor maps stay in
@@ -128,6 +135,11 @@ struct AccType<true> {
 //   kAtomicSum: REDUCE 1, the non-deterministic policy's fix-up: every slice adds its partial tile into the tile's f32
 //     sum (Params::sums) with vector float atomics, in the order the slices arrive, and the last to arrive reads the
 //     sum back (one tile instead of one per slice) and leaves it zero. The bits then depend on the arrival order.
+//   kSliceCluster (SPLIT_CLUSTER 1): the SPLIT_K slices of a tile are the CTAs of one cluster (cluster rank = slice;
+//     no operand is shared), and the tile is summed through distributed shared memory instead of a global
+//     workspace: every slice writes its partial tile into its own ring (the main loop is over), the cluster meets,
+//     and each slice sums its share of the tile from every slice's shared memory in slice order (bit-identical from
+//     run to run) and writes it to C. The cluster is the work unit of the persistent walk (whole tiles).
 //   kCCol: C is column-major (element (i, j) at j * ldc + i). The host runs a row-major C as the transposed problem
 //     C^T = B^T A^T this way (SWAP_AB), so that a narrow M lies along wgmma's N, which takes any multiple of 8: the
 //     epilogues write the accumulators' columns as C's rows (stmatrix .trans into the staging tile, whose TMA boxes
@@ -136,10 +148,14 @@ template <int kBlockM, int kBlockN, int kBlockK, int kStages, int kConsumers, in
           int kGroupM, int kInTag, int kOutTag, bool kARow, bool kBRow, int kEpilogue, int kProducerRegs,
           int kConsumerRegs, int kEpiSplit = 1, bool kStMatrix = false, int kSplitK = 1, bool kStreamK = false,
           bool kAccF16 = false, bool kCCol = false, bool kAtomicSum = false, bool kConsumerCols = false,
-          bool kConsumerK = false>
+          bool kConsumerK = false, bool kSliceCluster = false>
 struct Config {
   static constexpr int BM = kBlockM, BN = kBlockN, BK = kBlockK, STAGES = kStages, CONSUMERS = kConsumers;
+  // CS: the CTAs sharing operands (multicast); LAUNCH_CS: the CTAs of a launched cluster, with SPLIT_CLUSTER the
+  // tile's slices, which share nothing but their partial tiles.
   static constexpr int CM = kClusterM, CN = kClusterN, CS = kClusterM * kClusterN;
+  static constexpr bool SLICE_CLUSTER = kSliceCluster;
+  static constexpr int LAUNCH_CS = kSliceCluster ? kSplitK : CS;
   static constexpr int ORDER = kOrder, GROUP_M = kGroupM;
   static constexpr int IN = kInTag, OUT = kOutTag;
   static constexpr bool A_ROW = kARow, B_ROW = kBRow;
@@ -163,7 +179,8 @@ struct Config {
   static constexpr bool STMATRIX = kStMatrix;
   static constexpr int SPLIT_K = kSplitK;
   static constexpr bool STREAM_K = kStreamK;
-  static constexpr bool FIXUP = SPLIT_K > 1 || STREAM_K;  // tiles may be shared by CTAs and summed in a workspace
+  // Tiles may be shared by CTAs and summed in a workspace (SPLIT_CLUSTER sums them in the cluster instead).
+  static constexpr bool FIXUP = (SPLIT_K > 1 || STREAM_K) && !kSliceCluster;
   static constexpr bool ATOMIC_SUM = kAtomicSum;
   // f16 accumulators (the opt-in precision policy): each 32-bit register holds the f16 pair of two neighbouring
   // columns, so a thread holds half the registers of the f32 accumulators, in the same fragment order.
@@ -177,7 +194,8 @@ struct Config {
   using AccTile = Acc[M_ITERS][ACC_REGS];
   using Packed = unsigned[M_ITERS][kEpilogue == kEpilogueTmaStoreDeferred ? WG_N / 8 : 1][2];
   // The sequence of work units of one cluster (sm90/schedule.cuh).
-  using Sched = Schedule<kSplitK, kStreamK>;
+  // With SPLIT_CLUSTER a cluster's unit is a whole tile; its CTAs take their slices of its k-blocks (slice_of).
+  using Sched = Schedule<kSliceCluster ? 1 : kSplitK, kStreamK>;
   static constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;
   static constexpr int C_BYTES = EPI != kEpilogueDirect ? BM * BN * 2 / EPI_ROUNDS : 0;  // every warpgroup's region
   static constexpr int K_BYTES = kConsumerK ? BM * BN * 4 : 0;  // CONSUMER_K's f32 partial tile, after the staging
@@ -226,6 +244,11 @@ struct Config {
   static_assert(!kAccF16 || kInTag == 1, "f16 accumulators take f16 inputs only");
   static_assert(STAGES >= 2, "a ring needs two stages");
   static_assert(CS == 1 || CS == 2 || CS == 4 || CS == 8, "clusters of 1, 2, 4 or 8 CTAs (the portable limit)");
+  static_assert(!kSliceCluster || (CS == 1 && (kSplitK == 2 || kSplitK == 4 || kSplitK == 8) && !kStreamK &&
+                                   !kAtomicSum && !kConsumerK && !kAccF16 &&
+                                   kStages * STAGE_BYTES >= kBlockM * kBlockN * 4),
+                "a cluster of slices: 2, 4 or 8 of them, no operand shared, no stream-K, atomic sum or CONSUMER_K, f32 "
+                "accumulators, and a ring that holds the f32 partial tile");
   static_assert(!A_ROW || (BM % 8 == 0 && BM / 8 >= A_SPLIT && A_K_BOX <= 256),
                 "A's K-major tile: whole 8-row atoms, at least one per CTA sharing it; boxes of at most 256 rows");
   static_assert(B_ROW || (BN % 8 == 0 && BN / 8 >= B_SPLIT && B_K_BOX <= 256),
@@ -258,14 +281,14 @@ __device__ __forceinline__ void tile_of(int s, int tiles_m, int tiles_n, int& tm
 }
 
 // The CTA's place in the persistent grid: the grid of tiles_m x tiles_n cluster tiles, the k-blocks of a tile, the
-// CTA's cluster among the clusters and its rank in the cluster (along M and along N).
+// CTA's cluster among the clusters and its rank in the cluster (along M and along N; with SPLIT_CLUSTER its slice).
 struct Grid {
   int tiles_m, tiles_n, tiles, cluster, clusters, rank, rank_m, rank_n, kblocks;
 };
 
 template <class Cfg>
 __device__ __forceinline__ Grid grid_of(const Params& p) {
-  constexpr int CS = Cfg::CS;
+  constexpr int CS = Cfg::LAUNCH_CS;
   Grid g;
   g.tiles_m = (p.m + Cfg::BM * Cfg::CM - 1) / (Cfg::BM * Cfg::CM);
   g.tiles_n = (p.n + Cfg::BN * Cfg::CN - 1) / (Cfg::BN * Cfg::CN);
@@ -273,8 +296,9 @@ __device__ __forceinline__ Grid grid_of(const Params& p) {
   g.cluster = blockIdx.x / CS;
   g.clusters = gridDim.x / CS;
   g.rank = CS > 1 ? static_cast<int>(cluster_rank()) : 0;
-  g.rank_m = g.rank % Cfg::CM;
-  g.rank_n = g.rank / Cfg::CM;
+  const int share = Cfg::SLICE_CLUSTER ? 0 : g.rank;  // the rank among the CTAs sharing operands
+  g.rank_m = share % Cfg::CM;
+  g.rank_n = share / Cfg::CM;
   g.kblocks = (p.k + Cfg::BK - 1) / Cfg::BK;
   return g;
 }

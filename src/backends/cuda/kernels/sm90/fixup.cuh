@@ -17,27 +17,34 @@
 
 namespace tf::sm90 {
 
+// Where float4 f of a partial tile in fragment order (partial_at) lies in C: thread t's pair of columns in rows r and
+// r + 8 of one 8-column block of one m64 block of consumer warpgroup cw (its rows or its columns of the tile), so any
+// thread can place it. False where it lies outside C (its warp stored nothing there, or past C's columns).
+template <class Cfg>
+__device__ __forceinline__ bool slot_place(const Params& p, int f, int m0, int n0, int& row, int& col) {
+  constexpr int NV = Cfg::WG_N / 8, M_ITERS = Cfg::M_ITERS;
+  const int t = f % 128, g = f / 128;
+  const int v = g % NV, mi = (g / NV) % M_ITERS, owner = g / (NV * M_ITERS);
+  row = m0 + Cfg::cw_row(owner) + mi * 64 + (t / 32) * 16 + (t % 32) / 4;
+  col = n0 + Cfg::cw_col(owner) + 8 * v + 2 * (t % 4);
+  return row < p.m && col < p.n;
+}
+
 // Split-K with a shared sum (Params::shared_sum): once every slice's partial is stored, slice `seg` sums the
 // float4 [seg, seg + 1) x SLOT / nseg of the tile's slots (fragment order, so that consecutive threads read
 // consecutive float4) over every slice in slice order from zero, as the last-slice sum does element by element
-// (the same bits), and writes them to C. Each float4 is a thread t's pair of columns in rows r and r + 8 of one
-// 8-column block of one m64 block of consumer warpgroup cw (its rows or its columns of the tile): any thread can
-// place it.
+// (the same bits), and writes them to C.
 template <class Cfg>
 __device__ __forceinline__ void shared_sum(const Params& p, typename Elem<Cfg::OUT>::T* C, bool pairs, int rank, int cw,
                                            int tid, const Work& w, const typename Cfg::Sched& sched, int m0, int n0) {
-  constexpr int BM = Cfg::BM, BN = Cfg::BN, CS = Cfg::CS, M_ITERS = Cfg::M_ITERS;
-  constexpr int SLOT = BM * BN / 4, NV = Cfg::WG_N / 8, BATCH = kSharedSumBatch;
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, CS = Cfg::CS;
+  constexpr int SLOT = BM * BN / 4, BATCH = kSharedSumBatch;
   const float4* ws = reinterpret_cast<const float4*>(p.partials) + static_cast<long long>(rank) * SLOT;
   const long long slot_stride = static_cast<long long>(CS) * SLOT;
   const int f1 = (w.seg + 1) * SLOT / w.nseg;
   for (int f = w.seg * SLOT / w.nseg + cw * 128 + tid; f < f1; f += 128 * Cfg::HOLDERS) {
-    const int t = f % 128, g = f / 128;
-    const int v = g % NV, mi = (g / NV) % M_ITERS, owner = g / (NV * M_ITERS);
-    const int row = m0 + Cfg::cw_row(owner) + mi * 64 + (t / 32) * 16 + (t % 32) / 4;
-    const int col = n0 + Cfg::cw_col(owner) + 8 * v + 2 * (t % 4);
-    // A warp whose first row lies outside C stored nothing; this row lies past that one.
-    if (row >= p.m || col >= p.n) continue;
+    int row, col;
+    if (!slot_place<Cfg>(p, f, m0, n0, row, col)) continue;
     float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     for (int j0 = 0; j0 < w.nseg; j0 += BATCH) {
       float4 x[BATCH];
@@ -164,6 +171,40 @@ __device__ __forceinline__ void shared_sum_slice(const Params& p, typename Elem<
       asm volatile("st.relaxed.gpu.global.s32 [%0], 0;\n" ::"l"(departed) : "memory");
     }
   }
+}
+
+// SPLIT_CLUSTER: the tile's slices are the CTAs of one cluster. Once every consumer warpgroup's wgmmas are done
+// with the ring, each slice writes its partial tile into its own ring at `part` (fragment order, as partial_at lays
+// out a slot: consecutive threads, consecutive float4), the cluster meets (release / acquire), and slice `seg` sums the
+// float4 [seg, seg + 1) x SLOT / S of the tile over the S slices' rings in slice order from zero (bit-identical from
+// run to run) and writes them to C; a second meeting keeps each CTA's shared memory until every slice has read it.
+// The producer warpgroup meets the cluster as often (produce()). Nothing goes through the L2 but C.
+template <class Cfg>
+__device__ __forceinline__ void cluster_sum(const Params& p, typename Cfg::AccTile& acc, typename Elem<Cfg::OUT>::T* C,
+                                            bool pairs, float4* part, int cw, int tid, int warp, const Work& w,
+                                            int m0, int n0) {
+  constexpr int S = Cfg::SPLIT_K, SLOT = Cfg::BM * Cfg::BN / 4, NV = Cfg::WG_N / 8;
+  named_barrier(kBarrierFixup, 128 * Cfg::HOLDERS);  // every consumer warpgroup's last wgmmas have read the ring
+  for_each_partial<Cfg>(p, acc, cw, warp, m0,
+                        [&](int mi, int v, float4 x) { part[((cw * Cfg::M_ITERS + mi) * NV + v) * 128 + tid] = x; });
+  cluster_sync<true>();
+  const float4* from[S];
+#pragma unroll
+  for (int j = 0; j < S; ++j) from[j] = cluster_map<float4>(part, static_cast<unsigned>(j));
+  const int f1 = (w.seg + 1) * SLOT / S;
+  for (int f = w.seg * SLOT / S + cw * 128 + tid; f < f1; f += 128 * Cfg::HOLDERS) {
+    int row, col;
+    if (!slot_place<Cfg>(p, f, m0, n0, row, col)) continue;
+    float4 x[S];
+#pragma unroll
+    for (int j = 0; j < S; ++j) x[j] = from[j][f];
+    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+    for (int j = 0; j < S; ++j) sum.x += x[j].x, sum.y += x[j].y, sum.z += x[j].z, sum.w += x[j].w;
+    store_c<Cfg>(p, C, pairs, row, col, sum.x, sum.y);
+    store_c<Cfg>(p, C, pairs, row + 8, col, sum.z, sum.w);
+  }
+  cluster_sync<false>();
 }
 
 // Split-K / stream-K fix-up of a slice of a shared tile. The partial tile is stored in the accumulators' own

@@ -13,7 +13,7 @@
 //     tf::sm90::gemm<Cfg>(p);
 //   }
 // launched with Cfg::THREADS threads, Cfg::SMEM_BYTES of dynamic shared memory (raise the attribute first),
-// cluster dimensions (Cfg::CS, 1, 1) when Cfg::CS > 1, and a grid that is a multiple of Cfg::CS: one cluster per
+// cluster dimensions (Cfg::LAUNCH_CS, 1, 1) when it is above 1, and a grid that is a multiple of it: one cluster per
 // tile (ceil(M / (BM*CM)) * ceil(N / (BN*CN)) clusters) or fewer, which then loop over the tiles (persistent).
 //
 // Host-side contract (the tensor maps, see tma_* in sm90/ptx.cuh): 16-bit A and B, 2-D maps with the element count of the
@@ -162,6 +162,7 @@ __device__ __forceinline__ void consume(const Params& p, const Grid& g, unsigned
   unsigned phase = 0;
   typename Cfg::Sched sched(g.tiles, g.kblocks, g.cluster, g.clusters, p.sk_tiles);
   while (sched.step(w)) {
+    slice_of<Cfg>(w, g);
     int tm, tn;
     tile_of<Cfg>(w.tile, g.tiles_m, g.tiles_n, tm, tn);
     const int m0 = (tm * Cfg::CM + g.rank_m) * BM, n0 = (tn * Cfg::CN + g.rank_n) * BN;
@@ -204,6 +205,12 @@ __device__ __forceinline__ void consume(const Params& p, const Grid& g, unsigned
       release<Cfg>(empty0, lane, prev);
     }
 
+    // SPLIT_CLUSTER: the tile is summed in the cluster and its shares written to C there.
+    if constexpr (Cfg::SLICE_CLUSTER) {
+      cluster_sum<Cfg>(p, acc, C, pairs, static_cast<float4*>(shared_generic(base)), cw, tid, warp, w, m0, n0);
+      continue;
+    }
+
     // A slice of a shared tile: its partial goes to the workspace; the last slice to arrive sums them all and
     // goes on to the epilogue, the others go on to their next work.
     if constexpr (Cfg::FIXUP) {
@@ -227,7 +234,7 @@ __device__ __forceinline__ void consume(const Params& p, const Grid& g, unsigned
 
 template <class Cfg>
 __device__ __forceinline__ void gemm(const Params& p) {
-  constexpr int STAGES = Cfg::STAGES, CS = Cfg::CS;
+  constexpr int STAGES = Cfg::STAGES, CS = Cfg::LAUNCH_CS;
   constexpr unsigned STAGE_BYTES = Cfg::STAGE_BYTES;
 
   extern __shared__ unsigned char smem_raw[];
@@ -271,7 +278,11 @@ __device__ __forceinline__ void gemm(const Params& p) {
   if (wg == 0) {
     // ---- producer warpgroup: one thread issues every copy ----
     if constexpr (Cfg::PRODUCER_REGS > 0) regs_dec<Cfg::PRODUCER_REGS>();
-    if (tid == 0) produce<Cfg>(p, g, base, full0, empty0);
+    if (tid == 0) {
+      produce<Cfg>(p, g, base, full0, empty0);
+    } else if constexpr (Cfg::SLICE_CLUSTER) {
+      meet_per_unit<Cfg>(p, g);
+    }
   } else {
     // ---- consumer warpgroups ----
     if constexpr (Cfg::CONSUMER_REGS > 0) regs_inc<Cfg::CONSUMER_REGS>();

@@ -82,6 +82,33 @@ __device__ __forceinline__ void cluster_arrive_relaxed() {
 }
 __device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait;\n" ::: "memory"); }
 
+// The whole cluster barrier (SPLIT_CLUSTER's sum): every thread of every CTA of the cluster arrives and waits. With
+// `release`, the thread's earlier writes (its partial tile in shared memory) are visible to every thread of the
+// cluster after the wait (acquire); relaxed, it only says that the thread got here (its reads of other CTAs' shared
+// memory are done: their values have been used).
+template <bool kRelease>
+__device__ __forceinline__ void cluster_sync() {
+  if constexpr (kRelease) {
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+  } else {
+    asm volatile("barrier.cluster.arrive.relaxed;\nbarrier.cluster.wait;\n" ::: "memory");
+  }
+}
+
+// A generic pointer to shared-memory address `addr` of this CTA, and the same place in CTA `rank` of the cluster
+// (distributed shared memory, which generic loads read).
+__device__ __forceinline__ void* shared_generic(unsigned addr) {
+  unsigned long long g;
+  asm("cvta.shared.u64 %0, %1;\n" : "=l"(g) : "l"(static_cast<unsigned long long>(addr)));
+  return reinterpret_cast<void*>(g);
+}
+template <class T>
+__device__ __forceinline__ const T* cluster_map(const T* ptr, unsigned rank) {
+  unsigned long long r;
+  asm("mapa.u64 %0, %1, %2;\n" : "=l"(r) : "l"(reinterpret_cast<unsigned long long>(ptr)), "r"(rank));
+  return reinterpret_cast<const T*>(r);
+}
+
 __device__ __forceinline__ unsigned cluster_rank() {
   unsigned r;
   asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
@@ -151,6 +178,15 @@ __device__ __forceinline__ void tma_load_multicast(const TmaDesc* map, unsigned 
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
       : "memory");
 #endif
+}
+
+// 2-D tile prefetch into the L2 (no shared memory, no barrier): the lines are requested from DRAM now, so that the
+// tile's load some k-blocks later hits (TF_SM90_L2_PREFETCH, sm90/config.cuh).
+__device__ __forceinline__ void tma_prefetch_l2(const TmaDesc* map, int c0, int c1) {
+  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(
+                   reinterpret_cast<unsigned long long>(map)),
+               "r"(c0), "r"(c1)
+               : "memory");
 }
 
 __device__ __forceinline__ void tma_store(const TmaDesc* map, unsigned src, int c0, int c1) {
