@@ -309,7 +309,13 @@ Status DeviceBuffer::upload(const void* host, std::size_t bytes, std::size_t off
     return invalid_argument(fmt::format("upload of {} bytes at offset {} exceeds the buffer's {} bytes", bytes, offset, size_));
   if (bytes == 0) return Status::Ok();
   const DriverApi* d = loaded_driver();
-  return check(d->cuMemcpyHtoD(ptr_ + offset, host, bytes), fmt::format("cuMemcpyHtoD({} bytes)", bytes));
+  if (Status s = check(d->cuMemcpyHtoD(ptr_ + offset, host, bytes), fmt::format("cuMemcpyHtoD({} bytes)", bytes)); !s) {
+    return s;
+  }
+  // From pageable memory cuMemcpyHtoD returns once the bytes are staged, before the DMA into the buffer is done, and
+  // a kernel on a non-blocking stream is not ordered after it: one that read C early (a short split-K in clusters
+  // with beta, 2026-12-07) read some of it before it landed. The legacy stream's sync waits for the DMA.
+  return check(d->cuStreamSynchronize(nullptr), "cuStreamSynchronize after cuMemcpyHtoD");
 }
 
 Status DeviceBuffer::download(void* host, std::size_t bytes, std::size_t offset) const {

@@ -134,12 +134,13 @@ class CudaBackend final : public Backend {
     if (config.family == "sm90") {
       const plan::KernelFamily* f = plan::find_family("sm90");
       if (plan::SupportGap gap = f->supports(p); !gap.empty()) return unsupported(gap.why);
-      // A config that names SWAP_AB, REDUCE, CONSUMER_COLS or CONSUMER_K (planned with it declared, tuned or a
-      // test's) is checked against the space that declares it, one without it against the space without it, whatever
-      // the environment asks the planner for; K-major tiles with their atoms dealt out unevenly and rings of more
-      // than 8 stages are the kernel's whether offered or not.
-      const Sm90SpaceOptions options{config.get("SWAP_AB").has_value(), config.get("REDUCE").has_value(), true, true,
-                                     config.get("CONSUMER_COLS").has_value(), config.get("CONSUMER_K").has_value()};
+      // A config that names SWAP_AB, REDUCE, CONSUMER_COLS, CONSUMER_K or SPLIT_CLUSTER (planned with it declared,
+      // tuned or a test's) is checked against the space that declares it, one without it against the space without
+      // it, whatever the environment asks the planner for; K-major tiles with their atoms dealt out unevenly and rings
+      // of more than 8 stages are the kernel's whether offered or not.
+      Sm90SpaceOptions options{config.get("SWAP_AB").has_value(), config.get("REDUCE").has_value(), true, true,
+                               config.get("CONSUMER_COLS").has_value(), config.get("CONSUMER_K").has_value()};
+      options.cluster_sum = config.get("SPLIT_CLUSTER").has_value();
       if (Status s = sm90_space(p, device.profile, options).check(config); !s) return s;
       auto k = prepare_sm90(p, config, device, *arch);
       if (k) return k;

@@ -24,12 +24,20 @@ using namespace sm90_constants;
 using plan::Cost;
 namespace fmtx = plan::fmtx;
 using sm90_fixup::Fixup;
+using sm90_fixup::add_cluster_sum;
 using sm90_fixup::add_fixup_note;
 using sm90_fixup::fixup_seconds;
 using sm90_epilogue::epilogue_seconds;
 
 // A parameter as the model reads it: `fallback` when unset or below 1.
 int64_t param(std::optional<int64_t> v, int64_t fallback) { return v && *v > 0 ? *v : fallback; }
+
+// The CTAs of a launched cluster: those sharing operands (CLUSTER_M x CLUSTER_N), or with SPLIT_CLUSTER the tile's
+// slices.
+int64_t launch_cluster(const Sm90ConfigView& c) {
+  const int64_t split_k = c.split_k.value_or(1);
+  return c.split_cluster.value_or(0) != 0 && split_k > 1 ? split_k : c.cluster_m.value_or(1) * c.cluster_n.value_or(1);
+}
 
 // DRAM bytes of A and B for the persistent walk: clusters in flight at once, each one panel pair (memoized per
 // cluster size in `cache`).
@@ -315,45 +323,6 @@ Sm90Grid sm90_grid(const Problem& problem, const Config& c, const hw::HwProfile&
   return grid_of(sm90_kernel_problem(problem, c), Sm90ConfigView(c), profile);
 }
 
-Sm90Share sm90_share(const Sm90Schedule& s) {
-  Sm90Share r;
-  const int64_t g = std::max<int64_t>(1, s.clusters), kb = s.k_blocks, t = s.cluster_tiles;
-  if (s.cluster_sum) {
-    // Whole tiles round-robin over clusters of the tile's slices: each CTA runs its slice's k-blocks of each and sums
-    // its share of each in the cluster (no partial tile through the L2).
-    r.units = cdiv(t, g);
-    r.k_steps = r.units * cdiv(kb, s.split_k);
-    r.finished = r.units;
-  } else if (s.shared_sum) {
-    // One unit per cluster; every slice sums 1/SPLIT_K of the tile from all of them and writes it.
-    r.units = 1;
-    r.k_steps = cdiv(kb, s.split_k);
-    r.partials_written = 1;
-    r.partials_read = 1;
-  } else if (s.split_k > 1) {
-    // Units (tile, slice) dealt round-robin; a tile's last slice to finish sums all of its slices.
-    r.units = cdiv(t * s.split_k, g);
-    r.k_steps = r.units * cdiv(kb, s.split_k);
-    r.finished = cdiv(r.units, s.split_k);
-    r.partials_written = r.units;
-    r.partials_read = r.finished * (s.atomic_sum ? 1 : s.split_k);  // REDUCE 1: the one sum tile
-  } else if (s.stream_k && s.sk_tiles > 0) {
-    // Whole tiles round-robin, then an equal run of the shared tiles' k-blocks: at most two partial tiles (where
-    // the run starts and ends); the tile it finishes has about clusters / sk_tiles + 1 slices.
-    const int64_t dp = cdiv(t - s.sk_tiles, g), run = cdiv(s.sk_tiles * kb, g);
-    r.units = dp + cdiv(run, kb) + 1;
-    r.k_steps = dp * kb + run;
-    r.partials_written = run >= kb ? 2 : 1;
-    r.finished = dp + std::max<int64_t>(1, run / kb);
-    r.partials_read = s.atomic_sum ? 1 : cdiv(g, s.sk_tiles) + 1;
-  } else {
-    r.units = cdiv(t, g);
-    r.k_steps = r.units * kb;
-    r.finished = r.units;
-  }
-  return r;
-}
-
 void Sm90CostCache::fill(const Problem& problem, const hw::HwProfile& profile) {
   q = problem.normalized();
   const plan::PeakChoice peak = plan::peak_for(q, profile);
@@ -497,14 +466,10 @@ Cost kernel_cost(const Problem& q, const hw::HwProfile& profile, const Sm90Confi
   const bool consumer_k = cfg.consumer_k.value_or(0) != 0, cols = cfg.consumer_cols.value_or(0) != 0;
   const TileShape tile{param(cfg.block_m, 128), param(cfg.block_n, 128), param(cfg.block_k, 64),
                        param(cfg.cluster_m, 1), param(cfg.cluster_n, 1), cols ? consumers : 1, consumer_k};
-  const int64_t bm = tile.bm, bn = tile.bn, bk = tile.bk, cm = tile.cm, cn = tile.cn;
-  // The CTAs of a launched cluster: those sharing operands, or with SPLIT_CLUSTER the tile's slices.
-  const bool cluster_sum = cfg.split_cluster.value_or(0) != 0 && param(cfg.split_k, 1) > 1;
-  const int64_t cs = cluster_sum ? param(cfg.split_k, 1) : cm * cn;
+  const int64_t bm = tile.bm, bn = tile.bn, bk = tile.bk, cm = tile.cm, cn = tile.cn, cs = launch_cluster(cfg);
   const int64_t stages = param(cfg.stages, 2);
   const int64_t group_m = cfg.group_m.value_or(1);  // 0: the Hilbert walk
-  const int64_t epilogue = cfg.epilogue.value_or(0);
-  const int64_t split = param(cfg.epi_split, 1);
+  const int64_t epilogue = cfg.epilogue.value_or(0), split = param(cfg.epi_split, 1);
   const ChipRates chip{*peak.tflops, std::max(1, profile.cores), profile.boost_clock_ghz * 1e9,
                        profile.smem_bytes_per_core_cycle, profile.l2_bytes_per_core_cycle};
   const int sms = chip.sms;
@@ -584,17 +549,7 @@ Cost kernel_cost(const Problem& q, const hw::HwProfile& profile, const Sm90Confi
     c.body_s += fix.seconds;
     if (notes) add_fixup_note(c, sched, share, fix);
   }
-  if (sched.cluster_sum) {
-    // SPLIT_CLUSTER: per tile, the partial written to shared memory and the share read from every slice's (at the
-    // shared-memory rate), and two cluster barriers.
-    const double bytes = 2.0 * double(bm * bn) * 4.0;
-    const double sum_s = double(per_cta) * (kClusterSumBarrierSeconds + bytes / (chip.smem_rate * clock));
-    c.body_s += sum_s;
-    if (notes) {
-      c.notes.push_back(fmt::format("SPLIT_CLUSTER: {} slices summed in the cluster's shared memory, {} per tile",
-                                    cs, fmtx::time(sum_s / double(std::max<int64_t>(1, per_cta)))));
-    }
-  }
+  if (sched.cluster_sum) add_cluster_sum(c, bm, bn, sched, share, chip.smem_rate * clock, notes);
   c.fill_s = fill_seconds(l2, l2_bw_sm);
   c.seconds = c.body_s + c.fill_s + c.overhead_s;
   return c;

@@ -307,6 +307,55 @@ Config sm90_heuristic(const Problem& problem, const hw::HwProfile& profile, cons
   return best;
 }
 
+namespace {
+
+// The generated source's experiment switches (issue 13), each a define read by the kernel headers and a suffix on the
+// entry, from the environment: none is set in normal use. `row_split`: TILEFORGE_SM90_ROW_SPLIT applies (a shared
+// M/N-major operand); `shared`: CTAs of a cluster share operands.
+std::string experiment_defines(std::string& entry, bool row_split, bool shared, int64_t split_k) {
+  // A diagnostic of the fix-up (gemm.cuh, TF_SM90_FIXUP_PROBE): never set in normal use, it makes C wrong.
+  std::string probe;
+  if (const char* v = std::getenv("TILEFORGE_SM90_FIXUP_PROBE"); v && *v && *v != '0') {
+    probe = fmt::format("#define TF_SM90_FIXUP_PROBE {}\n", std::atoi(v));
+    entry += fmt::format("_probe{}", std::atoi(v));
+  }
+  if (row_split) {
+    probe += "#define TF_SM90_ROW_SPLIT 1\n";
+    entry += "_rows";
+  }
+  // Another (issue 13): rank 0 of the CTAs sharing an operand copies all of it (sm90/mainloop.cuh).
+  if (const char* v = std::getenv("TILEFORGE_SM90_LEADER_MULTICAST"); v && std::string_view(v) == "1" && shared) {
+    probe += "#define TF_SM90_LEADER_MULTICAST 1\n";
+    entry += "_lead";
+  }
+  // Another (issue 13): split-K's slices read interleaved k-blocks (sm90/config.cuh, TF_SM90_K_INTERLEAVE).
+  if (const char* v = std::getenv("TILEFORGE_SM90_K_INTERLEAVE"); v && std::string_view(v) == "1" && split_k > 1) {
+    probe += "#define TF_SM90_K_INTERLEAVE 1\n";
+    entry += "_kil";
+  }
+  // Another (issue 13): the producer requests k-blocks into the L2 ahead of its copies (sm90/config.cuh,
+  // TF_SM90_L2_PREFETCH); a distance outside 1..256 k-blocks leaves the default kernel.
+  if (const char* v = std::getenv("TILEFORGE_SM90_L2_PREFETCH"); v && *v) {
+    const int ahead = std::atoi(v);
+    if (ahead >= 1 && ahead <= 256) {
+      probe += fmt::format("#define TF_SM90_L2_PREFETCH {}\n", ahead);
+      entry += fmt::format("_pf{}", ahead);
+    }
+  }
+  // Another (issue 13): an L2 eviction priority on the operand loads (sm90/ptx.cuh, TF_SM90_L2_HINT).
+  if (const char* v = std::getenv("TILEFORGE_SM90_L2_HINT"); v && *v) {
+    const std::string_view hint(v);
+    const int code = hint == "first" ? 1 : hint == "last" ? 2 : hint == "normal" ? 3 : 0;
+    if (code != 0) {
+      probe += fmt::format("#define TF_SM90_L2_HINT {}\n", code);
+      entry += fmt::format("_l2{}", hint);
+    }
+  }
+  return probe;
+}
+
+}  // namespace
+
 Sm90Source sm90_source(const Problem& problem, const Config& c) {
   // The kernel's problem: with SWAP_AB the transposed one, whose C is column-major.
   const Problem q = sm90_kernel_problem(problem, c);
@@ -356,44 +405,8 @@ Sm90Source sm90_source(const Problem& problem, const Config& c) {
   if (halves) k.entry += "_khalves";
   if (slices) k.entry += "_csum";
   // One CTA per SM is the design (persistent, up to 227 KB of shared memory), so __launch_bounds__(threads, 1).
-  // A diagnostic of the fix-up (gemm.cuh, TF_SM90_FIXUP_PROBE): never set in normal use, it makes C wrong.
-  std::string probe;
-  if (const char* v = std::getenv("TILEFORGE_SM90_FIXUP_PROBE"); v && *v && *v != '0') {
-    probe = fmt::format("#define TF_SM90_FIXUP_PROBE {}\n", std::atoi(v));
-    k.entry += fmt::format("_probe{}", std::atoi(v));
-  }
-  if (row_split && ((!a_row && cn > 1) || (b_row && cm > 1))) {
-    probe += "#define TF_SM90_ROW_SPLIT 1\n";
-    k.entry += "_rows";
-  }
-  // Another (issue 13): rank 0 of the CTAs sharing an operand copies all of it (sm90/mainloop.cuh).
-  if (const char* v = std::getenv("TILEFORGE_SM90_LEADER_MULTICAST"); v && std::string_view(v) == "1" && cm * cn > 1) {
-    probe += "#define TF_SM90_LEADER_MULTICAST 1\n";
-    k.entry += "_lead";
-  }
-  // Another (issue 13): split-K's slices read interleaved k-blocks (sm90/config.cuh, TF_SM90_K_INTERLEAVE).
-  if (const char* v = std::getenv("TILEFORGE_SM90_K_INTERLEAVE"); v && std::string_view(v) == "1" && split_k > 1) {
-    probe += "#define TF_SM90_K_INTERLEAVE 1\n";
-    k.entry += "_kil";
-  }
-  // Another (issue 13): the producer requests k-blocks into the L2 ahead of its copies (sm90/config.cuh,
-  // TF_SM90_L2_PREFETCH); a distance outside 1..256 k-blocks leaves the default kernel.
-  if (const char* v = std::getenv("TILEFORGE_SM90_L2_PREFETCH"); v && *v) {
-    const int ahead = std::atoi(v);
-    if (ahead >= 1 && ahead <= 256) {
-      probe += fmt::format("#define TF_SM90_L2_PREFETCH {}\n", ahead);
-      k.entry += fmt::format("_pf{}", ahead);
-    }
-  }
-  // Another (issue 13): an L2 eviction priority on the operand loads (sm90/ptx.cuh, TF_SM90_L2_HINT).
-  if (const char* v = std::getenv("TILEFORGE_SM90_L2_HINT"); v && *v) {
-    const std::string_view hint(v);
-    const int code = hint == "first" ? 1 : hint == "last" ? 2 : hint == "normal" ? 3 : 0;
-    if (code != 0) {
-      probe += fmt::format("#define TF_SM90_L2_HINT {}\n", code);
-      k.entry += fmt::format("_l2{}", hint);
-    }
-  }
+  const std::string probe =
+      experiment_defines(k.entry, row_split && ((!a_row && cn > 1) || (b_row && cm > 1)), cm * cn > 1, split_k);
   k.source = fmt::format(
       "// Generated by tileforge for {config}\n"
       "{probe}"

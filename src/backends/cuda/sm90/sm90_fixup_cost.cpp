@@ -47,6 +47,17 @@ Fixup fixup_seconds(const Problem& q, int64_t bm, int64_t bn, const Sm90Schedule
 }
 
 // The note on the busiest CTA's fix-up (split-K with or without the shared sum, or stream-K).
+void add_cluster_sum(Cost& c, int64_t bm, int64_t bn, const Sm90Schedule& sched, const Sm90Share& share,
+                     double smem_bw_sm, bool notes) {
+  const double bytes = 2.0 * double(bm * bn) * 4.0;
+  const double per_tile = kClusterSumBarrierSeconds + bytes / smem_bw_sm;
+  c.body_s += double(share.finished) * per_tile;
+  if (notes) {
+    c.notes.push_back(fmt::format("SPLIT_CLUSTER: {} slices summed in the cluster's shared memory, {} per tile",
+                                  sched.split_k, fmtx::time(per_tile)));
+  }
+}
+
 void add_fixup_note(Cost& c, const Sm90Schedule& sched, const Sm90Share& share, const Fixup& fix) {
   if (sched.shared_sum) {
     c.notes.push_back(fmt::format("split-K {} with a shared sum: each CTA stores its partial tile of {}, then sums "

@@ -24,6 +24,12 @@ struct Fixup {
 Fixup fixup_seconds(const Problem& q, int64_t bm, int64_t bn, const Sm90Schedule& sched, const Sm90Share& share,
                     std::optional<int64_t> consumers, double l2_bw_sm, bool consumer_cols = false);
 
+// SPLIT_CLUSTER: per tile the busiest CTA finishes, its partial written to shared memory and its share read from every
+// slice's (2 x BLOCK_M x BLOCK_N x 4 bytes at `smem_bw_sm`, the SM's shared-memory rate), and the two cluster
+// barriers around the sum; added to the body, with a note.
+void add_cluster_sum(plan::Cost& c, int64_t bm, int64_t bn, const Sm90Schedule& sched, const Sm90Share& share,
+                     double smem_bw_sm, bool notes);
+
 // The note on the busiest CTA's fix-up (split-K with or without the shared sum, or stream-K).
 void add_fixup_note(plan::Cost& c, const Sm90Schedule& sched, const Sm90Share& share, const Fixup& fix);
 
