@@ -42,6 +42,9 @@ inline constexpr int kSm90BlockK = 64;
 // with 128x256 at 8: 48.3 against 64.6 us; 256x256x16384 with 64x128 at 16: 15.3 against 20.7).
 inline constexpr int64_t kSm90SharedSumMinSplit = 4;
 
+// The deep rings (STAGES 10, 12 and 16) are declared where M or N is at most this: decode steps and few-tile shapes.
+inline constexpr int64_t kSm90DeepRingsMaxSide = 256;
+
 // The sm90 parameters of a Config, read in one pass: the cost model prices thousands of configs per plan, and
 // reading each parameter by name from the map was most of its time (docs/PERF-LOG.md, issue 15). Each field is
 // set when the config sets it, with the value as set (a partial config of dispatch's bound search lacks some).
@@ -162,8 +165,9 @@ struct Sm90SpaceOptions {
   // admit K-major tiles shared by CTAs whose rows are not whole 8-row atoms per CTA (128x72 in 4x2 clusters: the
   // atoms dealt out one at a time); the kernel takes them, the planner offers them once measured
   bool atom_split = false;
-  // declare STAGES 10, 12 and 16 beside 2 to 8 (deeper rings for small tiles of memory-bound shapes); the kernel takes
-  // any count that fits shared memory, the planner offers these once measured
+  // declare STAGES 10, 12 and 16 beside 2 to 8 (deeper rings for small tiles of memory-bound shapes): everywhere, or
+  // (`deep_stages_small`, the planner's default) where M or N is at most kSm90DeepRingsMaxSide; the kernel takes any
+  // count that fits shared memory
   bool deep_stages = false;
   // declare CONSUMER_COLS (two or three consumer warpgroups splitting BLOCK_N, as a 64-row tile needs for a second
   // one); the kernel takes it, the planner offers it once measured
@@ -174,13 +178,15 @@ struct Sm90SpaceOptions {
   // declare SPLIT_CLUSTER (a tile's slices as one cluster, summed in distributed shared memory); the kernel takes it,
   // the planner offers it once measured
   bool cluster_sum = false;
+  bool deep_stages_small = false;
 };
 // The planner's options, from the environment: SWAP_AB declared unless TILEFORGE_SM90_SWAP_AB=0; REDUCE always;
 // CONSUMER_COLS with TILEFORGE_SM90_CONSUMER_COLS=1 (measured no faster: bench/sweeps/sm90-consumer-cols.txt);
 // CONSUMER_K with TILEFORGE_SM90_CONSUMER_K=1 (measured slower: bench/sweeps/sm90-consumer-k.txt);
 // SPLIT_CLUSTER with TILEFORGE_SM90_CLUSTER_SUM=1 (until measured: bench/sweeps/sm90-cluster-sum.txt);
-// the dealt-out atoms with TILEFORGE_SM90_ATOM_SPLIT=1 and the deep rings with TILEFORGE_SM90_DEEP_STAGES=1 (until
-// measured on a GPU: bench/sweeps/sm90-atom-split.txt, bench/sweeps/sm90-deep-stages.txt).
+// the dealt-out atoms with TILEFORGE_SM90_ATOM_SPLIT=1 (until measured on a GPU: bench/sweeps/sm90-atom-split.txt);
+// the deep rings unless TILEFORGE_SM90_DEEP_STAGES=0 (bench/sweeps/sm90-deep-dispatch.txt: faster on the H100 where
+// they change the plan; the cost model credits them only in one pass over K, sm90_cost_constants.hpp).
 Sm90SpaceOptions sm90_space_options();
 // Every combination the kernel template and the chip record allow for this problem (without SWAP_AB, or with the
 // options given; the family's plug-in plans with sm90_space_options()).

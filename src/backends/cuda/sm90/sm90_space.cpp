@@ -442,6 +442,7 @@ Sm90SpaceOptions sm90_space_options() {
   o.atom_split = atoms && std::string_view(atoms) == "1";
   const char* deep = std::getenv("TILEFORGE_SM90_DEEP_STAGES");
   o.deep_stages = deep && std::string_view(deep) == "1";
+  o.deep_stages_small = !(deep && std::string_view(deep) == "0");
   const char* cols = std::getenv("TILEFORGE_SM90_CONSUMER_COLS");
   o.consumer_cols = cols && std::string_view(cols) == "1";
   const char* halves = std::getenv("TILEFORGE_SM90_CONSUMER_K");
@@ -478,10 +479,15 @@ ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile, cons
   };
   const bool rows_off = sm90_rows_off_sectors(q, q.lda) || sm90_rows_off_sectors(q, q.ldb);
   const bool swap_ab = sm90_transposes(q, options);
+  // The deep rings where a side of C is a decode step's or a few tiles' (M or N at most 256): small tiles of
+  // memory-bound shapes, which they ran 3-16% faster on the H100; elsewhere they would lengthen every plan by a
+  // quarter for stage counts the tiles there cannot hold beside a useful tile.
+  const bool deep_stages =
+      options.deep_stages || (options.deep_stages_small && std::min(q.m, q.n) <= kSm90DeepRingsMaxSide);
   // SPLIT_K 5, 7, 12 and 15 (one wave of clusters of 4 or 8) where at least 5 slices of the largest tiles fit one.
   const bool cluster_slices = profile.has("cluster") && (one_wave_possible(4, 5.0) || one_wave_possible(8, 5.0));
   s.params = sm90_params(profile.has("cluster") && rows_off && (one_wave_possible(4) || one_wave_possible(8)),
-                         cluster_slices, swap_ab, a_row_major(q.layout), options.reduce, options.deep_stages,
+                         cluster_slices, swap_ab, a_row_major(q.layout), options.reduce, deep_stages,
                          options.consumer_cols, options.consumer_k && q.precision.accum != DType::f16,
                          options.cluster_sum && profile.has("cluster") && q.precision.accum != DType::f16);
   // The reads of a constraint that depends on the kernel's M and N: SWAP_AB too where declared (a name the space
