@@ -62,13 +62,6 @@ inline constexpr double kTmaWriteSmemShare = 1.0;
 // Latency of a TMA load under load (the fit above: 0.6, 0.8 and 1.0 us were tried; the sm80 family uses 1 us for
 // cp.async). STAGES - 1 stages are in flight while one is consumed (Little's law).
 inline constexpr double kLoadedLatencySeconds = 0.8e-6;
-
-// The ring depth the model credits where a tile's K is shared (split-K, stream-K): deeper rings (STAGES 10, 12 and 16)
-// ran the decode shapes 3-16% faster on the H100 only in one pass over K (bench/results/h100/2026-12-07b-uniform-wg/
-// deep-dispatch), while split-K 2 with 12 or 16 stages ran slower than with 8 on the H200 (17.41 and 17.54 us against
-// 17.09 at 16x4096x4096, bench/results/h200/2026-12-05b-atoms-deep-atomic): their slices' short loops do not keep
-// more stages in flight.
-inline constexpr int64_t kSharedKRingCredit = 8;
 // The same for a stage whose operands stream from HBM under load. Fitted to tune --top 50 on the H200 (bench/results/
 // h200/2026-12-02-acc16/call3): 64x14336x4096 with 64x128 tiles ran 45.1 us with 4 stages and 41.0 with 6 (HBM-bound),
 // 128x4096x14336 (split-K 2) 48.5 us with 6 stages and 45.3 with 8: the k-steps of both at 3 and 5 stages in flight

@@ -32,14 +32,6 @@ using sm90_epilogue::epilogue_seconds;
 // A parameter as the model reads it: `fallback` when unset or below 1.
 int64_t param(std::optional<int64_t> v, int64_t fallback) { return v && *v > 0 ? *v : fallback; }
 
-// The stages the model credits (latency, the TMA rows' coupling, the one-wave burst): all of them in one pass over K,
-// at most kSharedKRingCredit where the config splits K (set: a partial config without SPLIT_K and STREAM_K is
-// credited all, a bound's floor).
-int64_t credited_stages(int64_t stages, const Sm90ConfigView& c) {
-  const bool shared_k = c.split_k.value_or(1) > 1 || c.stream_k.value_or(0) != 0;
-  return shared_k ? std::min(stages, kSharedKRingCredit) : stages;
-}
-
 // The CTAs of a launched cluster: those sharing operands (CLUSTER_M x CLUSTER_N), or with SPLIT_CLUSTER the tile's
 // slices.
 int64_t launch_cluster(const Sm90ConfigView& c) {
@@ -420,8 +412,7 @@ double sm90_cost_bound(const Problem& problem, const hw::HwProfile& profile, con
   const double l2_s = l2.seconds;
   const double l2_bw_sm = chip.l2_rate * chip.clock;
 
-  std::optional<int64_t> stages = set_param(partial.stages, 2);
-  if (stages) stages = credited_stages(*stages, partial);
+  const std::optional<int64_t> stages = set_param(partial.stages, 2);
   const bool reads_c = q.beta != 0.0;
   const double c_bytes = double(q.m) * double(q.n) * out * (reads_c ? 2.0 : 1.0);
   const double dram_bw = profile.mem_bandwidth_gbps * 1e9 * kDramEfficiency;
@@ -476,7 +467,7 @@ Cost kernel_cost(const Problem& q, const hw::HwProfile& profile, const Sm90Confi
   const TileShape tile{param(cfg.block_m, 128), param(cfg.block_n, 128), param(cfg.block_k, 64),
                        param(cfg.cluster_m, 1), param(cfg.cluster_n, 1), cols ? consumers : 1, consumer_k};
   const int64_t bm = tile.bm, bn = tile.bn, bk = tile.bk, cm = tile.cm, cn = tile.cn, cs = launch_cluster(cfg);
-  const int64_t stages = credited_stages(param(cfg.stages, 2), cfg);
+  const int64_t stages = param(cfg.stages, 2);
   const int64_t group_m = cfg.group_m.value_or(1);  // 0: the Hilbert walk
   const int64_t epilogue = cfg.epilogue.value_or(0), split = param(cfg.epi_split, 1);
   const ChipRates chip{*peak.tflops, std::max(1, profile.cores), profile.boost_clock_ghz * 1e9,

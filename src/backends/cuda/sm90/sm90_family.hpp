@@ -185,8 +185,8 @@ struct Sm90SpaceOptions {
 // CONSUMER_K with TILEFORGE_SM90_CONSUMER_K=1 (measured slower: bench/sweeps/sm90-consumer-k.txt);
 // SPLIT_CLUSTER with TILEFORGE_SM90_CLUSTER_SUM=1 (until measured: bench/sweeps/sm90-cluster-sum.txt);
 // the dealt-out atoms with TILEFORGE_SM90_ATOM_SPLIT=1 (until measured on a GPU: bench/sweeps/sm90-atom-split.txt);
-// the deep rings unless TILEFORGE_SM90_DEEP_STAGES=0 (bench/sweeps/sm90-deep-dispatch.txt: faster on the H100 where
-// they change the plan; the cost model credits them only in one pass over K, sm90_cost_constants.hpp).
+// the deep rings where M or N is small unless TILEFORGE_SM90_DEEP_STAGES=0, everywhere with 1
+// (bench/sweeps/sm90-deep-dispatch.txt: faster on the H100 where they change the plan).
 Sm90SpaceOptions sm90_space_options();
 // Every combination the kernel template and the chip record allow for this problem (without SWAP_AB, or with the
 // options given; the family's plug-in plans with sm90_space_options()).
