@@ -32,13 +32,6 @@ using sm90_epilogue::epilogue_seconds;
 // A parameter as the model reads it: `fallback` when unset or below 1.
 int64_t param(std::optional<int64_t> v, int64_t fallback) { return v && *v > 0 ? *v : fallback; }
 
-// The CTAs of a launched cluster: those sharing operands (CLUSTER_M x CLUSTER_N), or with SPLIT_CLUSTER the tile's
-// slices.
-int64_t launch_cluster(const Sm90ConfigView& c) {
-  const int64_t split_k = c.split_k.value_or(1);
-  return c.split_cluster.value_or(0) != 0 && split_k > 1 ? split_k : c.cluster_m.value_or(1) * c.cluster_n.value_or(1);
-}
-
 // DRAM bytes of A and B for the persistent walk: clusters in flight at once, each one panel pair (memoized per
 // cluster size in `cache`).
 double operand_dram_bytes(const Problem& q, const hw::HwProfile& profile, int64_t bm, int64_t bn, int64_t cm,
@@ -466,7 +459,7 @@ Cost kernel_cost(const Problem& q, const hw::HwProfile& profile, const Sm90Confi
   const bool consumer_k = cfg.consumer_k.value_or(0) != 0, cols = cfg.consumer_cols.value_or(0) != 0;
   const TileShape tile{param(cfg.block_m, 128), param(cfg.block_n, 128), param(cfg.block_k, 64),
                        param(cfg.cluster_m, 1), param(cfg.cluster_n, 1), cols ? consumers : 1, consumer_k};
-  const int64_t bm = tile.bm, bn = tile.bn, bk = tile.bk, cm = tile.cm, cn = tile.cn, cs = launch_cluster(cfg);
+  const int64_t bm = tile.bm, bn = tile.bn, bk = tile.bk, cm = tile.cm, cn = tile.cn, cs = sm90_launch_cluster(cfg);
   const int64_t stages = param(cfg.stages, 2);
   const int64_t group_m = cfg.group_m.value_or(1);  // 0: the Hilbert walk
   const int64_t epilogue = cfg.epilogue.value_or(0), split = param(cfg.epi_split, 1);

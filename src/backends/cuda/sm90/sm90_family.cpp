@@ -142,13 +142,15 @@ bool sm90_swap_ab(const Config& c) { return swap_of(c) != 0; }
 
 bool sm90_atomic_sum(const Config& c) { return c.get("REDUCE").value_or(0) != 0; }
 
-bool sm90_cluster_sum(const Config& c) {
-  return c.get("SPLIT_CLUSTER").value_or(0) != 0 && c.get("SPLIT_K").value_or(1) > 1;
+bool sm90_cluster_sum(const Sm90ConfigView& c) {
+  return c.split_cluster.value_or(0) != 0 && c.split_k.value_or(1) > 1;
 }
+bool sm90_cluster_sum(const Config& c) { return sm90_cluster_sum(Sm90ConfigView(c)); }
 
-int64_t sm90_launch_cluster(const Config& c) {
-  return sm90_cluster_sum(c) ? p(c, "SPLIT_K") : p(c, "CLUSTER_M") * p(c, "CLUSTER_N");
+int64_t sm90_launch_cluster(const Sm90ConfigView& c) {
+  return sm90_cluster_sum(c) ? *c.split_k : c.cluster_m.value_or(1) * c.cluster_n.value_or(1);
 }
+int64_t sm90_launch_cluster(const Config& c) { return sm90_launch_cluster(Sm90ConfigView(c)); }
 
 Problem sm90_kernel_problem(const Problem& problem, const Config& c) {
   const Problem q = problem.normalized();
@@ -185,7 +187,7 @@ Sm90Schedule sm90_schedule(const Problem& problem, const Sm90ConfigView& c, int6
     s.clusters = std::min(s.cluster_tiles, max_clusters);
     return s;
   }
-  if (s.split_k > 1 && c.split_cluster.value_or(0) != 0) {
+  if (sm90_cluster_sum(c)) {
     // Clusters of the tile's slices (max_clusters counts such clusters): whole tiles, summed in the cluster.
     s.cluster_sum = true;
     s.clusters = std::min(s.cluster_tiles, max_clusters);

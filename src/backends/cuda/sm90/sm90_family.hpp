@@ -68,7 +68,9 @@ bool sm90_atomic_sum(const Config& config);
 // distributed shared memory (sm90/fixup.cuh's cluster_sum), in slice order; no workspace. The CTAs of a launched
 // cluster: SPLIT_K then, else CLUSTER_M x CLUSTER_N.
 bool sm90_cluster_sum(const Config& config);
+bool sm90_cluster_sum(const Sm90ConfigView& config);
 int64_t sm90_launch_cluster(const Config& config);
+int64_t sm90_launch_cluster(const Sm90ConfigView& config);
 // The problem the kernel runs for `config`: the normalized problem, or with SWAP_AB its transpose (M and N, A and B
 // with their leading dimensions and layouts exchanged; C column-major).
 Problem sm90_kernel_problem(const Problem& problem, const Config& config);

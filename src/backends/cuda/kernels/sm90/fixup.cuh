@@ -183,10 +183,10 @@ template <class Cfg>
 __device__ __forceinline__ void cluster_sum(const Params& p, typename Cfg::AccTile& acc, typename Elem<Cfg::OUT>::T* C,
                                             bool pairs, float4* part, int cw, int tid, int warp, const Work& w,
                                             int m0, int n0) {
-  constexpr int S = Cfg::SPLIT_K, SLOT = Cfg::BM * Cfg::BN / 4, NV = Cfg::WG_N / 8;
+  constexpr int S = Cfg::SPLIT_K, SLOT = Cfg::BM * Cfg::BN / 4;
   named_barrier(kBarrierFixup, 128 * Cfg::HOLDERS);  // every consumer warpgroup's last wgmmas have read the ring
   for_each_partial<Cfg>(p, acc, cw, warp, m0,
-                        [&](int mi, int v, float4 x) { part[((cw * Cfg::M_ITERS + mi) * NV + v) * 128 + tid] = x; });
+                        [&](int mi, int v, float4 x) { *partial_at<Cfg>(part, 0, cw, tid, 0, mi, v) = x; });
   cluster_sync<true>();
   const float4* from[S];
 #pragma unroll

@@ -134,9 +134,9 @@ __device__ __forceinline__ void copy_kblock(const Params& p, const Grid& g, cons
 template <class Cfg>
 __device__ __forceinline__ void slice_of(Work& w, const Grid& g) {
   if constexpr (Cfg::SLICE_CLUSTER) {
-    const int kblocks = w.kb1 - w.kb0;
-    w.kb0 += g.rank * kblocks / Cfg::SPLIT_K;
-    w.kb1 = w.kb0 + ((g.rank + 1) * kblocks / Cfg::SPLIT_K - g.rank * kblocks / Cfg::SPLIT_K);
+    const int first = w.kb0, kblocks = w.kb1 - w.kb0;
+    w.kb0 = first + g.rank * kblocks / Cfg::SPLIT_K;
+    w.kb1 = first + (g.rank + 1) * kblocks / Cfg::SPLIT_K;
     w.seg = g.rank;
     w.nseg = Cfg::SPLIT_K;
   }
