@@ -74,25 +74,26 @@ class GpuTimer final : public RepTimer {
     if (!stop) return stop.status();
     timer->start_ = std::move(*start);
     timer->stop_ = std::move(*stop);
-    // At least twice the L2 (60 MB on an H200), rounded up to whole MiB, so no operand line survives a scrub.
-    const int64_t l2 = props->l2_bytes > 0 ? props->l2_bytes : (64 << 20);
-    timer->scrub_bytes_ = std::size_t((2 * l2 + (1 << 20) - 1) >> 20 << 20);
-    auto scrub = cuda::DeviceBuffer::allocate(timer->scrub_bytes_);
-    if (!scrub) return scrub.status();
-    timer->scrub_ = std::move(*scrub);
-    // TILEFORGE_SCRUB=read (a diagnostic, not the contract; said on stderr): the scrub reads its buffer, so the L2
-    // holds clean lines and the timed kernel's misses do not write dirty ones back. The difference between the two
-    // is the write-back a kernel pays under the contract's scrub.
+    // TILEFORGE_SCRUB picks the state the timed call starts from (the contract's write scrub unless it says otherwise;
+    // the diagnostics say so on stderr): read scrubs the L2 by reads, so it holds clean lines and the timed kernel's
+    // misses do not write dirty ones back (the difference between the two is the write-back a kernel pays under the
+    // contract's scrub); warm scrubs nothing: a 30 us spin of one thread keeps the device busy while the host
+    // enqueues the timed call, and the L2 holds the previous rep's operands.
     const char* mode = std::getenv("TILEFORGE_SCRUB");
-    timer->scrub_reads_ = mode && std::string_view(mode) == "read";
-    // TILEFORGE_SCRUB=warm (a diagnostic, said on stderr): no scrub at all; a 30 us spin of one thread keeps the
-    // device busy while the host enqueues the timed call, and the L2 holds the previous rep's operands.
-    timer->warm_ = mode && std::string_view(mode) == "warm";
-    if (timer->warm_) {
+    const std::string_view asked = mode ? mode : "";
+    timer->mode_ = asked == "read" ? Scrub::read : asked == "warm" ? Scrub::warm : Scrub::write;
+    if (timer->mode_ == Scrub::warm) {
       std::fprintf(stderr, "tileforge: TILEFORGE_SCRUB=warm: no L2 scrub, the operands stay in the L2 from rep to rep "
                            "(a diagnostic, not the benchmark contract's cold L2)\n");
+    } else {
+      // At least twice the L2 (60 MB on an H200), rounded up to whole MiB, so no operand line survives a scrub.
+      const int64_t l2 = props->l2_bytes > 0 ? props->l2_bytes : (64 << 20);
+      timer->scrub_bytes_ = std::size_t((2 * l2 + (1 << 20) - 1) >> 20 << 20);
+      auto scrub = cuda::DeviceBuffer::allocate(timer->scrub_bytes_);
+      if (!scrub) return scrub.status();
+      timer->scrub_ = std::move(*scrub);
     }
-    if (timer->scrub_reads_) {
+    if (timer->mode_ == Scrub::read) {
       auto sink = cuda::DeviceBuffer::allocate(sizeof(unsigned));
       if (!sink) return sink.status();
       timer->sink_ = std::move(*sink);
@@ -105,7 +106,7 @@ class GpuTimer final : public RepTimer {
     return std::unique_ptr<RepTimer>(std::move(timer));
   }
 
-  std::string_view cache_state() const override { return warm_ ? "warm" : "cold-l2"; }
+  std::string_view cache_state() const override { return mode_ == Scrub::warm ? "warm" : "cold-l2"; }
   std::size_t held_bytes() const override { return scrub_bytes_; }
   void set_device_reference_limit(double multiply_adds) override { full_limit_ = multiply_adds; }
   int min_warmup_reps() const override { return 10; }
@@ -273,15 +274,18 @@ class GpuTimer final : public RepTimer {
     void* read_args[] = {&buf, &words, &value, &sink};
     long long spin_ns = 30000;
     void* spin_args[] = {&spin_ns};
-    void** args = warm_ ? spin_args : scrub_reads_ ? read_args : write_args;
+    const bool warm = mode_ == Scrub::warm;
+    void** args = warm ? spin_args : mode_ == Scrub::read ? read_args : write_args;
     cuda::LaunchDims dims;
-    dims.block[0] = warm_ ? 1 : 512;
-    dims.grid[0] = warm_ ? 1u : unsigned(std::max(1, sms_ * 4));
+    dims.block[0] = warm ? 1 : 512;
+    dims.grid[0] = warm ? 1u : unsigned(std::max(1, sms_ * 4));
     dims.stream = stream_.get();
     return cuda::launch(static_cast<CUfunction>(scrub_fn_), dims, args, scrub_entry());
   }
 
-  const char* scrub_entry() const { return warm_ ? "tf_spin" : scrub_reads_ ? "tf_scrub_l2_read" : "tf_scrub_l2"; }
+  const char* scrub_entry() const {
+    return mode_ == Scrub::warm ? "tf_spin" : mode_ == Scrub::read ? "tf_scrub_l2_read" : "tf_scrub_l2";
+  }
 
   int ordinal_ = 0;
   int sms_ = 1;
@@ -294,8 +298,10 @@ class GpuTimer final : public RepTimer {
   double full_limit_ = 1e12;
   void* scrub_fn_ = nullptr;
   unsigned scrub_round_ = 0;
-  bool scrub_reads_ = false;      // TILEFORGE_SCRUB=read
-  bool warm_ = false;             // TILEFORGE_SCRUB=warm: a spin instead of the scrub
+  // The L2's state before each timed call (TILEFORGE_SCRUB): the contract's write scrub, a read scrub, or a spin
+  // instead of either (warm: no scrub buffer held).
+  enum class Scrub { write, read, warm };
+  Scrub mode_ = Scrub::write;
   cuda::DeviceBuffer sink_;       // the read scrub's never-written result
 };
 

@@ -73,14 +73,17 @@ int64_t sm90_consumer_cols(const Config& c) {
   return consumer_cols_of(c) ? p(c, "BLOCK_N") / std::max<int64_t>(1, p(c, "CONSUMERS")) : p(c, "BLOCK_N");
 }
 
+int64_t sm90_ring_bytes(const Config& c) {
+  return p(c, "STAGES") * (p(c, "BLOCK_M") + p(c, "BLOCK_N")) * p(c, "BLOCK_K") * 2;
+}
+
 int64_t sm90_smem_bytes(const Config& c) {
-  const int64_t bm = p(c, "BLOCK_M"), bn = p(c, "BLOCK_N"), bk = p(c, "BLOCK_K"), stages = p(c, "STAGES");
-  const int64_t stage = (bm + bn) * bk * 2;
+  const int64_t bm = p(c, "BLOCK_M"), bn = p(c, "BLOCK_N"), stages = p(c, "STAGES");
   const int64_t c_tile = p(c, "EPILOGUE") != kSm90EpilogueDirect
                              ? bm * bn * 2 / sm90_epi_rounds(sm90_consumer_cols(c), p(c, "EPI_SPLIT"))
                              : 0;
   const int64_t half_tile = consumer_k_of(c) ? bm * bn * 4 : 0;
-  return stages * stage + c_tile + half_tile + 2 * stages * 8 + 16 + 1024;
+  return sm90_ring_bytes(c) + c_tile + half_tile + 2 * stages * 8 + 16 + 1024;
 }
 
 namespace {

@@ -136,6 +136,8 @@ int sm90_threads(const Config& config);
 // tile), the C staging tile of the TMA-store epilogues, CONSUMER_K's f32 hand-over tile, 2 x STAGES mbarriers, and
 // 1 KB to align the base.
 int64_t sm90_smem_bytes(const Config& config);
+// The ring's bytes: STAGES stages of a BLOCK_M x BLOCK_K A tile and a BLOCK_K x BLOCK_N B tile (2-byte elements).
+int64_t sm90_ring_bytes(const Config& config);
 // The TMA-store epilogues' staging rounds per tile (the kernel's Config::EPI_ROUNDS): EPI_SPLIT 1 one, 2 halves of
 // the tile, or thirds where halves would not be whole 64-column boxes (BLOCK_N 192).
 int64_t sm90_epi_rounds(int64_t block_n, int64_t epi_split);

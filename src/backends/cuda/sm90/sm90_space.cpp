@@ -401,7 +401,7 @@ void add_k_sharing_constraints(ParamSpace& s, bool reduce) {
 void add_cluster_sum_constraints(ParamSpace& s) {
   const bool reduce = s.find("REDUCE") != nullptr, halves = s.find("CONSUMER_K") != nullptr;
   std::vector<std::string> reads = {"SPLIT_CLUSTER", "SPLIT_K", "CLUSTER_M", "CLUSTER_N", "STREAM_K",
-                                    "BLOCK_M",       "BLOCK_N", "STAGES",    "EPILOGUE"};
+                                    "BLOCK_M",       "BLOCK_N", "BLOCK_K",   "STAGES",    "EPILOGUE"};
   if (reduce) reads.push_back("REDUCE");
   if (halves) reads.push_back("CONSUMER_K");
   s.constraints.push_back(
@@ -411,11 +411,11 @@ void add_cluster_sum_constraints(ParamSpace& s) {
        "BLOCK_M x BLOCK_N x 4 (the ring holds the f32 partial tile)",
        [reduce, halves](const Config& c) {
          if (c.get("SPLIT_CLUSTER").value_or(0) == 0) return true;
-         const int64_t sk = p(c, "SPLIT_K"), bm = p(c, "BLOCK_M"), bn = p(c, "BLOCK_N");
+         const int64_t sk = p(c, "SPLIT_K");
          return (sk == 2 || sk == 4 || sk == 8) && sm90_cluster_size(c) == 1 && p(c, "STREAM_K") == 0 &&
                 p(c, "EPILOGUE") == kSm90EpilogueDirect &&
                 (!reduce || p(c, "REDUCE") == 0) && (!halves || p(c, "CONSUMER_K") == 0) &&
-                p(c, "STAGES") * (bm + bn) * kSm90BlockK * 2 >= bm * bn * 4;
+                sm90_ring_bytes(c) >= p(c, "BLOCK_M") * p(c, "BLOCK_N") * 4;
        },
        reads});
 }
