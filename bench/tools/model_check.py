@@ -63,6 +63,20 @@ def where(path):
 VARIANT_TOKENS = {"last", "uncooperative", "cluster"}
 
 
+# Switches that declare a parameter only rows naming it need: set for every row, they would let the planner choose the
+# parameter for a row measured before it existed (its config does not pin it).
+NAMED_SWITCHES = {"CONSUMER_K=": {"TILEFORGE_SM90_CONSUMER_K": "1"}, "SPLIT_CLUSTER=": {"TILEFORGE_SM90_CLUSTER_SUM": "1"}}
+
+
+def named_switches(config):
+    """The switches of NAMED_SWITCHES whose parameter `config` names."""
+    env = {}
+    for token, switch in NAMED_SWITCHES.items():
+        if token in config:
+            env.update(switch)
+    return env
+
+
 def runs_a_variant(label):
     """Whether a sweep row's label names a kernel variant its config does not describe (VARIANT_TOKENS)."""
     return bool(VARIANT_TOKENS & set(label.rsplit("/", 1)[-1].split("-")))
@@ -96,7 +110,7 @@ def price(tileforge, profile, r, config):
         cmd += ["--set", p]
     if "REDUCE=1" in pins:
         cmd.append("--nondeterministic")
-    env = dict(os.environ, **SWITCHES)
+    env = dict(os.environ, **SWITCHES, **named_switches(config))
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         return None, (done.stderr.strip().splitlines() or ["plan failed"])[-1][:160]
