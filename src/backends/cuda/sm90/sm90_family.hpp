@@ -173,7 +173,6 @@ struct Sm90SpaceOptions {
   // (`deep_stages_small`, the planner's default) where M or N is at most kSm90DeepRingsMaxSide; the kernel takes any
   // count that fits shared memory
   bool deep_stages = false;
-  bool deep_stages_small = false;
   // declare CONSUMER_COLS (two or three consumer warpgroups splitting BLOCK_N, as a 64-row tile needs for a second
   // one); the kernel takes it, the planner offers it once measured
   bool consumer_cols = false;
@@ -183,6 +182,7 @@ struct Sm90SpaceOptions {
   // declare SPLIT_CLUSTER (a tile's slices as one cluster, summed in distributed shared memory); the kernel takes it,
   // the planner offers it once measured
   bool cluster_sum = false;
+  bool deep_stages_small = false;
 };
 // The planner's options, from the environment: SWAP_AB declared unless TILEFORGE_SM90_SWAP_AB=0; REDUCE always;
 // CONSUMER_COLS with TILEFORGE_SM90_CONSUMER_COLS=1 (measured no faster: bench/sweeps/sm90-consumer-cols.txt);
