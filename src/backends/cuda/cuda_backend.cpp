@@ -138,9 +138,13 @@ class CudaBackend final : public Backend {
       // tuned or a test's) is checked against the space that declares it, one without it against the space without
       // it, whatever the environment asks the planner for; K-major tiles with their atoms dealt out unevenly and rings
       // of more than 8 stages are the kernel's whether offered or not.
-      Sm90SpaceOptions options{config.get("SWAP_AB").has_value(), config.get("REDUCE").has_value(), true, true,
-                               config.get("CONSUMER_COLS").has_value(), config.get("CONSUMER_K").has_value()};
-      options.cluster_sum = config.get("SPLIT_CLUSTER").has_value();
+      const Sm90SpaceOptions options{.swap_ab = config.get("SWAP_AB").has_value(),
+                                     .reduce = config.get("REDUCE").has_value(),
+                                     .atom_split = true,
+                                     .deep_stages = true,
+                                     .consumer_cols = config.get("CONSUMER_COLS").has_value(),
+                                     .consumer_k = config.get("CONSUMER_K").has_value(),
+                                     .cluster_sum = config.get("SPLIT_CLUSTER").has_value()};
       if (Status s = sm90_space(p, device.profile, options).check(config); !s) return s;
       auto k = prepare_sm90(p, config, device, *arch);
       if (k) return k;

@@ -74,7 +74,7 @@ TEST(Sm90Family, ConfigViewReadsEachParameterAsSet) {
     auto h200 = hw::load_profile("h200");
     ASSERT_TRUE(h200.ok());
     std::vector<std::string> declared;
-    for (const ParamDecl& d : sm90_space(problem(1000, 1000, 1000), *h200, Sm90SpaceOptions{true}).params) {
+    for (const ParamDecl& d : sm90_space(problem(1000, 1000, 1000), *h200, Sm90SpaceOptions{.swap_ab = true}).params) {
       declared.push_back(d.name);
     }
     std::sort(declared.begin(), declared.end());

@@ -111,7 +111,7 @@ TEST(Sm90Family, WorkspaceIsTheSchedulesAndTheOperandCopies) {
 TEST(Sm90Family, SwapAbRunsTheTransposedProblem) {
   auto h200 = hw::load_profile("h200");
   ASSERT_TRUE(h200.ok());
-  const Sm90SpaceOptions on{true}, off{false};
+  const Sm90SpaceOptions on{.swap_ab = true}, off{.swap_ab = false};
   const Problem decode = problem(16, 4096, 4096);
   EXPECT_EQ(sm90_space(decode, *h200, off).find("SWAP_AB"), nullptr);
   ASSERT_NE(sm90_space(decode, *h200, on).find("SWAP_AB"), nullptr);
@@ -261,8 +261,8 @@ TEST(Sm90Family, KMajorTilesSharedUnevenlyDealOutAtoms) {
   const Problem q = problem(1000, 1000, 1000);
   const Config uneven = swapped(sm90_config(128, 72, 8, 1, 4, 2, 8, 1, 1, 1));
   const Config even = swapped(sm90_config(128, 80, 7, 1, 2, 2, 8, 1, 1, 1));
-  const ParamSpace off = sm90_space(q, *h200, Sm90SpaceOptions{true, false, false});
-  const ParamSpace on = sm90_space(q, *h200, Sm90SpaceOptions{true, false, true});
+  const ParamSpace off = sm90_space(q, *h200, Sm90SpaceOptions{.swap_ab = true});
+  const ParamSpace on = sm90_space(q, *h200, Sm90SpaceOptions{.swap_ab = true, .atom_split = true});
   const Status refused = off.check(uneven);
   EXPECT_FALSE(refused.ok());
   EXPECT_NE(refused.message().find("(BLOCK_N / CLUSTER_M) % 8 == 0"), std::string::npos) << refused.to_string();
@@ -298,12 +298,12 @@ TEST(Sm90Family, DeepRingsOnlyWhereAskedForAndWhereTheyFit) {
   ASSERT_TRUE(h200.ok());
   const Problem q = problem(16, 4096, 4096);
   auto stages_of = [&](const Sm90SpaceOptions& o) { return sm90_space(q, *h200, o).find("STAGES")->values; };
-  EXPECT_EQ(stages_of(Sm90SpaceOptions{true}), (ParamValues{2, 3, 4, 5, 6, 7, 8}));
-  EXPECT_EQ(stages_of(Sm90SpaceOptions{true, false, false, true}), (ParamValues{2, 3, 4, 5, 6, 7, 8, 10, 12, 16}));
-  const ParamSpace deep = sm90_space(q, *h200, Sm90SpaceOptions{true, false, false, true});
+  EXPECT_EQ(stages_of(Sm90SpaceOptions{.swap_ab = true}), (ParamValues{2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(stages_of(Sm90SpaceOptions{.swap_ab = true, .deep_stages = true}), (ParamValues{2, 3, 4, 5, 6, 7, 8, 10, 12, 16}));
+  const ParamSpace deep = sm90_space(q, *h200, Sm90SpaceOptions{.swap_ab = true, .deep_stages = true});
   const Config ring16 = swapped(sm90_config(64, 16, 16, 1, 1, 1, 8, 1, 1, 1, 2, 0));
   EXPECT_TRUE(deep.check(ring16).ok()) << deep.check(ring16).to_string();
-  EXPECT_FALSE(sm90_space(q, *h200, Sm90SpaceOptions{true}).check(ring16).ok());
+  EXPECT_FALSE(sm90_space(q, *h200, Sm90SpaceOptions{.swap_ab = true}).check(ring16).ok());
   Config big = sm90_config(64, 128, 16, 1, 1, 1, 8, 1, 1, 1, 2, 0);
   big.params["SWAP_AB"] = 0;
   const Status too_big = deep.check(big);
@@ -633,8 +633,13 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
     const bool reduce = k.config.get("REDUCE").has_value();
     const bool cols = k.config.get("CONSUMER_COLS").value_or(0) != 0;
     const bool halves = k.config.get("CONSUMER_K").value_or(0) != 0;
-    Sm90SpaceOptions options{swap, reduce, true, true, cols, halves};
-    options.cluster_sum = k.config.get("SPLIT_CLUSTER").value_or(0) != 0;
+    const Sm90SpaceOptions options{.swap_ab = swap,
+                                   .reduce = reduce,
+                                   .atom_split = true,
+                                   .deep_stages = true,
+                                   .consumer_cols = cols,
+                                   .consumer_k = halves,
+                                   .cluster_sum = k.config.get("SPLIT_CLUSTER").value_or(0) != 0};
     const ParamSpace space = sm90_space(k.problem, *h200, options);
     ASSERT_TRUE(space.check(k.config).ok()) << k.config.describe() << ": " << space.check(k.config).to_string();
     const Sm90Source g = sm90_source(k.problem, k.config);

@@ -201,7 +201,7 @@ TEST_F(Sm90GpuTest, SwapAbWritesCColumnByColumnExactly) {
       swapped(sm90_config(256, 112, 3, 2, 1, 1, 8, 1, 1, 1)),  // two m64 blocks per consumer
       swapped(sm90_config(192, 80, 4, 3, 1, 1, 8, 1, 1, 1)),   // three consumers
   };
-  const cuda::Sm90SpaceOptions swap{true};
+  const cuda::Sm90SpaceOptions swap{.swap_ab = true};
   uint64_t seed = 1300;
   // The narrow tiles take a row-major A only (RR, RC); 1032 = 14 x 72 + 24 = 9 x 112 + 24 is ragged against them.
   for (const Config& c : configs) EXPECT_GE(run_in_every_layout(c, seed, swap), 2) << c.describe();
@@ -250,7 +250,7 @@ TEST_F(Sm90GpuTest, SwapAbClustersDealOutUnevenAtomsExactly) {
       swapped(sm90_config(128, 80, 6, 2, 4, 1, 8, 2, 1, 1)),  // 20 rows per CTA, the deferred epilogue
       swapped(sm90_config(128, 112, 4, 2, 8, 1, 8, 1, 1, 1)), // fourteen atoms over eight CTAs
   };
-  const cuda::Sm90SpaceOptions atoms{true, false, true};
+  const cuda::Sm90SpaceOptions atoms{.swap_ab = true, .atom_split = true};
   uint64_t seed = 1900;
   for (const Config& c : configs) {
     for (Layout l : {Layout::RR, Layout::RC}) {
@@ -279,8 +279,7 @@ TEST_F(Sm90GpuTest, ConsumerColumnsAreExactAndSplitsBitIdentical) {
   };
   uint64_t seed = 2300;
   for (const Case& k : cases) {
-    cuda::Sm90SpaceOptions cols{k.config.get("SWAP_AB").has_value()};
-    cols.consumer_cols = true;
+    const cuda::Sm90SpaceOptions cols{.swap_ab = k.config.get("SWAP_AB").has_value(), .consumer_cols = true};
     const bool shared = k.config.at("SPLIT_K") > 1 || k.config.at("STREAM_K") != 0;
     SCOPED_TRACE(k.config.describe());
     run_where_legal(k.problem.normalized(), k.config, cols, ++seed, shared);
@@ -305,8 +304,11 @@ TEST_F(Sm90GpuTest, ConsumerKIsExactAndSplitsBitIdentical) {
   };
   uint64_t seed = 2500;
   for (const Case& k : cases) {
-    cuda::Sm90SpaceOptions halves{k.config.get("SWAP_AB").has_value(), k.config.get("REDUCE").has_value(), true, true};
-    halves.consumer_k = true;
+    const cuda::Sm90SpaceOptions halves{.swap_ab = k.config.get("SWAP_AB").has_value(),
+                                        .reduce = k.config.get("REDUCE").has_value(),
+                                        .atom_split = true,
+                                        .deep_stages = true,
+                                        .consumer_k = true};
     const bool shared = (k.config.at("SPLIT_K") > 1 || k.config.at("STREAM_K") != 0) && !k.config.get("REDUCE");
     SCOPED_TRACE(k.config.describe());
     run_where_legal(k.problem.normalized(), k.config, halves, ++seed, shared);
@@ -349,7 +351,7 @@ TEST_F(Sm90GpuTest, DeepRingsAreExactAndSplitsBitIdentical) {
   };
   uint64_t seed = 2100;
   for (const Case& k : cases) {
-    const cuda::Sm90SpaceOptions deep{k.config.get("SWAP_AB").has_value(), false, false, true};
+    const cuda::Sm90SpaceOptions deep{.swap_ab = k.config.get("SWAP_AB").has_value(), .deep_stages = true};
     run_where_legal(k.problem.normalized(), k.config, deep, ++seed, k.config.at("SPLIT_K") > 1);
   }
 }
@@ -514,7 +516,7 @@ TEST_F(Sm90GpuTest, AtomicSumsAreWithinTheBoundAndLeaveTheirTilesZero) {
   uint64_t seed = 700;
   for (const Case& k : cases) {
     const Problem p = k.problem.normalized();
-    const cuda::Sm90SpaceOptions options{cuda::sm90_swap_ab(k.config), true};
+    const cuda::Sm90SpaceOptions options{.swap_ab = cuda::sm90_swap_ab(k.config), .reduce = true};
     const Status legal = cuda::sm90_space(p, device_.profile, options).check(k.config);
     EXPECT_TRUE(legal.ok()) << k.config.describe() << ": " << legal.to_string();
     if (!legal.ok()) continue;
