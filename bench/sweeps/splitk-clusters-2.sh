@@ -30,7 +30,7 @@ clusters() {  # clusters SHAPE SLICES [PINS...]: dispatch's config, then the til
     row "$out/clusters.csv" 0 "$shape" "$@" SPLIT_K="$sk" CLUSTER_M="$cm" CLUSTER_N="$cn"
   done
 }
-for round in 1 2; do
+for _ in 1 2; do  # two rounds
   clusters 256x256x16384 16 $t64
   row "$out/clusters.csv" 0 256x256x16384 $t64 SPLIT_K=15 CLUSTER_M=2 CLUSTER_N=2
   clusters 512x512x8192 8 $t128
