@@ -134,18 +134,9 @@ class CudaBackend final : public Backend {
     if (config.family == "sm90") {
       const plan::KernelFamily* f = plan::find_family("sm90");
       if (plan::SupportGap gap = f->supports(p); !gap.empty()) return unsupported(gap.why);
-      // A config that names SWAP_AB, REDUCE, CONSUMER_COLS, CONSUMER_K or SPLIT_CLUSTER (planned with it declared,
-      // tuned or a test's) is checked against the space that declares it, one without it against the space without
-      // it, whatever the environment asks the planner for; K-major tiles with their atoms dealt out unevenly and rings
-      // of more than 8 stages are the kernel's whether offered or not.
-      const Sm90SpaceOptions options{.swap_ab = config.get("SWAP_AB").has_value(),
-                                     .reduce = config.get("REDUCE").has_value(),
-                                     .atom_split = true,
-                                     .deep_stages = true,
-                                     .consumer_cols = config.get("CONSUMER_COLS").has_value(),
-                                     .consumer_k = config.get("CONSUMER_K").has_value(),
-                                     .cluster_sum = config.get("SPLIT_CLUSTER").has_value()};
-      if (Status s = sm90_space(p, device.profile, options).check(config); !s) return s;
+      // A config (planned, tuned or a test's) is checked against the space that declares the optional parameters it
+      // names and no others, whatever the environment asks the planner for (sm90_space_options_declaring).
+      if (Status s = sm90_space(p, device.profile, sm90_space_options_declaring(config)).check(config); !s) return s;
       auto k = prepare_sm90(p, config, device, *arch);
       if (k) return k;
       // A kernel that does not compile or may not run: the sm80 family runs the problem, and says so.

@@ -192,6 +192,11 @@ struct Sm90SpaceOptions {
 // the deep rings where M or N is small unless TILEFORGE_SM90_DEEP_STAGES=0, everywhere with 1
 // (bench/sweeps/sm90-deep-dispatch.txt: faster on the H100 where they change the plan).
 Sm90SpaceOptions sm90_space_options();
+// The options of a space that declares each optional parameter `config` names (SWAP_AB, REDUCE, CONSUMER_COLS,
+// CONSUMER_K, SPLIT_CLUSTER), whatever the environment asks the planner for, with the dealt-out atoms and the deep
+// rings the kernel takes whether offered or not: what a config given to the backend (pinned, tuned or a test's) is
+// checked against.
+Sm90SpaceOptions sm90_space_options_declaring(const Config& config);
 // Every combination the kernel template and the chip record allow for this problem (without SWAP_AB, or with the
 // options given; the family's plug-in plans with sm90_space_options()).
 ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile);

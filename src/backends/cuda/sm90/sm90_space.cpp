@@ -452,6 +452,16 @@ Sm90SpaceOptions sm90_space_options() {
   return o;
 }
 
+Sm90SpaceOptions sm90_space_options_declaring(const Config& config) {
+  return Sm90SpaceOptions{.swap_ab = config.get("SWAP_AB").has_value(),
+                          .reduce = config.get("REDUCE").has_value(),
+                          .atom_split = true,
+                          .deep_stages = true,
+                          .consumer_cols = config.get("CONSUMER_COLS").has_value(),
+                          .consumer_k = config.get("CONSUMER_K").has_value(),
+                          .cluster_sum = config.get("SPLIT_CLUSTER").has_value()};
+}
+
 ParamSpace sm90_space(const Problem& problem, const hw::HwProfile& profile) {
   return sm90_space(problem, profile, Sm90SpaceOptions{});
 }

@@ -633,14 +633,8 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
     const bool reduce = k.config.get("REDUCE").has_value();
     const bool cols = k.config.get("CONSUMER_COLS").value_or(0) != 0;
     const bool halves = k.config.get("CONSUMER_K").value_or(0) != 0;
-    const Sm90SpaceOptions options{.swap_ab = swap,
-                                   .reduce = reduce,
-                                   .atom_split = true,
-                                   .deep_stages = true,
-                                   .consumer_cols = cols,
-                                   .consumer_k = halves,
-                                   .cluster_sum = k.config.get("SPLIT_CLUSTER").value_or(0) != 0};
-    const ParamSpace space = sm90_space(k.problem, *h200, options);
+    // Checked as the backend checks a config it is given.
+    const ParamSpace space = sm90_space(k.problem, *h200, sm90_space_options_declaring(k.config));
     ASSERT_TRUE(space.check(k.config).ok()) << k.config.describe() << ": " << space.check(k.config).to_string();
     const Sm90Source g = sm90_source(k.problem, k.config);
     jit::CompileRequest req;
