@@ -30,8 +30,11 @@ elif os.path.exists(os.path.join(out, "bench-extra.json")):
     reports = json.load(open(os.path.join(out, "bench-extra.json")))
 def rows(d):
     return {("x".join(map(str, r["shape"])), r["layout"], r["dtype"]): r for r in d["rows"]}
-runs = [rows(json.load(open(os.path.join(out, "bench-public.json"))))] if os.path.exists(os.path.join(out, "bench-public.json")) else []
-runs += [rows(d) for f, d in reports.items() if f.startswith("bench-public-") and f[13:-5].isdigit()]
+# The public suite's bench processes: the first in OUTDIR, the others numbered among the extra reports.
+first = os.path.join(out, "bench-public.json")
+public = [json.load(open(first))] if os.path.exists(first) else []
+public += [d for f, d in reports.items() if f.startswith("bench-public-") and f[13:-5].isdigit()]
+runs = [rows(d) for d in public]
 base = rows(reports[f"bench-public-{compare}.json"]) if compare and f"bench-public-{compare}.json" in reports else {}
 def cfg(r):
     c = r["config"]
@@ -94,8 +97,7 @@ if "bench-bf16.json" in reports:
         print(f"  {r['layout']} {r['dtype']} ours {r['tflops']:.1f} cublas {r['native'].get('tflops', 0):.1f} ratio {r['ratio'] or 0:.3f} err {r['rel_error']:.2e}  {cfg(r)}")
 # Issue 13: the device bandwidth each public-suite process measured (a copy of twice the L2, read and write counted),
 # and the skinny rows (M or N at most 64: bound by memory) judged by bytes, medians over the processes.
-envs = [json.load(open(os.path.join(out, "bench-public.json")))["environment"]] if os.path.exists(os.path.join(out, "bench-public.json")) else []
-envs += [d["environment"] for f, d in reports.items() if f.startswith("bench-public-") and f[13:-5].isdigit()]
+envs = [d["environment"] for d in public]
 bws = [e["device_bandwidth"] for e in envs if e.get("device_bandwidth")]
 if bws:
     each = ", ".join(f"{x['gbps']:.1f}" for x in bws)
