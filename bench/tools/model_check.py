@@ -14,7 +14,9 @@ kernels that have changed since. Prints one line per shape group and a summary p
 row. --limit fails the run (exit 1) where a chip's geometric-mean regret is above the number given: a model change
 that ranks the measured rows worse is caught as a golden plan's change is. A config the space now refuses is
 reported as refused, not priced. The experiment switches (TILEFORGE_SM90_DEEP_STAGES, TILEFORGE_SM90_ATOM_SPLIT,
-TILEFORGE_SM90_CONSUMER_COLS, TILEFORGE_SM80_STREAM_K) are set so that configs measured under them are priced.
+TILEFORGE_SM90_CONSUMER_COLS, TILEFORGE_SM80_STREAM_K) are set so that configs measured under them are priced; a
+parameter they declare that a row's config does not name (SWAP_AB, CONSUMER_COLS, STREAM_K, ...) is priced at its off
+value, as the row's kernel ran (ABSENT_MEANS).
 """
 import argparse
 import concurrent.futures as futures
@@ -77,6 +79,23 @@ def named_switches(config):
     return env
 
 
+# Parameters whose absence from a measured config means their "off" value: the row's kernel ran so because the
+# parameter did not exist yet or its switch was off (a sweep row without "swap" runs with TILEFORGE_SM90_SWAP_AB=0,
+# and its config names no SWAP_AB). Left free, the planner would price such a row at its best value of the parameter
+# (a 128x128 split-K tile of 128x4096x14336 priced swapped at 51 us against the 81-84 us of the unswapped kernel that
+# ran, 90-91 measured), which is a kernel that did not run.
+ABSENT_MEANS = {"SWAP_AB": 0, "CONSUMER_COLS": 0, "CONSUMER_K": 0, "SPLIT_CLUSTER": 0, "REDUCE": 0, "STREAM_K": 0,
+                "SPLIT_K": 1}
+
+
+def absent_pins(pins, chosen):
+    """`--set` pins for the ABSENT_MEANS parameters that `pins` leaves free and the planner's `chosen` config (its
+    declared parameters and values) set otherwise than their off value."""
+    named = {p.split("=", 1)[0] for p in pins}
+    return [f"{name}={off}" for name, off in ABSENT_MEANS.items()
+            if name not in named and name in chosen and chosen[name] != off]
+
+
 def runs_a_variant(label):
     """Whether a sweep row's label names a kernel variant its config does not describe (VARIANT_TOKENS)."""
     return bool(VARIANT_TOKENS & set(label.rsplit("/", 1)[-1].split("-")))
@@ -111,13 +130,24 @@ def price(tileforge, profile, r, config):
     if "REDUCE=1" in pins:
         cmd.append("--nondeterministic")
     env = dict(os.environ, **SWITCHES, **named_switches(config))
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if done.returncode != 0:
-        return None, (done.stderr.strip().splitlines() or ["plan failed"])[-1][:160]
+
+    def plan(extra):
+        done = subprocess.run(cmd + [a for p in extra for a in ("--set", p)], capture_output=True, text=True, env=env)
+        if done.returncode != 0:
+            return None, (done.stderr.strip().splitlines() or ["plan failed"])[-1][:160]
+        try:
+            return json.loads(done.stdout)["rows"][0]["choice"], ""
+        except (ValueError, KeyError, IndexError, TypeError):
+            return None, "no prediction in plan's JSON"
+
+    choice, why = plan([])
+    # A parameter the row does not name ran at its off value: where the planner chose otherwise, price it there.
+    extra = absent_pins(pins, choice.get("config", {})) if choice else []
+    if extra:
+        choice, why = plan(extra)
     try:
-        row = json.loads(done.stdout)["rows"][0]
-        return float(row["choice"]["predicted_s"]), ""
-    except (ValueError, KeyError, IndexError, TypeError):
+        return (float(choice["predicted_s"]), "") if choice else (None, why)
+    except (ValueError, KeyError, TypeError):
         return None, "no prediction in plan's JSON"
 
 
