@@ -59,10 +59,11 @@ def where(path):
 
 # Sweep labels' tokens (scripts/gpu-splitk-sweep's EXTRA) that ran a variant of the kernel through an environment
 # switch the config does not name: the last slice's sum instead of the shared sum (TILEFORGE_SM90_SHARED_SUM=0), the
-# shared sum launched without the cooperative attribute, and the dropped experiment that summed split-K in a
-# cluster's shared memory (TILEFORGE_SM90_CLUSTER_SUM=1, bench/results/h200/2026-12-04e-cluster-sum). Priced as the
+# shared sum launched without the cooperative attribute, the dropped experiment that summed split-K in a cluster's
+# shared memory (TILEFORGE_SM90_CLUSTER_SUM=1, bench/results/h200/2026-12-04e-cluster-sum), and the timeline
+# diagnostic (TILEFORGE_SM90_TIMELINE: every launch waits for its read-back, so the row's time is not the kernel's). Priced as the
 # config they name, they would stand for a kernel that did not run.
-VARIANT_TOKENS = {"last", "uncooperative", "cluster"}
+VARIANT_TOKENS = {"last", "uncooperative", "cluster", "tl"}
 
 
 # Switches that declare a parameter only rows naming it need: set for every row, they would let the planner choose the

@@ -105,6 +105,7 @@ Expected<DriverApi> load_driver(const std::string& path) {
   TF_RESOLVE(cuModuleLoadData, 2000);
   TF_RESOLVE(cuModuleUnload, 2000);
   TF_RESOLVE(cuModuleGetFunction, 2000);
+  TF_RESOLVE(cuModuleGetGlobal, 3020);
   TF_RESOLVE(cuFuncGetAttribute, 2020);
   TF_RESOLVE(cuFuncSetAttribute, 9000);
   TF_RESOLVE(cuLaunchKernelEx, 11060);

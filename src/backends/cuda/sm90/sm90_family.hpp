@@ -224,6 +224,9 @@ struct Sm90Source {
   int cluster = 1;    // CTAs per cluster along grid x
   // Tensor-map boxes (elements: the contiguous dimension first), as the template's Config computes them.
   int a_box[2] = {0, 0}, b_box[2] = {0, 0}, c_box[2] = {0, 0};
+  // TILEFORGE_SM90_TIMELINE (a diagnostic): the kernel stamps each CTA's phases (sm90/timeline.cuh), and every launch
+  // writes them to the file the variable names.
+  bool timeline = false;
 };
 Sm90Source sm90_source(const Problem& problem, const Config& config);
 

@@ -5,13 +5,16 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "backends/cuda/common/cuda_common.hpp"
+#include "core/output_path.hpp"
 
 namespace tileforge::cuda::detail {
 namespace {
@@ -51,6 +54,48 @@ Status encode_map(Sm90TmaDesc& out, const void* ptr, DType type, int64_t inner, 
   }
   std::memcpy(&out, &map, sizeof out);
   return {};
+}
+
+// The timeline's layout (sm90/timeline.cuh): per CTA, kTimelineSlots words: each stamp's global-timer nanoseconds and
+// SM clock64 cycles, then the units the CTA ran, its SM and the grid's CTAs.
+constexpr int kTimelineCtas = 1024, kTimelineSlots = 24, kTimelineStamps = 8;
+constexpr const char* kTimelineStampNames[kTimelineStamps] = {"entry",   "setup",   "first_stage", "loop_end",
+                                                              "stored",  "arrived", "fixup_end",   "exit"};
+
+// TILEFORGE_SM90_TIMELINE: the launch's timeline, waited for and written to `path` as CSV (one row per CTA of the
+// grid; a stamp a CTA never took, as the fix-up's where its last unit has none, is 0). A diagnostic: the wait and the file cost each
+// call far more than the kernel itself.
+Status write_timeline(const jit::LoadedKernel& kernel, CUstream stream, const char* path) {
+  auto d = driver();
+  if (!d) return d.status();
+  CUdeviceptr ptr = 0;
+  size_t bytes = 0;
+  if (Status s = check((*d)->cuModuleGetGlobal(&ptr, &bytes, kernel.module, "tf_sm90_timeline"),
+                       "cuModuleGetGlobal(tf_sm90_timeline)");
+      !s) {
+    return s;
+  }
+  if (bytes != sizeof(unsigned long long) * kTimelineCtas * kTimelineSlots) {
+    return unsupported(fmt::format("the kernel's timeline has {} bytes, not the {} this build reads", bytes,
+                                   sizeof(unsigned long long) * kTimelineCtas * kTimelineSlots));
+  }
+  if (Status s = check((*d)->cuStreamSynchronize(stream), "cuStreamSynchronize (the timeline)"); !s) return s;
+  std::vector<unsigned long long> w(bytes / sizeof(unsigned long long));
+  if (Status s = check((*d)->cuMemcpyDtoH(w.data(), ptr, bytes), "cuMemcpyDtoH (the timeline)"); !s) return s;
+  std::string csv = "cta,sm,units,grid";
+  for (const char* name : kTimelineStampNames) csv += fmt::format(",{}_ns", name);
+  for (const char* name : kTimelineStampNames) csv += fmt::format(",{}_cycles", name);
+  csv += "\n";
+  const unsigned long long grid = std::min<unsigned long long>(w[2 * kTimelineStamps + 2], kTimelineCtas);
+  for (unsigned long long cta = 0; cta < grid; ++cta) {
+    const unsigned long long* row = w.data() + cta * kTimelineSlots;
+    csv += fmt::format("{},{},{},{}", cta, row[2 * kTimelineStamps + 1], row[2 * kTimelineStamps],
+                       row[2 * kTimelineStamps + 2]);
+    for (int s = 0; s < kTimelineStamps; ++s) csv += fmt::format(",{}", row[2 * s]);
+    for (int s = 0; s < kTimelineStamps; ++s) csv += fmt::format(",{}", row[2 * s + 1]);
+    csv += "\n";
+  }
+  return replace_file(path, csv, "the sm90 timeline (TILEFORGE_SM90_TIMELINE)");
 }
 
 }  // namespace
@@ -144,6 +189,13 @@ Status Sm90Kernel::run(const Problem& p, const GemmArgs& args) const {
     params_.shared_sum = 0;
     dims.cooperative = false;
     launched = launch(loaded_.function, dims, kernel_args, source_.entry);
+  }
+  if (launched && source_.timeline) {
+    if (const char* path = std::getenv("TILEFORGE_SM90_TIMELINE"); path && *path) {
+      if (Status s = write_timeline(loaded_, dims.stream, path); !s) {
+        note_once(warnings_, fmt::format("{}: no timeline written ({})", config().describe(), s.message()));
+      }
+    }
   }
   return launched;
 }

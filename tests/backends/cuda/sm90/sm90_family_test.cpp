@@ -527,6 +527,50 @@ TEST(Sm90Family, SourceExperimentsAreDefinedAndNamedApart) {
   EXPECT_EQ(ahead.entry, sm90_source(q, alone).entry + "_pf8");
   EXPECT_NE(ahead.source.find("#define TF_SM90_L2_PREFETCH 8"), std::string::npos);
   EXPECT_EQ(none.source, sm90_source(q, alone).source);
+  // The timeline diagnostic: its define, its entry and the flag the kernel's run reads back by.
+  ::setenv("TILEFORGE_SM90_TIMELINE", "timeline.csv", 1);
+  const Sm90Source stamped = sm90_source(q, alone);
+  ::unsetenv("TILEFORGE_SM90_TIMELINE");
+  EXPECT_EQ(stamped.entry, sm90_source(q, alone).entry + "_tl");
+  EXPECT_NE(stamped.source.find("#define TF_SM90_TIMELINE 1"), std::string::npos);
+  EXPECT_TRUE(stamped.timeline);
+  EXPECT_FALSE(sm90_source(q, alone).timeline);
+}
+
+// The timeline's kernels compile for sm_90a beside the split-K fix-up and stream-K without spilling, and stamp with
+// the global timer into the module's tf_sm90_timeline; the same configs without it carry neither.
+TEST(Sm90Family, NvrtcBuildsTheTimelineOnlyWhereAskedFor) {
+  auto nvrtc = jit::Nvrtc::get();
+  if (!nvrtc.ok()) GTEST_SKIP() << "SKIPPED: NVRTC not available: " << nvrtc.status().message();
+  if (!(*nvrtc)->check_arch("sm_90a").ok()) GTEST_SKIP() << "SKIPPED: this NVRTC cannot target sm_90a";
+  std::vector<jit::Header> headers;
+  for (const auto& [name, text] : embedded::embedded_kernel_headers()) headers.push_back({std::string(name), std::string(text)});
+  const std::vector<std::pair<Problem, Config>> cases = {
+      {problem(512, 512, 8192), sm90_config(128, 128, 6, 2, 1, 2, 8, 1, 1, 1, 8, 0)},
+      {problem(1000, 1000, 1000), swapped(sm90_config(128, 80, 7, 1, 2, 2, 8, 1, 1, 1))},
+      {problem(3000, 3000, 3000), sm90_config(128, 256, 4, 2, 1, 1, 8, 1, 2, 1, 1, 1)},
+  };
+  for (const auto& [q, config] : cases) {
+    for (const bool stamped : {false, true}) {
+      if (stamped) ::setenv("TILEFORGE_SM90_TIMELINE", "timeline.csv", 1);
+      const Sm90Source g = sm90_source(q, config);
+      ::unsetenv("TILEFORGE_SM90_TIMELINE");
+      jit::CompileRequest req;
+      req.name = g.entry;
+      req.source = g.source;
+      req.headers = headers;
+      req.arch = "sm_90a";
+      auto out = (*nvrtc)->compile(req);
+      ASSERT_TRUE(out.ok()) << out.status().to_string();
+      ASSERT_TRUE(out->ok) << config.describe() << "\n" << out->log;
+      EXPECT_EQ(out->ptx.find("%globaltimer") != std::string::npos, stamped) << config.describe();
+      EXPECT_EQ(out->ptx.find("tf_sm90_timeline") != std::string::npos, stamped) << config.describe();
+      const jit::FunctionResources* r = out->report.find(g.entry);
+      ASSERT_NE(r, nullptr) << out->log;
+      EXPECT_FALSE(r->spills()) << config.describe() << (stamped ? " with the timeline: " : ": ")
+                                << r->spill_store_bytes << " bytes spilled";
+    }
+  }
 }
 
 TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {

@@ -7,7 +7,13 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "backends/cuda/sm90/sm90_test_config.hpp"
 #include "backends/backend.hpp"
@@ -497,6 +503,64 @@ TEST_F(Sm90GpuTest, SplitKAndStreamKAreExactAndBitIdenticalFromRunToRun) {
   };
   uint64_t seed = 500;
   for (const Case& k : cases) run_where_legal(k.problem.normalized(), k.config, {}, ++seed, true);
+}
+
+// The timeline diagnostic (TILEFORGE_SM90_TIMELINE, sm90/timeline.cuh): C stays exact, and every CTA of the grid
+// writes its row, its stamps in the order of its phases on both clocks, and the units of all the CTAs add up to the
+// launch's work units (each CTA of a cluster runs every unit of its cluster): persistent whole tiles (256 tiles for at
+// most 132 CTAs) and split-K in clusters of two with the shared sum.
+TEST_F(Sm90GpuTest, TimelineStampsEveryCtaInOrderAndLeavesCExact) {
+  const std::vector<Case> cases = {
+      {half(2048, 2048, 264, Layout::RR), sm90_config(128, 128, 5, 2, 1, 1, 8, 1, 1, 1)},
+      {half(512, 512, 8192, Layout::RR), sm90_config(128, 128, 6, 2, 1, 2, 8, 1, 1, 1, 8, 0)},
+  };
+  const std::filesystem::path dir = testing::fresh_test_dir("sm90-timeline");
+  uint64_t seed = 2300;
+  for (const Case& k : cases) {
+    const std::string path = (dir / fmt::format("case{}.csv", seed)).string();
+    ::setenv("TILEFORGE_SM90_TIMELINE", path.c_str(), 1);
+    const std::string family = run(k.problem.normalized(), &k.config, 0, ++seed);
+    ::unsetenv("TILEFORGE_SM90_TIMELINE");
+    ASSERT_EQ(family, "sm90") << k.config.describe();
+    std::istringstream csv(testing::read_file(path));
+    std::string line;
+    ASSERT_TRUE(std::getline(csv, line));
+    ASSERT_EQ(line.rfind("cta,sm,units,grid,entry_ns,", 0), 0u) << line;
+    int64_t rows = 0, units = 0, grid = 0;
+    while (std::getline(csv, line)) {
+      std::vector<int64_t> v;
+      std::istringstream fields(line);
+      for (std::string f; std::getline(fields, f, ',');) v.push_back(std::stoll(f));
+      ASSERT_EQ(v.size(), 20u) << line;
+      EXPECT_EQ(v[0], rows) << line;
+      units += v[2];
+      grid = v[3];
+      EXPECT_GE(v[2], 1) << line;
+      // Stamps 4 (stored) and 5 (arrived) only where the last unit has a workspace fix-up (split-K here); the others
+      // always, each after the one before it.
+      const bool fixup = k.config.at("SPLIT_K") > 1;
+      for (int clock = 0; clock < 2; ++clock) {
+        const int first = 4 + 8 * clock;
+        int64_t before = 0;
+        for (int s = 0; s < 8; ++s) {
+          const int64_t t = v[first + s];
+          if (s == 4 || s == 5) {
+            EXPECT_EQ(t > 0, fixup) << "stamp " << s << ": " << line;
+            if (t == 0) continue;
+          }
+          EXPECT_GT(t, 0) << "stamp " << s << ": " << line;
+          EXPECT_LE(before, t) << "stamp " << s << ": " << line;
+          before = t;
+        }
+      }
+      ++rows;
+    }
+    const cuda::Sm90Schedule sched = cuda::sm90_schedule(k.problem.normalized(), k.config, 132);
+    const int64_t cs = k.config.at("CLUSTER_M") * k.config.at("CLUSTER_N");
+    EXPECT_EQ(rows, grid) << k.config.describe();
+    EXPECT_EQ(grid % cs, 0) << k.config.describe();
+    EXPECT_EQ(units, sched.cluster_tiles * sched.split_k * cs) << k.config.describe();
+  }
 }
 
 // REDUCE 1 (the non-deterministic policy's float-atomic sums): within the error bound against the float64 reference,

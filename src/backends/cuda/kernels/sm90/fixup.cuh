@@ -8,6 +8,7 @@
 #include "sm90/config.cuh"
 #include "common/slice_counter.cuh"
 #include "sm90/epilogue.cuh"
+#include "sm90/timeline.cuh"
 
 // Diagnostic only (TILEFORGE_SM90_FIXUP_PROBE, read by the generated source): 1, 2, 3 or 4 leave out parts of the
 // split-K / stream-K fix-up so that their cost can be timed; C is then wrong. 0 (the default) is the kernel.
@@ -157,6 +158,7 @@ __device__ __forceinline__ void shared_sum_slice(const Params& p, typename Elem<
     }
   }
   named_barrier(kBarrierFixup, 128 * Cfg::HOLDERS);
+  if (TF_SM90_TIMELINE && cw == 0 && tid == 0) timeline_stamp(kStampArrived);
 #if TF_SM90_FIXUP_PROBE != 4  // diagnostic: stores, counter and the wait for every slice, no sum
   shared_sum<Cfg>(p, C, pairs, rank, cw, tid, w, sched, m0, n0);
 #endif
@@ -236,6 +238,7 @@ __device__ __forceinline__ bool fixup(const Params& p, typename Cfg::AccTile& ac
   // Release / acquire at GPU scope on the counter, as one thread's atomic: the CTA barrier orders every
   // consumer thread's stores before it (cumulativity), and orders the summing threads' loads after it.
   named_barrier(kBarrierFixup, 128 * Cfg::HOLDERS);
+  if (TF_SM90_TIMELINE && cw == 0 && tid == 0) timeline_stamp(kStampStored);
   int* const counter = p.counters + static_cast<long long>(w.tile) * CS + rank;
   if constexpr (Cfg::SPLIT_K > 1 && !Cfg::ATOMIC_SUM) {
     if (p.shared_sum) {
@@ -245,6 +248,7 @@ __device__ __forceinline__ bool fixup(const Params& p, typename Cfg::AccTile& ac
   }
   if (cw == 0 && tid == 0) tf::count_slice(counter, w.nseg, fixup_flag);
   named_barrier(kBarrierFixup, 128 * Cfg::HOLDERS);
+  if (TF_SM90_TIMELINE && cw == 0 && tid == 0) timeline_stamp(kStampArrived);
   if (!tf::last_slice(fixup_flag)) return false;
 #if TF_SM90_FIXUP_PROBE == 3
   return true;  // diagnostic: stores, barriers and the counter, no read-back

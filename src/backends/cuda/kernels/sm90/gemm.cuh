@@ -34,6 +34,7 @@
 #include "sm90/mainloop.cuh"
 #include "sm90/ptx.cuh"
 #include "sm90/schedule.cuh"
+#include "sm90/timeline.cuh"
 
 namespace tf::sm90 {
 
@@ -131,6 +132,14 @@ __device__ __forceinline__ void write_tile(const Params& p, typename Cfg::AccTil
   if (direct) store_direct<Cfg>(p, acc, C, pairs, cw, warp, lane, m0, n0);
 }
 
+// fixup(), and with `stamps` (TF_SM90_TIMELINE) the end of the unit's fix-up stamped, whichever way it ends.
+template <class Cfg, class... Args>
+__device__ __forceinline__ bool stamped_fixup(bool stamps, Args&&... args) {
+  const bool holds = fixup<Cfg>(static_cast<Args&&>(args)...);
+  if (stamps) timeline_stamp(kStampFixupEnd);
+  return holds;
+}
+
 // The consumer warpgroups (cw 0 to CONSUMERS - 1 among them, tid the thread in the warpgroup): for every work unit of the
 // cluster, the main loop into the accumulators; for a slice of a shared tile the fix-up, after which only the CTA
 // holding the finished tile goes on; then the epilogue. `w` is the unit being worked on.
@@ -158,10 +167,12 @@ __device__ __forceinline__ void consume(const Params& p, const Grid& g, unsigned
   bool pending = false;  // deferred epilogue: `packed` holds tile (pend_m0, pend_n0), not yet stored
   int pend_m0 = 0, pend_n0 = 0;
 
-  int stage = 0;
+  int stage = 0, units = 0;  // units: the work units run (the timeline's count)
   unsigned phase = 0;
+  const bool stamps = TF_SM90_TIMELINE && cw == 0 && tid == 0;  // timeline.cuh's stamps: one thread's
   typename Cfg::Sched sched(g.tiles, g.kblocks, g.cluster, g.clusters, p.sk_tiles);
   while (sched.step(w)) {
+    ++units;
     slice_of<Cfg>(w, g);
     int tm, tn;
     tile_of<Cfg>(w.tile, g.tiles_m, g.tiles_n, tm, tn);
@@ -179,6 +190,7 @@ __device__ __forceinline__ void consume(const Params& p, const Grid& g, unsigned
       for (int mi = 0; mi < M_ITERS; ++mi) fence_accumulators(acc[mi]);
       for (int kb = w.kb0; kb < w.kb1; ++kb) {
         mbar_wait(full0 + 8 * stage, phase);
+        if (stamps && units == 1 && kb == w.kb0) timeline_stamp(kStampFirstStage);
         __syncwarp();  // the warp leaves the spin loop together before the .aligned wgmma instructions
         wgmma_fence();
         const unsigned long long da = desc_a + ((stage * STAGE_BYTES) >> 4);
@@ -204,6 +216,7 @@ __device__ __forceinline__ void consume(const Params& p, const Grid& g, unsigned
       for (int mi = 0; mi < M_ITERS; ++mi) fence_accumulators(acc[mi]);
       release<Cfg>(empty0, lane, prev);
     }
+    if (stamps) timeline_loop_end();
 
     // SPLIT_CLUSTER: the tile is summed in the cluster and its shares written to C there.
     if constexpr (Cfg::SLICE_CLUSTER) {
@@ -214,7 +227,8 @@ __device__ __forceinline__ void consume(const Params& p, const Grid& g, unsigned
     // A slice of a shared tile: its partial goes to the workspace; the last slice to arrive sums them all and
     // goes on to the epilogue, the others go on to their next work.
     if constexpr (Cfg::FIXUP) {
-      if (w.nseg > 1 && !fixup<Cfg>(p, acc, C, pairs, g.rank, cw, tid, warp, fixup_flag, g.tiles, w, sched, m0, n0)) {
+      if (w.nseg > 1 && !stamped_fixup<Cfg>(stamps, p, acc, C, pairs, g.rank, cw, tid, warp, fixup_flag, g.tiles, w,
+                                            sched, m0, n0)) {
         continue;
       }
     }
@@ -228,6 +242,7 @@ __device__ __forceinline__ void consume(const Params& p, const Grid& g, unsigned
   if constexpr (Cfg::EPI != kEpilogueDirect) {
     if (tid == 0) bulk_wait_read_all();
   }
+  if (stamps) timeline_close(units);
 }
 
 // ---- the kernel body -------------------------------------------------------------------------------------------
@@ -253,6 +268,7 @@ __device__ __forceinline__ void gemm(const Params& p) {
   const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
   const int tid = threadIdx.x % 128;
 
+  if (TF_SM90_TIMELINE && threadIdx.x == 0) timeline_stamp(kStampEntry);
   if (threadIdx.x == 0) {
     // The tensor maps are requested while the barriers are set up and the cluster meets, the earliest point there
     // is; measured no faster than at the first copy (H100, 2026-12-06: the maps were not on the critical path).
@@ -274,6 +290,7 @@ __device__ __forceinline__ void gemm(const Params& p) {
 
   const Grid g = grid_of<Cfg>(p);
   if constexpr (CS > 1) cluster_wait();
+  if (TF_SM90_TIMELINE && threadIdx.x == 0) timeline_stamp(kStampSetup);
 
   if (wg == 0) {
     // ---- producer warpgroup: one thread issues every copy ----
