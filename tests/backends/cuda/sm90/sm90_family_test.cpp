@@ -537,6 +537,16 @@ TEST(Sm90Family, SourceExperimentsAreDefinedAndNamedApart) {
   EXPECT_FALSE(sm90_source(q, alone).timeline);
 }
 
+// A generated sm90 source compiled by NVRTC for sm_90a with the embedded kernel headers.
+auto compile_for_sm90a(const jit::Nvrtc& nvrtc, const Sm90Source& g, const std::vector<jit::Header>& headers) {
+  jit::CompileRequest req;
+  req.name = g.entry;
+  req.source = g.source;
+  req.headers = headers;
+  req.arch = "sm_90a";
+  return nvrtc.compile(req);
+}
+
 // The timeline's kernels compile for sm_90a beside the split-K fix-up and stream-K without spilling, and stamp with
 // the global timer into the module's tf_sm90_timeline; the same configs without it carry neither.
 TEST(Sm90Family, NvrtcBuildsTheTimelineOnlyWhereAskedFor) {
@@ -555,12 +565,7 @@ TEST(Sm90Family, NvrtcBuildsTheTimelineOnlyWhereAskedFor) {
       if (stamped) ::setenv("TILEFORGE_SM90_TIMELINE", "timeline.csv", 1);
       const Sm90Source g = sm90_source(q, config);
       ::unsetenv("TILEFORGE_SM90_TIMELINE");
-      jit::CompileRequest req;
-      req.name = g.entry;
-      req.source = g.source;
-      req.headers = headers;
-      req.arch = "sm_90a";
-      auto out = (*nvrtc)->compile(req);
+      auto out = compile_for_sm90a(**nvrtc, g, headers);
       ASSERT_TRUE(out.ok()) << out.status().to_string();
       ASSERT_TRUE(out->ok) << config.describe() << "\n" << out->log;
       EXPECT_EQ(out->ptx.find("%globaltimer") != std::string::npos, stamped) << config.describe();
@@ -681,12 +686,7 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
     const ParamSpace space = sm90_space(k.problem, *h200, sm90_space_options_declaring(k.config));
     ASSERT_TRUE(space.check(k.config).ok()) << k.config.describe() << ": " << space.check(k.config).to_string();
     const Sm90Source g = sm90_source(k.problem, k.config);
-    jit::CompileRequest req;
-    req.name = g.entry;
-    req.source = g.source;
-    req.headers = headers;
-    req.arch = "sm_90a";
-    auto out = (*nvrtc)->compile(req);
+    auto out = compile_for_sm90a(**nvrtc, g, headers);
     ASSERT_TRUE(out.ok()) << out.status().to_string();
     ASSERT_TRUE(out->ok) << k.config.describe() << "\n" << out->log;
     testing::keep_ptx(fmt::format("sm90-{:02}", i), out->ptx);
