@@ -61,8 +61,8 @@ def where(path):
 # switch the config does not name: the last slice's sum instead of the shared sum (TILEFORGE_SM90_SHARED_SUM=0), the
 # shared sum launched without the cooperative attribute, the dropped experiment that summed split-K in a cluster's
 # shared memory (TILEFORGE_SM90_CLUSTER_SUM=1, bench/results/h200/2026-12-04e-cluster-sum), and the timeline
-# diagnostic (TILEFORGE_SM90_TIMELINE: every launch waits for its read-back, so the row's time is not the kernel's). Priced as the
-# config they name, they would stand for a kernel that did not run.
+# diagnostic (TILEFORGE_SM90_TIMELINE: every launch waits for its read-back, so the row's time is not the kernel's).
+# Priced as the config they name, they would stand for a kernel that did not run.
 VARIANT_TOKENS = {"last", "uncooperative", "cluster", "tl"}
 
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -14,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "backends/cuda/common/cuda_common.hpp"
+#include "backends/cuda/kernels/sm90/timeline.cuh"
 #include "core/output_path.hpp"
 
 namespace tileforge::cuda::detail {
@@ -56,16 +58,18 @@ Status encode_map(Sm90TmaDesc& out, const void* ptr, DType type, int64_t inner, 
   return {};
 }
 
-// The timeline's layout (sm90/timeline.cuh): per CTA, kTimelineSlots words: each stamp's global-timer nanoseconds and
-// SM clock64 cycles, then the units the CTA ran, its SM and the grid's CTAs.
-constexpr int kTimelineCtas = 1024, kTimelineSlots = 24, kTimelineStamps = 8;
-constexpr const char* kTimelineStampNames[kTimelineStamps] = {"entry",   "setup",   "first_stage", "loop_end",
-                                                              "stored",  "arrived", "fixup_end",   "exit"};
+// The timeline's stamps (sm90/timeline.cuh's kStamp*, in their order) as the CSV's columns name them. Each row of the
+// module's timeline holds kTimelineSlots words: each stamp's global-timer nanoseconds and SM clock64 cycles, then the
+// units the CTA ran, its SM and the grid's CTAs.
+constexpr const char* kTimelineStampNames[] = {"entry",  "setup",   "first_stage", "loop_end",
+                                               "stored", "arrived", "fixup_end",   "exit"};
+static_assert(std::size(kTimelineStampNames) == tf::sm90::kStamps, "a name for every stamp of sm90/timeline.cuh");
 
 // TILEFORGE_SM90_TIMELINE: the launch's timeline, waited for and written to `path` as CSV (one row per CTA of the
-// grid; a stamp a CTA never took, as the fix-up's where its last unit has none, is 0). A diagnostic: the wait and the file cost each
-// call far more than the kernel itself.
+// grid; a stamp a CTA never took, as the fix-up's where its last unit has none, is 0). A diagnostic: the wait and
+// the file cost each call far more than the kernel itself.
 Status write_timeline(const jit::LoadedKernel& kernel, CUstream stream, const char* path) {
+  using namespace tf::sm90;
   auto d = driver();
   if (!d) return d.status();
   CUdeviceptr ptr = 0;
@@ -86,13 +90,13 @@ Status write_timeline(const jit::LoadedKernel& kernel, CUstream stream, const ch
   for (const char* name : kTimelineStampNames) csv += fmt::format(",{}_ns", name);
   for (const char* name : kTimelineStampNames) csv += fmt::format(",{}_cycles", name);
   csv += "\n";
-  const unsigned long long grid = std::min<unsigned long long>(w[2 * kTimelineStamps + 2], kTimelineCtas);
+  // Every CTA writes the grid's size; CTA 0 always exists.
+  const unsigned long long grid = std::min<unsigned long long>(w[kTimelineGrid], kTimelineCtas);
   for (unsigned long long cta = 0; cta < grid; ++cta) {
     const unsigned long long* row = w.data() + cta * kTimelineSlots;
-    csv += fmt::format("{},{},{},{}", cta, row[2 * kTimelineStamps + 1], row[2 * kTimelineStamps],
-                       row[2 * kTimelineStamps + 2]);
-    for (int s = 0; s < kTimelineStamps; ++s) csv += fmt::format(",{}", row[2 * s]);
-    for (int s = 0; s < kTimelineStamps; ++s) csv += fmt::format(",{}", row[2 * s + 1]);
+    csv += fmt::format("{},{},{},{}", cta, row[kTimelineSm], row[kTimelineUnits], row[kTimelineGrid]);
+    for (int s = 0; s < kStamps; ++s) csv += fmt::format(",{}", row[2 * s]);
+    for (int s = 0; s < kStamps; ++s) csv += fmt::format(",{}", row[2 * s + 1]);
     csv += "\n";
   }
   return replace_file(path, csv, "the sm90 timeline (TILEFORGE_SM90_TIMELINE)");

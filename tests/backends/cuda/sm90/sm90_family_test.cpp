@@ -12,9 +12,9 @@
 #include <fmt/format.h>
 
 #include "backends/cuda/sm90/sm90_test_config.hpp"
+#include "backends/cuda/common/cuda_common.hpp"
 #include "backends/cuda/sm90/sm90_cost_model.hpp"
 #include "backends/cuda/sm90/sm90_family.hpp"
-#include "core/embedded.hpp"
 #include "hw/hw.hpp"
 #include "support/cli_runner.hpp"
 #include "support/test_support.hpp"
@@ -537,24 +537,12 @@ TEST(Sm90Family, SourceExperimentsAreDefinedAndNamedApart) {
   EXPECT_FALSE(sm90_source(q, alone).timeline);
 }
 
-// A generated sm90 source compiled by NVRTC for sm_90a with the embedded kernel headers.
-auto compile_for_sm90a(const jit::Nvrtc& nvrtc, const Sm90Source& g, const std::vector<jit::Header>& headers) {
-  jit::CompileRequest req;
-  req.name = g.entry;
-  req.source = g.source;
-  req.headers = headers;
-  req.arch = "sm_90a";
-  return nvrtc.compile(req);
-}
-
 // The timeline's kernels compile for sm_90a beside the split-K fix-up and stream-K without spilling, and stamp with
 // the global timer into the module's tf_sm90_timeline; the same configs without it carry neither.
 TEST(Sm90Family, NvrtcBuildsTheTimelineOnlyWhereAskedFor) {
   auto nvrtc = jit::Nvrtc::get();
   if (!nvrtc.ok()) GTEST_SKIP() << "SKIPPED: NVRTC not available: " << nvrtc.status().message();
   if (!(*nvrtc)->check_arch("sm_90a").ok()) GTEST_SKIP() << "SKIPPED: this NVRTC cannot target sm_90a";
-  std::vector<jit::Header> headers;
-  for (const auto& [name, text] : embedded::embedded_kernel_headers()) headers.push_back({std::string(name), std::string(text)});
   const std::vector<std::pair<Problem, Config>> cases = {
       {problem(512, 512, 8192), sm90_config(128, 128, 6, 2, 1, 2, 8, 1, 1, 1, 8, 0)},
       {problem(1000, 1000, 1000), swapped(sm90_config(128, 80, 7, 1, 2, 2, 8, 1, 1, 1))},
@@ -565,7 +553,7 @@ TEST(Sm90Family, NvrtcBuildsTheTimelineOnlyWhereAskedFor) {
       if (stamped) ::setenv("TILEFORGE_SM90_TIMELINE", "timeline.csv", 1);
       const Sm90Source g = sm90_source(q, config);
       ::unsetenv("TILEFORGE_SM90_TIMELINE");
-      auto out = compile_for_sm90a(**nvrtc, g, headers);
+      auto out = (*nvrtc)->compile(detail::request_for(g.entry, g.source, "sm_90a"));
       ASSERT_TRUE(out.ok()) << out.status().to_string();
       ASSERT_TRUE(out->ok) << config.describe() << "\n" << out->log;
       EXPECT_EQ(out->ptx.find("%globaltimer") != std::string::npos, stamped) << config.describe();
@@ -584,8 +572,6 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
   if (!(*nvrtc)->check_arch("sm_90a").ok()) GTEST_SKIP() << "SKIPPED: this NVRTC cannot target sm_90a";
   auto h200 = hw::load_profile("h200");
   ASSERT_TRUE(h200.ok());
-  std::vector<jit::Header> headers;
-  for (const auto& [name, text] : embedded::embedded_kernel_headers()) headers.push_back({std::string(name), std::string(text)});
   struct Case {
     Problem problem;
     Config config;
@@ -686,7 +672,7 @@ TEST(Sm90Family, NvrtcBuildsRepresentativeConfigsForSm90a) {
     const ParamSpace space = sm90_space(k.problem, *h200, sm90_space_options_declaring(k.config));
     ASSERT_TRUE(space.check(k.config).ok()) << k.config.describe() << ": " << space.check(k.config).to_string();
     const Sm90Source g = sm90_source(k.problem, k.config);
-    auto out = compile_for_sm90a(**nvrtc, g, headers);
+    auto out = (*nvrtc)->compile(detail::request_for(g.entry, g.source, "sm_90a"));
     ASSERT_TRUE(out.ok()) << out.status().to_string();
     ASSERT_TRUE(out->ok) << k.config.describe() << "\n" << out->log;
     testing::keep_ptx(fmt::format("sm90-{:02}", i), out->ptx);

@@ -8,7 +8,8 @@
 // last unit's main loop done, its fix-up's partial tile stored (the CTA's barrier passed), every slice of its tile
 // arrived (the counter's wait and the barrier after it; these two 0 where the unit has no workspace fix-up), its
 // fix-up done (the main loop's stamp again where there is none), and the consumer's end (the epilogue's stores
-// issued and read) by the first consumer warpgroup's first thread.
+// issued and read) by the first consumer warpgroup's first thread. The layout (the enums) is read by the host
+// compiler too, which writes the rows out (sm90_kernel.cpp); the stamping code only by the device's.
 #pragma once
 
 #ifndef TF_SM90_TIMELINE
@@ -33,6 +34,8 @@ enum : int {
 enum : int { kTimelineUnits = 2 * kStamps, kTimelineSm, kTimelineGrid };
 
 }  // namespace tf::sm90
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 
 #if TF_SM90_TIMELINE
 extern "C" {
@@ -100,3 +103,5 @@ __device__ __forceinline__ void timeline_close(int units) {
 }
 
 }  // namespace tf::sm90
+
+#endif  // __CUDACC__ || __CUDACC_RTC__
