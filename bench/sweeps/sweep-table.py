@@ -3,7 +3,8 @@
 median microseconds, ratio (cuBLAS / ours), verified. Used in device calls to see a sweep's outcome in the reply.
 With --rounds, the CSVs are runs of one sweep file: per label (in first-seen order) each round's time, the median
 over the rounds of ours and of cuBLAS, ours against the median of its shape's dispatch row ("vs dispatch", below 1:
-faster than dispatch's own config) and whether every round verified.
+faster than dispatch's own config) and whether every round verified. A row where a vendor call stood in for ours
+(fallback) is not ours: it shows as "-" and no median counts it, as in ab-summary.py.
 
   bench/sweeps/sweep-table.py SWEEP.csv...
   bench/sweeps/sweep-table.py --rounds ROUND1.csv ROUND2.csv...
@@ -30,11 +31,17 @@ def table(paths):
                   f"{ratio:>7s} {verified}")
 
 
+def fell_back(row):
+    return row.get("fallback", "false").lower() not in ("0", "false", "")
+
+
 def rounds(paths):
-    runs = {}  # label -> {round index: row}
+    runs = {}  # label -> {round index: row}, rows of ours only
     for i, path in enumerate(paths):
         for row in rows_of(path):
-            runs.setdefault(row["label"], {})[i] = row
+            runs.setdefault(row["label"], {})
+            if not fell_back(row):
+                runs[row["label"]][i] = row
 
     def median_of(label, key):
         got = [us(r, key) for r in runs.get(label, {}).values()]
@@ -47,7 +54,7 @@ def rounds(paths):
                         for i in range(len(paths)))
         ours = median_of(label, "median_ms")
         base = median_of(label.split("/")[0] + "/dispatch", "median_ms")
-        verified = all(r.get("verified") == "true" for r in by_round.values())
+        verified = bool(by_round) and all(r.get("verified") == "true" for r in by_round.values())
         print(f"{label[:78]:78s} {each} {ours:8.2f} {median_of(label, 'native_median_ms'):8.2f} "
               f"{ours / base:12.4f}  {str(verified).lower()}")
 
